@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Make sure a Docker engine answers (and that debootstrap is there to make the image's base
+# when no registry answers). On a Debian/Ubuntu machine where we are root, missing pieces are
+# installed from Debian's packages and dockerd is started in the background; elsewhere this
+# says what to install and stops.
+set -euo pipefail
+
+engine_answers() { command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; }
+can_install() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }
+have_debootstrap() { [ -x /usr/sbin/debootstrap ] || command -v debootstrap >/dev/null 2>&1; }
+
+if engine_answers && { have_debootstrap || ! can_install; }; then
+  exit 0
+fi
+if ! can_install; then
+  echo "vdesk: no Docker engine answers. Install and start Docker (https://docs.docker.com/engine/install/)," >&2
+  echo "       or run this as root on Debian/Ubuntu to have Debian's docker.io installed for you." >&2
+  exit 1
+fi
+
+missing=()
+command -v dockerd >/dev/null 2>&1 || missing+=(docker.io iptables ca-certificates)
+have_debootstrap || missing+=(debootstrap)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "vdesk: installing ${missing[*]} ..."
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if engine_answers; then exit 0; fi
+if ! pgrep -x dockerd >/dev/null 2>&1; then
+  echo "vdesk: starting dockerd in the background (log: /var/log/vdesk-dockerd.log) ..."
+  nohup dockerd >/var/log/vdesk-dockerd.log 2>&1 &
+fi
+for _ in $(seq 1 60); do
+  if engine_answers; then echo "vdesk: Docker engine is up."; exit 0; fi
+  sleep 0.5
+done
+echo "vdesk: dockerd did not answer within 30 s; see /var/log/vdesk-dockerd.log" >&2
+tail -n 20 /var/log/vdesk-dockerd.log >&2 || true
+exit 1

@@ -1,0 +1,285 @@
+"""BaseAction: the action format vdesk speaks natively, with the aliases models emit.
+
+An action is ``{"type": ..., "inputs": {...}, "meta": {...}}``. Parsing normalises action
+names (``left_click`` → ``click``) and input names (``start_box`` → ``start``), checks that each
+action has the inputs it needs, and rejects browser and mobile actions with a clear error.
+Coordinates are resolved to pixels later, by :mod:`vdesk.coords`, against a real screen.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from vdesk import keys
+from vdesk.coords import ImageSpace, PhysicalPoint, Screen, from_image, from_normalized
+from vdesk.errors import InvalidAction
+
+
+class ActionType(str, Enum):
+    SCREENSHOT = "screenshot"
+    CLICK = "click"
+    DOUBLE_CLICK = "double_click"
+    TRIPLE_CLICK = "triple_click"
+    RIGHT_CLICK = "right_click"
+    MIDDLE_CLICK = "middle_click"
+    MOUSE_MOVE = "mouse_move"
+    MOUSE_DOWN = "mouse_down"
+    MOUSE_UP = "mouse_up"
+    DRAG = "drag"
+    SCROLL = "scroll"
+    TYPE = "type"
+    HOTKEY = "hotkey"
+    PRESS = "press"
+    RELEASE = "release"
+    HOLD_KEY = "hold_key"
+    WAIT = "wait"
+    FINISHED = "finished"
+    CALL_USER = "call_user"
+
+
+ACTION_ALIASES: dict[str, ActionType] = {
+    "left_click": ActionType.CLICK,
+    "left_single": ActionType.CLICK,
+    "left_double": ActionType.DOUBLE_CLICK,
+    "right_single": ActionType.RIGHT_CLICK,
+    "hover": ActionType.MOUSE_MOVE,
+    "move": ActionType.MOUSE_MOVE,
+    "move_to": ActionType.MOUSE_MOVE,
+    "select": ActionType.DRAG,
+    "left_click_drag": ActionType.DRAG,
+    "key": ActionType.HOTKEY,
+    "keypress": ActionType.HOTKEY,
+    "left_mouse_down": ActionType.MOUSE_DOWN,
+    "left_mouse_up": ActionType.MOUSE_UP,
+}
+
+UNSUPPORTED_ON_DESKTOP = frozenset(
+    {"navigate", "navigate_back", "long_press", "swipe", "home", "back", "open_app",
+     "press_home", "press_back"}
+)
+
+INPUT_ALIASES: dict[str, str] = {
+    "start_box": "start", "start_point": "start", "start_coordinate": "start",
+    "end_box": "end", "end_point": "end", "end_coordinate": "end",
+    "position": "point", "coordinate": "point",
+    "text": "content", "input_text": "content",
+    "hotkey": "key", "keyname": "key", "keys": "key",
+    "duration": "time", "delay": "time",
+    "scroll_direction": "direction", "dir": "direction",
+    "scroll_amount": "amount", "clicks": "amount",
+}
+
+POINTED = {ActionType.CLICK, ActionType.DOUBLE_CLICK, ActionType.TRIPLE_CLICK,
+           ActionType.RIGHT_CLICK, ActionType.MIDDLE_CLICK, ActionType.MOUSE_MOVE}
+MAX_WAIT_SECONDS = 600.0
+DEFAULT_WAIT_SECONDS = 5.0
+DEFAULT_SCROLL_AMOUNT = 3
+
+
+class Point(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    x: float
+    y: float
+
+
+class Box(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        return ((self.x1 + self.x2) / 2, (self.y1 + self.y2) / 2)
+
+
+class Coordinates(BaseModel):
+    """Where an action points: ``normalized`` wins over ``raw``, which wins over the centre of
+    ``referenceBox``. ``raw`` is in pixels of the screenshot the agent saw."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    raw: Point | None = None
+    normalized: Point | None = None
+    reference_box: Box | None = Field(default=None, alias="referenceBox")
+    reference_system: str = Field(default="screen", alias="referenceSystem")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_pairs(cls, value: Any) -> Any:
+        # A bare [x, y] or (x, y) is a raw point.
+        if isinstance(value, (list, tuple)) and len(value) == 2:
+            return {"raw": {"x": value[0], "y": value[1]}}
+        return value
+
+    @field_validator("reference_system")
+    @classmethod
+    def _screen_only(cls, value: str) -> str:
+        if value != "screen":
+            raise ValueError(
+                f"referenceSystem {value!r} is not supported: vdesk resolves 'screen' coordinates only"
+            )
+        return value
+
+    def resolve(self, screen: Screen, image: ImageSpace | None = None) -> PhysicalPoint:
+        """The physical pixel these coordinates name on ``screen``, for an agent that saw
+        ``image`` (default: a screenshot at the logical size)."""
+        image = image or screen.image()
+        if self.normalized is not None:
+            return from_normalized(self.normalized.x, self.normalized.y, screen)
+        if self.raw is not None:
+            return from_image(self.raw.x, self.raw.y, image, screen)
+        if self.reference_box is not None:
+            return from_image(*self.reference_box.centre, image, screen)
+        raise InvalidAction("invalid coordinates: none of raw, normalized or referenceBox is given")
+
+
+class Inputs(BaseModel):
+    """The union of every action's inputs; :class:`BaseAction` checks which ones it needs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    point: Coordinates | None = None
+    start: Coordinates | None = None
+    end: Coordinates | None = None
+    button: Literal["left", "right", "middle"] | None = None
+    direction: Literal["up", "down", "left", "right"] | None = None
+    amount: int | None = Field(default=None, ge=1, le=100)
+    content: str | None = None
+    key: str | list[str] | None = None
+    modifiers: list[str] = Field(default_factory=list)
+    time: float | None = Field(default=None, ge=0, le=MAX_WAIT_SECONDS)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _canonical_names(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        canonical: dict[str, Any] = {}
+        for name, item in value.items():
+            target = INPUT_ALIASES.get(name, name)
+            if target in canonical and item != canonical[target]:
+                raise ValueError(f"input {target!r} is given twice (as {name!r} too)")
+            canonical[target] = item
+        if "start" in canonical and "end" not in canonical and "point" not in canonical:
+            canonical["point"] = canonical.pop("start")  # `start` alone means `point`
+        if isinstance(canonical.get("direction"), str):
+            canonical["direction"] = canonical["direction"].strip().lower()
+        return canonical
+
+    @field_validator("key")
+    @classmethod
+    def _known_keys(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if value is not None:
+            keys.combination(value)  # raises UnknownKey naming the key
+        return value
+
+    @field_validator("modifiers")
+    @classmethod
+    def _known_modifiers(cls, value: list[str]) -> list[str]:
+        for name in value:
+            keys.combination(name)
+        return value
+
+    @property
+    def keysyms(self) -> tuple[str, ...]:
+        return keys.combination(self.key) if self.key is not None else ()
+
+    @property
+    def modifier_keysyms(self) -> tuple[str, ...]:
+        return tuple(sym for name in self.modifiers for sym in keys.combination(name))
+
+
+class Meta(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+    tool_hint: str | None = Field(default=None, alias="toolHint")
+    comment: str | None = None
+
+
+_REQUIRED: dict[ActionType, tuple[str, ...]] = {
+    **{kind: ("point",) for kind in POINTED},
+    ActionType.DRAG: ("start", "end"),
+    ActionType.SCROLL: ("direction",),
+    ActionType.TYPE: ("content",),
+    ActionType.HOTKEY: ("key",),
+    ActionType.PRESS: ("key",),
+    ActionType.RELEASE: ("key",),
+    ActionType.HOLD_KEY: ("key",),
+}
+
+
+class BaseAction(BaseModel):
+    """One agent action. Construct with :meth:`parse` to get :class:`InvalidAction` errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: ActionType
+    inputs: Inputs = Field(default_factory=Inputs)
+    meta: Meta | None = None
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _canonical_type(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        name = value.strip().lower()
+        if name in UNSUPPORTED_ON_DESKTOP:
+            raise ValueError(f"action {name!r} is unsupported on a desktop (it is a browser or mobile action)")
+        if name in ACTION_ALIASES:
+            return ACTION_ALIASES[name]
+        if name not in ActionType._value2member_map_:
+            raise ValueError(f"unknown action type {value!r}")
+        return name
+
+    @model_validator(mode="after")
+    def _required_inputs(self) -> BaseAction:
+        missing = [name for name in _REQUIRED.get(self.type, ()) if getattr(self.inputs, name) is None]
+        if missing:
+            raise ValueError(f"{self.type.value} needs input {', '.join(missing)}")
+        return self
+
+    @classmethod
+    def parse(cls, data: Any) -> BaseAction:
+        """Validate one action (a dict, JSON text, or a BaseAction)."""
+        if isinstance(data, cls):
+            return data
+        try:
+            if isinstance(data, (str, bytes)):
+                return cls.model_validate_json(data)
+            return cls.model_validate(data)
+        except ValidationError as error:
+            raise InvalidAction(describe(error)) from None
+
+    @classmethod
+    def of(cls, type: str, meta: dict[str, Any] | None = None, **inputs: Any) -> BaseAction:
+        """Build an action in code: ``BaseAction.of("click", point=[10, 20])``."""
+        return cls.parse({"type": type, "inputs": inputs, "meta": meta})
+
+
+def parse_batch(items: Any) -> list[BaseAction]:
+    """Validate a whole batch; the first bad action fails it, naming its index."""
+    if isinstance(items, (dict, BaseAction)):
+        items = [items]
+    if not isinstance(items, list):
+        raise InvalidAction(f"actions must be a list of actions, got {type(items).__name__}")
+    batch = []
+    for index, item in enumerate(items):
+        try:
+            batch.append(BaseAction.parse(item))
+        except InvalidAction as error:
+            raise InvalidAction(f"action {index}: {error}") from None
+    return batch
+
+
+def describe(error: ValidationError) -> str:
+    """One line naming each failing field, e.g. ``inputs.point.raw.x: Input should be ...``."""
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item["loc"] if not str(p).startswith("function-"))
+        message = item["msg"].removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)

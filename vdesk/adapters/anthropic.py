@@ -1,0 +1,340 @@
+"""Anthropic's computer-use tool (``computer_20250124``, ``computer_20251124``) → BaseActions.
+
+Claude calls a tool named ``computer`` with an input such as
+``{"action": "left_click", "coordinate": [640, 400], "text": "shift"}``. :func:`translate` turns
+one such input into vdesk :class:`~vdesk.actions.BaseAction` values, plus what the model wants
+to see back (a screenshot, the cursor position, or a zoomed region). It is pure: no desktop,
+no I/O.
+
+Coordinates are pixels of the screenshot Claude was shown and are emitted unchanged as ``raw``
+coordinates; vdesk's operator knows that screenshot's size and maps them to the screen.
+
+Decisions beyond the wire format:
+
+* A click without ``coordinate`` clicks at the current pointer. BaseAction clicks need a point,
+  so it becomes ``mouse_down`` + ``mouse_up`` (twice or thrice for double and triple clicks),
+  with ``press``/``release`` of the held keys around them when ``text`` names modifiers.
+* ``key`` follows xdotool: space-separated groups are pressed one after the other
+  (``"ctrl+a Delete"`` is two hotkeys); spaces around ``+`` are ignored (``"ctrl + c"``).
+* ``scroll_amount`` 0 scrolls nothing (only moves the pointer to ``coordinate`` if given).
+* ``left_mouse_down``/``left_mouse_up`` accept an optional ``coordinate`` (move there first).
+* Fields an action does not take are rejected by name, as the reference tool does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
+
+from vdesk import keys
+from vdesk.actions import BaseAction, describe
+from vdesk.coords import ImageSpace
+from vdesk.errors import InvalidAction
+
+__all__ = [
+    "BETA_FLAGS",
+    "MAX_DURATION_SECONDS",
+    "AnthropicCall",
+    "ComputerInput",
+    "Version",
+    "tool_definition",
+    "translate",
+]
+
+Version = Literal["computer_20250124", "computer_20251124"]
+Observation = Literal["screenshot", "cursor_position", "zoom"]
+
+#: The ``anthropic-beta`` flag each tool version needs.
+BETA_FLAGS: dict[str, str] = {
+    "computer_20250124": "computer-use-2025-01-24",
+    "computer_20251124": "computer-use-2025-11-24",
+}
+#: The longest ``wait`` or ``hold_key`` the reference tool accepts, in seconds.
+MAX_DURATION_SECONDS = 100.0
+#: The most scroll notches one BaseAction may carry.
+MAX_SCROLL_AMOUNT = 100
+
+Pixel = Annotated[int, Strict(), Field(ge=0)]
+Duration = Annotated[float, Strict(), Field(ge=0, le=MAX_DURATION_SECONDS)]
+
+
+class ComputerInput(BaseModel):
+    """The input of one ``computer`` tool call, as Claude writes it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    action: Annotated[str, Strict()]
+    coordinate: tuple[Pixel, Pixel] | None = None
+    start_coordinate: tuple[Pixel, Pixel] | None = None
+    text: Annotated[str, Strict()] | None = None
+    scroll_direction: Literal["up", "down", "left", "right"] | None = None
+    scroll_amount: Annotated[int, Strict(), Field(ge=0, le=MAX_SCROLL_AMOUNT)] | None = None
+    duration: Duration | None = None
+    region: tuple[Pixel, Pixel, Pixel, Pixel] | None = None
+
+
+@dataclass(frozen=True)
+class AnthropicCall:
+    """What one tool call asks for: actions to run, then what to show the model.
+
+    ``observation`` is ``"screenshot"``, ``"cursor_position"``, ``"zoom"`` (a full-resolution
+    crop of ``region``, in the model's screenshot pixels ``(x1, y1, x2, y2)``) or ``None``.
+    """
+
+    actions: list[BaseAction]
+    observation: Observation | None = None
+    region: tuple[int, int, int, int] | None = None
+
+
+# Per action: (fields it requires, fields it may take). `action` itself is always allowed.
+_CLICK_FIELDS = (frozenset[str](), frozenset({"coordinate", "text"}))
+_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "screenshot": (frozenset(), frozenset()),
+    "cursor_position": (frozenset(), frozenset()),
+    "mouse_move": (frozenset({"coordinate"}), frozenset()),
+    "left_click": _CLICK_FIELDS,
+    "right_click": _CLICK_FIELDS,
+    "middle_click": _CLICK_FIELDS,
+    "double_click": _CLICK_FIELDS,
+    "triple_click": _CLICK_FIELDS,
+    "left_click_drag": (frozenset({"start_coordinate", "coordinate"}), frozenset()),
+    "left_mouse_down": (frozenset(), frozenset({"coordinate"})),
+    "left_mouse_up": (frozenset(), frozenset({"coordinate"})),
+    "scroll": (
+        frozenset({"scroll_direction", "scroll_amount"}), frozenset({"coordinate", "text"})
+    ),
+    "key": (frozenset({"text"}), frozenset()),
+    "hold_key": (frozenset({"text", "duration"}), frozenset()),
+    "type": (frozenset({"text"}), frozenset()),
+    "wait": (frozenset({"duration"}), frozenset()),
+    "zoom": (frozenset({"region"}), frozenset()),
+}
+_ZOOM_VERSIONS = frozenset({"computer_20251124"})
+
+# Click actions: (BaseAction type, mouse button, clicks) — the last two for clicks at the pointer.
+_CLICKS: dict[str, tuple[str, str, int]] = {
+    "left_click": ("click", "left", 1),
+    "right_click": ("right_click", "right", 1),
+    "middle_click": ("middle_click", "middle", 1),
+    "double_click": ("double_click", "left", 2),
+    "triple_click": ("triple_click", "left", 3),
+}
+
+
+def translate(
+    tool_input: dict[str, Any], *, version: Version = "computer_20251124"
+) -> AnthropicCall:
+    """Translate one ``computer`` tool input into BaseActions.
+
+    Raises :class:`InvalidAction` naming the offending field or action when the input is
+    malformed or asks for something the tool ``version`` does not have.
+
+    >>> translate({"action": "left_click", "coordinate": [10, 20]}).actions[0].type.value
+    'click'
+    """
+    _check_version(version)
+    call = _validate(tool_input)
+    _check_action(call, version)
+    try:
+        return _build(call)
+    except InvalidAction as error:
+        raise InvalidAction(f"{call.action}: {error}") from None
+
+
+def _build(call: ComputerInput) -> AnthropicCall:
+    if call.action in ("screenshot", "cursor_position"):
+        return AnthropicCall([], observation=call.action)  # type: ignore[arg-type]
+    if call.action == "zoom":
+        return AnthropicCall([], observation="zoom", region=_region(call))
+    return AnthropicCall(_ACTIONS[call.action](call))
+
+
+def tool_definition(
+    screen_image: ImageSpace, version: Version = "computer_20251124", *, enable_zoom: bool = True
+) -> dict[str, Any]:
+    """The tool spec to send in the API request's ``tools`` list.
+
+    ``screen_image`` is the size of the screenshots the model will be shown (e.g.
+    :func:`vdesk.coords.anthropic_target` of the screen). ``enable_zoom`` applies to
+    ``computer_20251124`` only, where the API offers ``zoom`` only when it is set.
+    """
+    _check_version(version)
+    spec: dict[str, Any] = {
+        "type": version,
+        "name": "computer",
+        "display_width_px": screen_image.width,
+        "display_height_px": screen_image.height,
+    }
+    if version in _ZOOM_VERSIONS and enable_zoom:
+        spec["enable_zoom"] = True
+    return spec
+
+
+# --- validation -------------------------------------------------------------------------------
+
+
+def _check_version(version: str) -> None:
+    if version not in get_args(Version):
+        choices = ", ".join(get_args(Version))
+        raise ValueError(f"unknown computer tool version {version!r}; use one of {choices}")
+
+
+def _validate(tool_input: Any) -> ComputerInput:
+    if not isinstance(tool_input, dict):
+        kind = type(tool_input).__name__
+        raise InvalidAction(f"computer tool input must be an object, got {kind}")
+    try:
+        return ComputerInput.model_validate(tool_input)
+    except ValidationError as error:
+        action = tool_input.get("action")
+        prefix = f"{action}: " if isinstance(action, str) else ""
+        raise InvalidAction(prefix + describe(error)) from None
+
+
+def _check_action(call: ComputerInput, version: str) -> None:
+    if call.action not in _FIELDS:
+        raise InvalidAction(f"unknown computer action {call.action!r}")
+    if call.action == "zoom" and version not in _ZOOM_VERSIONS:
+        raise InvalidAction(f"zoom needs the computer_20251124 tool; {version} has no zoom action")
+    required, optional = _FIELDS[call.action]
+    given = {name for name in call.model_fields_set if getattr(call, name) is not None} - {"action"}
+    missing = sorted(required - given)
+    if missing:
+        raise InvalidAction(f"{call.action} needs {', '.join(missing)}")
+    extra = sorted(given - required - optional)
+    if extra:
+        raise InvalidAction(f"{call.action} does not take {', '.join(extra)}")
+
+
+def _region(call: ComputerInput) -> tuple[int, int, int, int]:
+    assert call.region is not None
+    x1, y1, x2, y2 = call.region
+    if x1 >= x2 or y1 >= y2:
+        raise InvalidAction(
+            f"region {list(call.region)} must be [x1, y1, x2, y2] with x1 < x2 and y1 < y2"
+        )
+    return call.region
+
+
+# --- building actions -------------------------------------------------------------------------
+
+
+def _raw(point: tuple[int, int] | None) -> dict[str, Any] | None:
+    return None if point is None else {"raw": {"x": point[0], "y": point[1]}}
+
+
+def _modifiers(text: str | None) -> list[str]:
+    """Key names held during a click or scroll: ``"ctrl+shift"`` → ``["ctrl", "shift"]``."""
+    if text is None:
+        return []
+    names = [name for name in re.split(r"[+\s]+", text) if name]
+    if not names:
+        raise InvalidAction(f"text: no modifier key in {text!r}")
+    for name in names:
+        _known(name)
+    return names
+
+
+def _known(spec: str) -> None:
+    try:
+        keys.combination(spec)
+    except InvalidAction as error:
+        raise InvalidAction(f"text: {error}") from None
+
+
+def _click(call: ComputerInput) -> list[BaseAction]:
+    kind, button, clicks = _CLICKS[call.action]
+    held = _modifiers(call.text)
+    if call.coordinate is not None:
+        return [BaseAction.of(kind, point=_raw(call.coordinate), modifiers=held)]
+    edges = ("mouse_down", "mouse_up") * clicks
+    presses = [BaseAction.of(edge, button=button) for edge in edges]
+    return (
+        [BaseAction.of("press", key=name) for name in held]
+        + presses
+        + [BaseAction.of("release", key=name) for name in reversed(held)]
+    )
+
+
+def _mouse_move(call: ComputerInput) -> list[BaseAction]:
+    return [BaseAction.of("mouse_move", point=_raw(call.coordinate))]
+
+
+def _drag(call: ComputerInput) -> list[BaseAction]:
+    return [BaseAction.of("drag", start=_raw(call.start_coordinate), end=_raw(call.coordinate))]
+
+
+def _mouse_edge(call: ComputerInput) -> list[BaseAction]:
+    kind = "mouse_down" if call.action == "left_mouse_down" else "mouse_up"
+    inputs: dict[str, Any] = {"button": "left"}
+    if call.coordinate is not None:
+        inputs["point"] = _raw(call.coordinate)
+    return [BaseAction.of(kind, **inputs)]
+
+
+def _scroll(call: ComputerInput) -> list[BaseAction]:
+    held = _modifiers(call.text)
+    if call.scroll_amount == 0:
+        return _mouse_move(call) if call.coordinate is not None else []
+    inputs: dict[str, Any] = {
+        "direction": call.scroll_direction, "amount": call.scroll_amount, "modifiers": held,
+    }
+    if call.coordinate is not None:
+        inputs["point"] = _raw(call.coordinate)
+    return [BaseAction.of("scroll", **inputs)]
+
+
+def _key(call: ComputerInput) -> list[BaseAction]:
+    groups = _key_groups(call.text or "")
+    return [BaseAction.of("hotkey", key=group) for group in groups]
+
+
+def _key_groups(text: str) -> list[str]:
+    """xdotool ``key`` arguments: combinations separated by spaces, pressed in turn."""
+    text = re.sub(r"(?<=\S)\s*\+\s*(?=\S)", "+", text.strip())
+    groups = text.split()
+    if not groups:
+        raise InvalidAction("text: no key given")
+    try:
+        for group in groups:
+            keys.combination(group)
+    except InvalidAction as error:
+        try:
+            keys.combination(text)  # one name written in two words, e.g. "Page Down"
+        except InvalidAction:
+            raise InvalidAction(f"text: {error}") from None
+        return [text]
+    return groups
+
+
+def _hold_key(call: ComputerInput) -> list[BaseAction]:
+    text = call.text or ""
+    if not text.strip():
+        raise InvalidAction("text: no key given")
+    _known(text)
+    return [BaseAction.of("hold_key", key=text, time=call.duration)]
+
+
+def _type(call: ComputerInput) -> list[BaseAction]:
+    return [BaseAction.of("type", content=call.text)]
+
+
+def _wait(call: ComputerInput) -> list[BaseAction]:
+    return [BaseAction.of("wait", time=call.duration)]
+
+
+_ACTIONS = {
+    **dict.fromkeys(_CLICKS, _click),
+    "mouse_move": _mouse_move,
+    "left_click_drag": _drag,
+    "left_mouse_down": _mouse_edge,
+    "left_mouse_up": _mouse_edge,
+    "scroll": _scroll,
+    "key": _key,
+    "hold_key": _hold_key,
+    "type": _type,
+    "wait": _wait,
+}

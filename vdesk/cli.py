@@ -1,0 +1,194 @@
+"""The ``vdesk`` command line: parses arguments, calls the Python API, prints.
+
+Errors are one line on stderr and a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from vdesk import engine, image as desktop_image
+from vdesk.adapters import Format, to_actions
+from vdesk.desktop import Desktop, list_desktops, parse_size, remove_desktops
+from vdesk.errors import InvalidAction, VdeskError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Disposable, sandboxed Linux desktops for GUI agents.")
+out = Console()
+err = Console(stderr=True)
+DEFAULT_TTL = 2 * 3600
+
+
+def main() -> None:
+    """Console entry point: run the app, turning vdesk's errors into one clear line."""
+    try:
+        app()
+    except VdeskError as error:
+        err.print(f"[bold red]vdesk:[/] {error}", highlight=False, markup=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err.print("vdesk: interrupted")
+        sys.exit(130)
+
+
+@app.command()
+def build() -> None:
+    """Build the desktop image (reuses what an earlier build made)."""
+    client = engine.connect()
+    if desktop_image.is_current(client):
+        out.print(f"{desktop_image.IMAGE} is up to date")
+        return
+    with err.status("building the desktop image") as status:
+        desktop_image.build(client, progress=lambda line: (status.update(line), err.print(line, highlight=False)))
+
+
+@app.command()
+def up(
+    name: Annotated[Optional[str], typer.Option(help="Desktop name (default: vdesk-<random>).")] = None,
+    size: Annotated[str, typer.Option(help="Logical screen size WIDTHxHEIGHT.")] = "1280x800",
+    scale: Annotated[float, typer.Option(help="HiDPI scale of the framebuffer.")] = 1.0,
+    ttl: Annotated[float, typer.Option(help="Seconds until the desktop stops itself (0: never).")] = DEFAULT_TTL,
+    network: Annotated[str, typer.Option(help="'none' (default) or 'bridge'.")] = "none",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Start a desktop that outlives this command (until `vdesk down` or its TTL)."""
+    desktop = Desktop.up(parse_size(size), scale=scale, name=name, ttl=ttl or None, lease=False,
+                         network=network)  # type: ignore[arg-type]
+    try:
+        facts = {"name": desktop.name, "vnc": desktop.vnc_address if network == "bridge" else f"vdesk vnc {desktop.name}",
+                 "password": desktop.vnc_password, "size": size, "ttl_seconds": ttl}
+    finally:
+        desktop.close()
+    if as_json:
+        print(json.dumps(facts))
+    else:
+        out.print(f"[bold]{facts['name']}[/]  VNC: {facts['vnc']}  password: {facts['password']}", highlight=False)
+
+
+@app.command("ls")
+def list_command(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """List vdesk desktops."""
+    desktops = list_desktops()
+    if as_json:
+        print(json.dumps([{"name": d.name, "id": d.id, "status": d.status, "size": f"{d.size[0]}x{d.size[1]}",
+                           "scale": d.scale, "created": d.created.isoformat(), "owner": d.owner,
+                           "leased": d.leased, "ttl_left": d.ttl_left, "vnc": d.vnc_address} for d in desktops]))
+        return
+    table = Table("NAME", "STATUS", "SIZE", "CREATED", "TTL LEFT", "OWNER", "VNC")
+    for d in desktops:
+        ttl = "lease" if d.leased else ("-" if d.ttl_left is None else f"{d.ttl_left / 60:.0f} min")
+        size = f"{d.size[0]}x{d.size[1]}" + (f"@{d.scale:g}" if d.scale != 1 else "")
+        table.add_row(d.name, d.status, size, d.created.strftime("%Y-%m-%d %H:%M:%S"), ttl, d.owner, d.vnc_address or "")
+    out.print(table)
+
+
+@app.command()
+def shot(
+    name: str,
+    output: Annotated[Path, typer.Option("-o", "--output", help="Image file (.png or .jpg).")] = Path("shot.png"),
+    size: Annotated[Optional[str], typer.Option(help="Resize to WIDTHxHEIGHT.")] = None,
+) -> None:
+    """Save a screenshot of a desktop."""
+    with Desktop.attach(name) as desktop:
+        frame = desktop.screenshot(parse_size(size) if size else None)
+    frame.save(output)
+    out.print(f"saved {output} ({frame.width}x{frame.height})")
+
+
+@app.command("exec")
+def exec_command(
+    name: str,
+    actions: Annotated[Optional[list[str]], typer.Argument(help="Actions as JSON (or model output with --format).")] = None,
+    file: Annotated[Optional[str], typer.Option("-f", "--file", help="Read a JSON list of actions from FILE ('-': stdin).")] = None,
+    format: Annotated[str, typer.Option(help="base (BaseAction JSON), uitars, anthropic or openai.")] = "base",
+    settle: Annotated[bool, typer.Option(help="Return once the screen has stopped changing.")] = False,
+) -> None:
+    """Execute actions on a desktop and print the result as JSON (exit 1 when the batch failed)."""
+    if format not in ("base", "uitars", "anthropic", "openai"):
+        raise InvalidAction(f"--format must be base, uitars, anthropic or openai, got {format!r}")
+    payloads = list(actions or [])
+    if file is not None:
+        payloads.append(sys.stdin.read() if file == "-" else Path(file).read_text())
+    if not payloads:
+        raise InvalidAction("no actions given: pass ACTION arguments or -f FILE")
+    with Desktop.attach(name) as desktop:
+        batch = [a for p in payloads for a in _parse_payload(format, p, desktop)]  # type: ignore[arg-type]
+        result = desktop.execute(batch, settle=settle)
+    print(result.model_dump_json(exclude_none=True))
+    if result.status != "success":
+        raise typer.Exit(1)
+
+
+def _parse_payload(format: Format, payload: str, desktop: Desktop) -> list:
+    try:
+        return to_actions(format, payload, desktop.operator.image)
+    except json.JSONDecodeError as error:
+        raise InvalidAction(f"not valid JSON ({error.msg} at line {error.lineno} column {error.colno}): {payload[:80]!r}") from None
+
+
+@app.command()
+def run(
+    name: str,
+    command: Annotated[list[str], typer.Argument(help="The program and its arguments (after --).")],
+    wait: Annotated[bool, typer.Option(help="Wait for it and print its output.")] = False,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.")] = 60.0,
+) -> None:
+    """Start a program in a desktop (returns at once unless --wait)."""
+    with Desktop.attach(name) as desktop:
+        result = desktop.run(command, wait=wait, timeout=timeout)
+    if wait:
+        sys.stdout.write(result.stdout)
+        sys.stderr.write(result.stderr)
+        raise typer.Exit(result.returncode)
+
+
+@app.command()
+def down(
+    names: Annotated[Optional[list[str]], typer.Argument(help="Desktops to remove.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Remove every vdesk desktop.")] = False,
+) -> None:
+    """Remove desktops."""
+    if all_:
+        names = [d.name for d in list_desktops()]
+    elif not names:
+        raise InvalidAction("name the desktops to remove, or pass --all")
+    for removed in remove_desktops(names or []):
+        out.print(f"removed {removed}")
+
+
+@app.command()
+def vnc(name: str, port: Annotated[int, typer.Option(help="Local port on 127.0.0.1 (0: any free one).")] = 0) -> None:
+    """Forward a local port on 127.0.0.1 to a desktop's VNC server until Ctrl-C."""
+    from vdesk.tunnel import Tunnel
+
+    with Desktop.attach(name) as desktop:
+        tunnel = Tunnel(desktop.client.api, desktop.id, "TCP:127.0.0.1:5900", tcp_port=port)
+        try:
+            out.print(f"VNC of {name}: {tunnel.address}  password: {desktop.vnc_password}  (Ctrl-C to stop)", highlight=False)
+            while desktop.is_alive():
+                time.sleep(1)
+        finally:
+            tunnel.close()
+
+
+@app.command()
+def demo(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the frames and the action log.")] = Path("demo-output"),
+    picture: Annotated[Optional[Path], typer.Option(help="Also save the final frame here (e.g. for the README).")] = None,
+) -> None:
+    """Bring up a desktop, drive it, save what it saw, tear it down."""
+    from vdesk.demo import run_demo
+
+    run_demo(out_dir, picture, say=lambda line: out.print(line, highlight=False))
+
+
+if __name__ == "__main__":
+    main()

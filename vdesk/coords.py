@@ -1,0 +1,156 @@
+"""One coordinate model: from what an agent names to the physical pixel the pointer reaches.
+
+Three spaces are involved:
+
+* the **physical** framebuffer of the X server (``Screen.physical_size``), where xdotool acts;
+* the **logical** screen (``Screen.width`` × ``Screen.height``): physical ÷ scale, the size
+  screenshots are delivered at by default and the size ``normalized`` coordinates refer to;
+* the **image** an agent actually saw, which may be resized for a model (``ImageSpace``):
+  ``raw`` coordinates are pixels of that image.
+
+Every pixel index names the pixel's centre, so mapping a pixel of the image an agent saw gives
+the physical pixel whose footprint contains that centre — the round trip the property tests prove.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from vdesk.errors import InvalidAction
+
+# Anthropic's computer-use tool scales screenshots to one of these, chosen by aspect ratio.
+ANTHROPIC_TARGETS: tuple[tuple[int, int], ...] = ((1024, 768), (1280, 800), (1366, 768))
+
+
+@dataclass(frozen=True)
+class Screen:
+    """A desktop's screen: its logical size and the HiDPI scale of the framebuffer behind it."""
+
+    width: int
+    height: int
+    scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.width < 1 or self.height < 1:
+            raise ValueError(f"screen size must be positive, got {self.width}x{self.height}")
+        if not 0.5 <= self.scale <= 4:
+            raise ValueError(f"scale must be between 0.5 and 4, got {self.scale}")
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return (self.width, self.height)
+
+    @property
+    def physical_size(self) -> tuple[int, int]:
+        return (round(self.width * self.scale), round(self.height * self.scale))
+
+    def image(self) -> ImageSpace:
+        """The image space of a screenshot delivered at the logical size."""
+        return ImageSpace(self.width, self.height)
+
+
+@dataclass(frozen=True)
+class ImageSpace:
+    """The size of the screenshot an agent was shown; ``raw`` coordinates are its pixels."""
+
+    width: int
+    height: int
+
+    def __post_init__(self) -> None:
+        if self.width < 1 or self.height < 1:
+            raise ValueError(f"image size must be positive, got {self.width}x{self.height}")
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return (self.width, self.height)
+
+
+@dataclass(frozen=True)
+class PhysicalPoint:
+    """A pixel of the X framebuffer: what xdotool is given."""
+
+    x: int
+    y: int
+
+
+def from_image(x: float, y: float, image: ImageSpace, screen: Screen) -> PhysicalPoint:
+    """Map pixel ``(x, y)`` of the image an agent saw to the physical pixel under its centre.
+
+    Raises :class:`InvalidAction` when the point lies outside the image.
+    """
+    if not (0 <= x < image.width and 0 <= y < image.height):
+        raise InvalidAction(
+            f"point ({_fmt(x)}, {_fmt(y)}) is outside the {image.width}x{image.height} screen"
+        )
+    pw, ph = screen.physical_size
+    return PhysicalPoint(
+        _cell(math.floor(x) + 0.5, image.width, pw), _cell(math.floor(y) + 0.5, image.height, ph)
+    )
+
+
+def from_normalized(x: float, y: float, screen: Screen) -> PhysicalPoint:
+    """Map 0..1 fractions of the screen to a physical pixel; 1.0 is the last pixel."""
+    if not (0 <= x <= 1 and 0 <= y <= 1):
+        raise InvalidAction(
+            f"normalized point ({_fmt(x)}, {_fmt(y)}) is outside the screen (0..1)"
+        )
+    pw, ph = screen.physical_size
+    return PhysicalPoint(min(math.floor(x * pw), pw - 1), min(math.floor(y * ph), ph - 1))
+
+
+def to_image(point: PhysicalPoint, image: ImageSpace, screen: Screen) -> tuple[float, float]:
+    """The position, in image pixels, of a physical pixel's centre (the inverse map)."""
+    pw, ph = screen.physical_size
+    return ((point.x + 0.5) * image.width / pw, (point.y + 0.5) * image.height / ph)
+
+
+def _cell(position: float, extent: int, target_extent: int) -> int:
+    return min(math.floor(position * target_extent / extent), target_extent - 1)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def fit_max_pixels(screen: Screen, max_pixels: int) -> ImageSpace:
+    """The largest image with the screen's aspect ratio and at most ``max_pixels`` pixels."""
+    if max_pixels < 1:
+        raise ValueError("max_pixels must be positive")
+    factor = min(1.0, math.sqrt(max_pixels / (screen.width * screen.height)))
+    return ImageSpace(max(1, math.floor(screen.width * factor)), max(1, math.floor(screen.height * factor)))
+
+
+def anthropic_target(screen: Screen) -> ImageSpace:
+    """The XGA/WXGA/FWXGA size Anthropic's tool would scale this screen to (or the screen's own
+    size when it is already no larger, or no target has a close aspect ratio)."""
+    ratio = screen.width / screen.height
+    for width, height in ANTHROPIC_TARGETS:
+        if abs(width / height - ratio) < 0.02 and width < screen.width:
+            return ImageSpace(width, height)
+    return screen.image()
+
+
+def smart_resize(
+    width: int,
+    height: int,
+    factor: int = 28,
+    min_pixels: int = 56 * 56,
+    max_pixels: int = 16384 * 28 * 28,
+    max_ratio: float = 200,
+) -> ImageSpace:
+    """The image size UI-TARS-1.5 (Qwen2.5-VL) sees: both sides multiples of ``factor``, the
+    pixel count within bounds, the aspect ratio kept as closely as those allow."""
+    if max(width, height) / min(width, height) > max_ratio:
+        raise ValueError(f"aspect ratio of {width}x{height} exceeds {max_ratio}")
+    h_bar = max(factor, round(height / factor) * factor)
+    w_bar = max(factor, round(width / factor) * factor)
+    if h_bar * w_bar > max_pixels:
+        beta = math.sqrt(height * width / max_pixels)
+        h_bar = math.floor(height / beta / factor) * factor
+        w_bar = math.floor(width / beta / factor) * factor
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return ImageSpace(w_bar, h_bar)

@@ -1,0 +1,99 @@
+"""A ``docker exec`` session with a raw, two-way byte stream.
+
+The Docker API hands back the exec's connection as a socket: what we write is the program's
+stdin, what we read is its stdout framed with 8-byte headers (no TTY, so binary data passes
+untouched). Channels, tunnels and the lease are all built on this one primitive.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import docker.errors
+from docker.utils.socket import frames_iter
+
+from vdesk.errors import DesktopGone
+
+DESKTOP_USER = "desk"
+
+
+class ExecStream:
+    """Runs ``argv`` in a container and connects to its stdin and stdout.
+
+    Bytes from stdout are handed to ``on_data`` from a reader thread; ``on_close`` is called
+    once when the stream ends (the program exited, the container went away, or :meth:`close`).
+    """
+
+    def __init__(
+        self,
+        api: docker.APIClient,
+        container_id: str,
+        argv: list[str],
+        on_data: Callable[[bytes], None],
+        on_close: Callable[[], None] = lambda: None,
+        user: str = DESKTOP_USER,
+    ) -> None:
+        self.argv = argv
+        self._on_data = on_data
+        self._on_close = on_close
+        self._closed = threading.Event()
+        self._write_lock = threading.Lock()
+        try:
+            exec_id = api.exec_create(container_id, argv, stdin=True, stdout=True, stderr=False,
+                                      tty=False, user=user)["Id"]
+            raw = api.exec_start(exec_id, socket=True)
+        except docker.errors.NotFound as error:
+            raise DesktopGone(f"desktop container {container_id[:12]} is gone") from error
+        except docker.errors.APIError as error:
+            raise DesktopGone(f"cannot start {argv[0]} in {container_id[:12]}: {error.explanation}") from error
+        self._raw = raw
+        self._sock: socket.socket = _underlying_socket(raw)
+        self._reader = threading.Thread(target=self._read, name=f"exec-{argv[0]}", daemon=True)
+        self._reader.start()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def send(self, data: bytes) -> None:
+        """Write ``data`` to the program's stdin; raises :class:`DesktopGone` if it is closed."""
+        if self.closed:
+            raise DesktopGone(f"the exec session of {self.argv[0]} is closed")
+        try:
+            with self._write_lock:
+                self._sock.sendall(data)
+        except OSError as error:
+            self.close()
+            raise DesktopGone(f"the exec session of {self.argv[0]} broke: {error}") from error
+
+    def close(self) -> None:
+        """End the session: the program sees end-of-file on stdin."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        for action in (lambda: self._sock.shutdown(socket.SHUT_RDWR), self._sock.close, self._raw.close):
+            try:
+                action()
+            except OSError:
+                pass
+
+    def wait_closed(self, timeout: float) -> bool:
+        return self._closed.wait(timeout)
+
+    def _read(self) -> None:
+        try:
+            for _stream, data in frames_iter(self._raw, tty=False):
+                self._on_data(data)
+        except (OSError, ValueError):
+            pass  # the socket was closed under us: that is the end of the stream
+        finally:
+            self.close()
+            self._on_close()
+
+
+def _underlying_socket(raw: Any) -> socket.socket:
+    # docker-py returns a SocketIO for unix sockets and the socket itself for TCP/TLS.
+    return getattr(raw, "_sock", raw)

@@ -1,0 +1,226 @@
+"""Frames over VNC: one held RFB connection per desktop and a live copy of its screen.
+
+The connection keeps one incremental update request outstanding at all times, so the server
+pushes every change as it happens and the local framebuffer stays current. A screenshot of an
+unchanged screen is a copy of that buffer; a *fresh* one costs a single round trip (a tiny
+non-incremental request that the server answers together with everything pending). Waits watch
+the stream of updates instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+
+from PIL import Image
+from twisted.internet import reactor
+from vncdotool import api as vnc_api
+from vncdotool.client import VNCDoToolClient, VNCDoToolFactory
+
+from vdesk.errors import DesktopGone, DesktopTimeout, VdeskError
+
+# vncdotool's VNC authentication uses a cipher that cryptography has moved; harmless here.
+warnings.filterwarnings("ignore", message=".*TripleDES.*")
+# vncdotool asks to hear from subclasses that override updateRectangle; ours only adds a lock.
+warnings.filterwarnings("ignore", message="updateRectangle will change", category=FutureWarning)
+
+Region = tuple[int, int, int, int]  # left, top, right, bottom (physical pixels)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A copy of the screen and the update count it reflects."""
+
+    image: Image.Image
+    version: int
+    taken_at: float
+
+
+class _LiveClient(VNCDoToolClient):
+    """An RFB client that keeps ``screen`` current and reports each update."""
+
+    live: LiveFramebuffer
+
+    def vncConnectionMade(self) -> None:
+        super().vncConnectionMade()
+        self.framebufferUpdateRequest(incremental=False)
+
+    _echoes = 0  # 1x1 answers to a sync that repainted a pixel with its own value
+
+    def updateRectangle(self, x: int, y: int, width: int, height: int, data: bytes) -> None:
+        with self.live._lock:
+            if (x, y, width, height) == (0, 0, 1, 1) and self.screen is not None:
+                before = self.screen.getpixel((0, 0))
+                super().updateRectangle(x, y, width, height, data)
+                self._echoes += self.screen.getpixel((0, 0)) == before
+            else:
+                super().updateRectangle(x, y, width, height, data)
+
+    def commitUpdate(self, rectangles: list[tuple[int, int, int, int]] | None = None) -> None:
+        rectangles = rectangles or []
+        self.live._on_update(rectangles, changed=len(rectangles) > self._echoes)
+        self._echoes = 0
+        self.framebufferUpdateRequest(incremental=True)  # always one request outstanding
+
+    def connectionLost(self, reason) -> None:  # type: ignore[no-untyped-def]
+        self.live._on_lost()
+        super().connectionLost(reason)
+
+
+class _LiveFactory(VNCDoToolFactory):
+    protocol = _LiveClient
+    pseudodesktop = True
+    qemu_extended_key = False
+
+
+class LiveFramebuffer:
+    """The live screen of one desktop, fed by a held VNC connection.
+
+    ``address`` is a Unix socket path or ``host::port``; ``password`` is the VNC password.
+    """
+
+    def __init__(self, address: str, password: str, name: str = "desktop") -> None:
+        self.address = address
+        self.name = name
+        self._password = password
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(threading.Lock())
+        self._client: _LiveClient | None = None
+        self._proxy: vnc_api.ThreadedVNCClientProxy | None = None
+        self._version = 0  # counts updates that painted something
+        self._updates = 0  # counts every update message
+        self._last_change = 0.0
+        self._origin_seen = 0  # the update count at which pixel (0, 0) was last sent
+        self._connected = False
+
+    # -- connection -------------------------------------------------------------------------
+    def connect(self, timeout: float = 10.0) -> None:
+        """Open the connection and wait for the first full frame."""
+        factory_class = type("BoundFactory", (_LiveFactory,), {})
+        done = threading.Event()
+        outcome: list[object] = []
+        proxy = vnc_api.connect(self.address, self._password, factory_class=factory_class, timeout=timeout)
+        factory = proxy.factory
+
+        def made(protocol: _LiveClient) -> _LiveClient:
+            outcome.append(protocol)
+            done.set()
+            return protocol
+
+        def failed(reason) -> None:  # type: ignore[no-untyped-def]
+            outcome.append(reason.value)
+            done.set()
+
+        factory.protocol.live = self
+        reactor.callFromThread(factory.deferred.addCallbacks, made, failed)
+        if not done.wait(timeout):
+            raise DesktopTimeout(f"{self.name}: no VNC handshake within {timeout:g} s")
+        if not isinstance(outcome[0], _LiveClient):
+            raise VdeskError(f"{self.name}: VNC connection failed: {outcome[0]}")
+        self._client, self._proxy, self._connected = outcome[0], proxy, True
+        self._wait(lambda: self._updates > 0, timeout, "the first frame")
+
+    def close(self) -> None:
+        """Drop the connection (idempotent)."""
+        client, self._client = self._client, None
+        self._connected = False
+        if client is not None and client.transport is not None:
+            reactor.callFromThread(client.transport.loseConnection)
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    # -- frames -----------------------------------------------------------------------------
+    def latest(self) -> Frame:
+        """The screen as last received: no round trip."""
+        client = self._require()
+        with self._lock:
+            assert client.screen is not None
+            image = client.screen.copy()
+        return Frame(image, self._version, time.monotonic())
+
+    def fresh(self, timeout: float = 5.0) -> Frame:
+        """The screen including every change the server knew of when asked: one round trip."""
+        self.sync(timeout)
+        return self.latest()
+
+    def sync(self, timeout: float = 5.0) -> None:
+        """Ask for pixel (0, 0) non-incrementally; its answer carries all pending changes."""
+        client = self._require()
+        before = self._updates
+        reactor.callFromThread(client.framebufferUpdateRequest, 0, 0, 1, 1, False)
+        self._wait(lambda: self._origin_seen > before, timeout, "a fresh frame")
+
+    def wait_until_settled(self, quiet: float = 0.04, timeout: float = 10.0) -> Frame:
+        """Return once the screen has not changed for ``quiet`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.sync(max(0.1, deadline - time.monotonic()))
+            since = time.monotonic() - self._last_change
+            if since >= quiet:
+                return self.latest()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise DesktopTimeout(
+                    f"{self.name}: the screen kept changing for {timeout:g} s "
+                    f"({self._version} updates so far, last {since * 1000:.0f} ms ago)"
+                )
+            time.sleep(min(quiet - since, remaining))
+
+    def wait_for_change(self, region: Region | None = None, timeout: float = 10.0,
+                        since_version: int | None = None) -> Frame:
+        """Return the first frame that differs from the current one (within ``region``)."""
+        start = self.latest()
+        reference = start.image.crop(region) if region else start.image
+        deadline = time.monotonic() + timeout
+        seen = since_version if since_version is not None else start.version
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                where = f"in region {region}" if region else "anywhere on screen"
+                raise DesktopTimeout(f"{self.name}: nothing changed {where} within {timeout:g} s")
+            with self._changed:
+                self._changed.wait_for(lambda: self._version > seen or not self._connected, remaining)
+            self._require()
+            frame = self.latest()
+            seen = frame.version
+            current = frame.image.crop(region) if region else frame.image
+            if current.tobytes() != reference.tobytes():
+                return frame
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    # -- called from the reactor thread -----------------------------------------------------
+    def _on_update(self, rectangles: list[tuple[int, int, int, int]], changed: bool) -> None:
+        with self._changed:
+            self._updates += 1
+            if changed:
+                self._version += 1
+                self._last_change = time.monotonic()
+            if any(x == 0 and y == 0 and w > 0 and h > 0 for x, y, w, h in rectangles):
+                self._origin_seen = self._updates
+            self._changed.notify_all()
+
+    def _on_lost(self) -> None:
+        with self._changed:
+            self._connected = False
+            self._changed.notify_all()
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _require(self) -> _LiveClient:
+        if not self._connected or self._client is None:
+            raise DesktopGone(f"{self.name}: the VNC connection is closed")
+        return self._client
+
+    def _wait(self, condition, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
+        with self._changed:
+            ok = self._changed.wait_for(lambda: condition() or not self._connected, timeout)
+        if not self._connected:
+            raise DesktopGone(f"{self.name}: the VNC connection closed while waiting for {what}")
+        if not ok:
+            raise DesktopTimeout(f"{self.name}: no {what} within {timeout:g} s")
