@@ -106,7 +106,7 @@ class Channel:
             self._stream = ExecStream(
                 self._api, self._container_id, [CHANNEL_PROGRAM],
                 on_data=lambda data: self._on_data(data, replies),
-                on_close=lambda: replies.put(_CLOSED),
+                on_close=lambda: replies.put(_CLOSED), label=self._name,
             )
         return self._stream
 

@@ -233,7 +233,7 @@ class Desktop:
         ``fresh=True`` includes every change the VNC server has seen (one round trip);
         ``fresh=False`` returns the last received frame at no cost.
         """
-        frame = self._guard(lambda: self.frames.fresh() if fresh else self.frames.latest())
+        frame = self._with_frames(lambda frames: frames.fresh() if fresh else frames.latest())
         return self.to_image(frame.image, size)
 
     def to_image(self, physical: Image.Image, size: tuple[int, int] | ImageSpace | None = None) -> Image.Image:
@@ -245,13 +245,13 @@ class Desktop:
 
     def wait_until_settled(self, quiet: float = 0.04, timeout: float = 10.0) -> Image.Image:
         """Return the screen once it has not changed for ``quiet`` seconds."""
-        return self.to_image(self._guard(lambda: self.frames.wait_until_settled(quiet, timeout)).image)
+        return self.to_image(self._with_frames(lambda frames: frames.wait_until_settled(quiet, timeout)).image)
 
     def wait_for_change(self, region: Region | None = None, timeout: float = 10.0) -> Image.Image:
         """Return the first frame that differs from the current one, within ``region``
         (logical pixels: left, top, right, bottom) if given."""
         physical = tuple(round(v * self.screen.scale) for v in region) if region else None
-        frame = self._guard(lambda: self.frames.wait_for_change(physical, timeout))  # type: ignore[arg-type]
+        frame = self._with_frames(lambda frames: frames.wait_for_change(physical, timeout))  # type: ignore[arg-type]
         return self.to_image(frame.image)
 
     # -- programs and actions -----------------------------------------------------------------
@@ -282,7 +282,7 @@ class Desktop:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                self._frames.connect(timeout=max(1.0, deadline - time.monotonic()))
+                self._frames.connect(timeout=min(5.0, max(1.0, deadline - time.monotonic())))
                 return
             except VdeskError as error:
                 if "auth" in str(error).lower() or time.monotonic() > deadline:
@@ -298,6 +298,15 @@ class Desktop:
         assert self._frames is not None
         self._frames.close()
         self._connect_frames(timeout=5.0)
+
+    def _with_frames(self, call):  # type: ignore[no-untyped-def]
+        """Run ``call(frames)``; when the VNC server restarted under it, reconnect and retry once."""
+        try:
+            return self._guard(lambda: call(self.frames))
+        except DesktopGone:
+            if self._closed or not self.is_alive():
+                raise
+            return self._guard(lambda: call(self.frames))
 
     def _guard(self, call):  # type: ignore[no-untyped-def]
         """Run ``call``; turn a failure of a dead container into DesktopGone naming it."""

@@ -35,8 +35,10 @@ class ExecStream:
         on_data: Callable[[bytes], None],
         on_close: Callable[[], None] = lambda: None,
         user: str = DESKTOP_USER,
+        label: str | None = None,
     ) -> None:
         self.argv = argv
+        label = label or container_id[:12]
         self._on_data = on_data
         self._on_close = on_close
         self._closed = threading.Event()
@@ -46,9 +48,9 @@ class ExecStream:
                                       tty=False, user=user)["Id"]
             raw = api.exec_start(exec_id, socket=True)
         except docker.errors.NotFound as error:
-            raise DesktopGone(f"desktop container {container_id[:12]} is gone") from error
+            raise DesktopGone(f"desktop {label} is gone (its container was removed)") from error
         except docker.errors.APIError as error:
-            raise DesktopGone(f"cannot start {argv[0]} in {container_id[:12]}: {error.explanation}") from error
+            raise DesktopGone(f"desktop {label} cannot run {argv[0]}: {error.explanation}") from error
         self._raw = raw
         self._sock: socket.socket = _underlying_socket(raw)
         self._reader = threading.Thread(target=self._read, name=f"exec-{argv[0]}", daemon=True)

@@ -74,6 +74,13 @@ class _LiveFactory(VNCDoToolFactory):
     pseudodesktop = True
     qemu_extended_key = False
 
+    def clientConnectionLost(self, connector, reason) -> None:  # type: ignore[no-untyped-def]
+        # Lost before the handshake finished (the server was not listening yet): a failure,
+        # not a silent wait.
+        if not self.deferred.called:
+            self.deferred.errback(reason)
+        super().clientConnectionLost(connector, reason)
+
 
 class LiveFramebuffer:
     """The live screen of one desktop, fed by a held VNC connection.
@@ -119,8 +126,9 @@ class LiveFramebuffer:
             raise DesktopTimeout(f"{self.name}: no VNC handshake within {timeout:g} s")
         if not isinstance(outcome[0], _LiveClient):
             raise VdeskError(f"{self.name}: VNC connection failed: {outcome[0]}")
-        self._client, self._proxy, self._connected = outcome[0], proxy, True
-        self._wait(lambda: self._updates > 0, timeout, "the first frame")
+        client = self._client = outcome[0]
+        self._proxy, self._connected = proxy, True
+        self._wait(lambda: client.screen is not None, timeout, "the first frame")
 
     def close(self) -> None:
         """Drop the connection (idempotent)."""
@@ -148,11 +156,23 @@ class LiveFramebuffer:
         return self.latest()
 
     def sync(self, timeout: float = 5.0) -> None:
-        """Ask for pixel (0, 0) non-incrementally; its answer carries all pending changes."""
+        """Ask for pixel (0, 0) non-incrementally; its answer carries all pending changes.
+
+        A request the server folds into an update already under way goes unanswered, so it is
+        repeated every 250 ms until ``timeout``.
+        """
         client = self._require()
-        before = self._updates
-        reactor.callFromThread(client.framebufferUpdateRequest, 0, 0, 1, 1, False)
-        self._wait(lambda: self._origin_seen > before, timeout, "a fresh frame")
+        deadline = time.monotonic() + timeout
+        while True:
+            before = self._updates
+            reactor.callFromThread(client.framebufferUpdateRequest, 0, 0, 1, 1, False)
+            remaining = deadline - time.monotonic()
+            try:
+                self._wait(lambda: self._origin_seen > before, min(0.25, max(remaining, 0.01)), "a fresh frame")
+                return
+            except DesktopTimeout:
+                if time.monotonic() >= deadline:
+                    raise DesktopTimeout(f"{self.name}: no fresh frame within {timeout:g} s") from None
 
     def wait_until_settled(self, quiet: float = 0.04, timeout: float = 10.0) -> Frame:
         """Return once the screen has not changed for ``quiet`` seconds."""

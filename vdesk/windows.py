@@ -34,6 +34,7 @@ class Window:
     y: int
     width: int
     height: int
+    viewable: bool = True
 
 
 def open_display(api: docker.APIClient, container_id: str) -> tuple[xdisplay.Display, Tunnel]:
@@ -82,22 +83,28 @@ class Windows:
         return found[-1] if found else None
 
     def wait_for(self, title: str, *, regex: bool = False, timeout: float = 10.0) -> Window:
-        """Wait until a window with that title exists; :class:`DesktopTimeout` names what it saw."""
+        """Wait until a window with that title is on screen (mapped and viewable);
+        :class:`DesktopTimeout` names the windows it saw instead."""
         deadline = time.monotonic() + timeout
-        while (window := self.find(title, regex=regex)) is None:
+        while (window := self.find(title, regex=regex)) is None or not window.viewable:
             if time.monotonic() > deadline:
                 seen = ", ".join(repr(w.title) for w in self.list()) or "no windows"
                 raise DesktopTimeout(f"no window titled {title!r} within {timeout:g} s (saw {seen})")
             time.sleep(0.02)
         return window
 
-    def focus(self, window: Window) -> None:
-        """Ask the window manager to activate ``window``."""
+    def focus(self, window: Window, timeout: float = 5.0) -> None:
+        """Ask the window manager to activate ``window`` and wait until it has the focus."""
         with self._lock:
             message = xevent.ClientMessage(window=window.id, client_type=self._atoms["_NET_ACTIVE_WINDOW"],
                                            data=(32, [2, X.CurrentTime, 0, 0, 0]))
             self._root.send_event(message, event_mask=X.SubstructureRedirectMask | X.SubstructureNotifyMask)
             self._display.flush()
+        deadline = time.monotonic() + timeout
+        while (focused := self.focused()) is None or focused.id != window.id:
+            if time.monotonic() > deadline:
+                raise DesktopTimeout(f"window {window.title!r} did not take the focus within {timeout:g} s")
+            time.sleep(0.01)
 
     def close(self) -> None:
         with self._lock:
@@ -114,8 +121,10 @@ class Windows:
             title = name.value.decode("utf-8", "replace") if name else (window.get_wm_name() or "")
             wm_class = window.get_wm_class()
             geometry = window.get_geometry()
+            viewable = window.get_attributes().map_state == X.IsViewable
             origin = window.translate_coords(self._root, 0, 0)
         except (xerror.BadWindow, xerror.BadDrawable):
             return None  # it closed while we looked
         return Window(window_id, title if isinstance(title, str) else title.decode("latin-1"),
-                      wm_class[1] if wm_class else "", -origin.x, -origin.y, geometry.width, geometry.height)
+                      wm_class[1] if wm_class else "", -origin.x, -origin.y, geometry.width, geometry.height,
+                      viewable)

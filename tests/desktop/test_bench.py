@@ -1,0 +1,83 @@
+"""The bench measures everything it promises on real desktops and leaves none behind.
+
+Timings are reported, never asserted: this only checks that each measurement exists, that
+typed text arrived exactly, and that the naive baselines were compared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import docker
+import pytest
+
+from vdesk.bench import BenchReport, render, run_bench
+
+MEASUREMENTS = {
+    "fresh_screenshot": "ms", "unchanged_screenshot": "ms", "png_encode": "ms", "jpeg_encode": "ms",
+    "click": "ms", "key_press": "ms", "type_100": "ms", "type_1000": "ms", "full_step": "ms",
+    "up": "ms", "down": "ms", "idle_memory": "MiB",
+    "parallel_up": "count", "parallel_all_ready": "ms", "parallel_memory_total": "MiB",
+    "parallel_memory_per_desktop": "MiB",
+    "naive_exec_action": "ms", "naive_vnc_screenshot": "ms", "naive_exec_screenshot": "ms",
+}
+RATIOS = ("naive_exec_action/click", "naive_vnc_screenshot/fresh_screenshot",
+          "naive_exec_screenshot/fresh_screenshot")
+CLIENT = docker.from_env()
+
+
+def own_desktops() -> set[str]:
+    """Desktops (running or not) started by this process; other sessions' desktops come and go."""
+    containers = CLIENT.containers.list(all=True, filters={"label": "vdesk=desktop"})
+    return {c.name for c in containers if c.labels.get("vdesk.owner", "").endswith(f":{os.getpid()}")}
+
+
+@pytest.fixture(scope="module")
+def report() -> BenchReport:
+    before = own_desktops()  # a shared desktop of this session may be up already: compare, not expect none
+    lines: list[str] = []
+    result = run_bench(baseline=True, repeats=3, desktops=2, progress=lines.append)
+    leftover = own_desktops() - before
+    assert not leftover, f"the bench left desktops behind: {sorted(leftover)}"
+    assert lines and lines[-1] == "done"
+    return result
+
+
+def test_every_measurement_is_there_with_positive_samples(report):
+    by_name = {m.name: m for m in report.measurements}
+    assert set(MEASUREMENTS) <= set(by_name), f"missing: {set(MEASUREMENTS) - set(by_name)}"
+    for name, unit in MEASUREMENTS.items():
+        measurement = by_name[name]
+        assert measurement.unit == unit, name
+        assert measurement.samples and all(s > 0 for s in measurement.samples), (name, measurement.samples)
+        assert min(measurement.samples) <= measurement.median <= measurement.p90 <= max(measurement.samples), name
+
+
+def test_timed_operations_have_the_requested_number_of_samples(report):
+    for name in ("fresh_screenshot", "click", "type_1000", "full_step", "up", "down", "naive_exec_action"):
+        assert len(report.get(name).samples) == 3, name
+
+
+def test_both_desktops_came_up_at_once(report):
+    assert report.get("parallel_up").samples == [2.0]
+    assert len(report.get("parallel_memory_per_desktop").samples) == 2
+
+
+def test_typed_text_arrived_exactly(report):
+    assert report.checks == {"type_100_exact": True, "type_1000_exact": True}
+    assert "exact: 3/3 matched" in report.get("type_1000").note
+
+
+def test_baseline_ratios_are_reported(report):
+    assert set(RATIOS) <= set(report.ratios)
+    assert all(ratio > 0 for ratio in report.ratios.values())
+
+
+def test_json_and_table_carry_the_report(report):
+    data = json.loads(report.to_json())
+    assert {m["name"] for m in data["measurements"]} >= set(MEASUREMENTS)
+    assert data["checks"]["type_100_exact"] is True and data["checks"]["type_1000_exact"] is True
+    assert set(RATIOS) <= set(data["ratios"]) and data["environment"]["repeats"] == "3"
+    table = render(report)
+    assert table.row_count == len(report.measurements) + len(report.ratios)

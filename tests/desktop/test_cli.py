@@ -1,0 +1,79 @@
+"""The command line works from a shell as the README shows: up, exec, run, shot, ls, down."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import docker
+from PIL import Image
+
+from tests.desktop.helpers import vdesk_containers
+
+VDESK = str(Path(sys.executable).parent / "vdesk")
+CLIENT = docker.from_env()
+
+
+def vdesk(*args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([VDESK, *args], capture_output=True, text=True, input=input, timeout=120)
+
+
+def test_up_exec_run_shot_ls_down_from_a_shell(tmp_path):
+    up = vdesk("up", "--size", "1024x768", "--json")
+    assert up.returncode == 0, up.stderr
+    facts = json.loads(up.stdout)
+    name = facts["name"]
+    try:
+        assert len(facts["password"]) == 8
+        assert name in vdesk_containers(CLIENT)  # it outlived the command
+
+        listed = json.loads(vdesk("ls", "--json").stdout)
+        mine = next(d for d in listed if d["name"] == name)
+        assert mine["size"] == "1024x768" and mine["status"] == "running" and not mine["leased"]
+        assert 0 < mine["ttl_left"] <= 7200
+
+        run = vdesk("run", name, "--wait", "--", "sh", "-c", "echo hi from $(id -un)")
+        assert run.returncode == 0 and run.stdout == "hi from desk\n"
+
+        click = '{"type": "click", "inputs": {"point": {"raw": {"x": 10, "y": 20}}}}'
+        done = vdesk("exec", name, click, '{"type": "hotkey", "inputs": {"key": "ctrl+c"}}')
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["status"] == "success"
+
+        batch = json.dumps([{"type": "mouse_move", "inputs": {"point": [1, 1]}}])
+        assert vdesk("exec", name, "-f", "-", input=batch).returncode == 0
+
+        shot = tmp_path / "shot.png"
+        assert vdesk("shot", name, "-o", str(shot)).returncode == 0
+        assert Image.open(shot).size == (1024, 768)
+    finally:
+        down = vdesk("down", name)
+    assert down.returncode == 0 and name not in vdesk_containers(CLIENT)
+
+
+def test_a_failed_batch_exits_non_zero_with_the_reason(shared_desktop):
+    bad = vdesk("exec", shared_desktop.name, '{"type": "click", "inputs": {"point": {"raw": {"x": 5000, "y": 1}}}}')
+    assert bad.returncode == 1
+    assert json.loads(bad.stdout)["status"] == "failed" and "outside" in bad.stdout
+
+
+def test_errors_are_one_clear_line_not_a_traceback():
+    missing = vdesk("shot", "no-such-desktop", "-o", "/tmp/x.png")
+    assert missing.returncode == 2 and "no desktop named 'no-such-desktop'" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    bad_json = vdesk("exec", "no-such-desktop", "{not json")
+    assert bad_json.returncode == 2 and "Traceback" not in bad_json.stderr
+    bad_size = vdesk("up", "--size", "huge")
+    assert bad_size.returncode == 2 and "invalid size 'huge'" in bad_size.stderr
+
+
+def test_exec_speaks_model_formats(shared_desktop):
+    name = shared_desktop.name
+    uitars = vdesk("exec", name, "--format", "uitars", "Thought: click it\nAction: click(start_box='(500,500)')")
+    assert uitars.returncode == 0, uitars.stderr + uitars.stdout
+    anthropic = vdesk("exec", name, "--format", "anthropic", '{"action": "left_click", "coordinate": [10, 10]}')
+    assert anthropic.returncode == 0, anthropic.stderr + anthropic.stdout
+    openai = vdesk("exec", name, "--format", "openai", '{"type": "keypress", "keys": ["CTRL", "L"]}')
+    assert openai.returncode == 0, openai.stderr + openai.stdout

@@ -1,0 +1,101 @@
+"""Frames: the right size, the real screen, and waits that watch it instead of sleeping."""
+
+from __future__ import annotations
+
+import base64
+import io
+import time
+
+import pytest
+from PIL import Image
+
+from tests.desktop.probe import EventProbe, buttons
+from vdesk.coords import ImageSpace
+from vdesk.desktop import Desktop
+from vdesk.errors import DesktopTimeout
+from vdesk.operator import Operator
+
+WHITE = (255, 255, 255)
+
+
+def test_a_screenshot_has_the_screen_size_and_shows_the_probe_window(shared_desktop, probe):
+    frame = shared_desktop.screenshot()
+    assert frame.size == (1280, 800) and frame.mode == "RGB"
+    assert {frame.getpixel((x, y)) for x in (0, 640, 1279) for y in (0, 400, 799)} == {WHITE}
+
+
+def test_a_screenshot_can_be_resized_for_a_model(shared_desktop, probe):
+    assert shared_desktop.screenshot((1024, 640)).size == (1024, 640)
+
+
+def test_unchanged_and_fresh_frames_agree_on_a_static_screen(shared_desktop, probe):
+    assert shared_desktop.screenshot(fresh=True).tobytes() == shared_desktop.screenshot(fresh=False).tobytes()
+
+
+@pytest.mark.parametrize(("format", "magic"), [("png", b"\x89PNG"), ("jpeg", b"\xff\xd8")])
+def test_screenshot_output_for_agents_is_base64_of_the_format(shared_desktop, format, magic):
+    output = shared_desktop.operator.screenshot(format=format)
+    data = base64.b64decode(output.base64)
+    assert output.status == "success" and output.content_type == f"image/{format}" and data.startswith(magic)
+    assert Image.open(io.BytesIO(data)).size == (1280, 800)
+
+
+def test_screenshot_output_never_raises_it_reports_failure(shared_desktop):
+    broken = Operator(shared_desktop)
+    broken.desktop = None  # type: ignore[assignment]
+    output = broken.screenshot()
+    assert output.status == "failed" and output.error_message
+
+
+def test_settle_after_an_animation_returns_once_it_stops(shared_desktop):
+    script = "for i in $(seq 1 25); do echo line $i; sleep 0.04; done; sleep 30"
+    shared_desktop.run(["xterm", "-title", "animation", "-e", "sh", "-c", script])
+    try:
+        shared_desktop.windows.wait_for("animation")
+        started = time.monotonic()
+        shared_desktop.wait_until_settled(quiet=0.3, timeout=10)
+        animating_for = time.monotonic() - started
+        assert animating_for >= 0.5  # it waited for the lines to stop, not a fixed sleep
+        assert shared_desktop.screenshot().tobytes() == shared_desktop.screenshot().tobytes()
+    finally:
+        shared_desktop.run(["pkill", "-f", "animation"], wait=True)
+
+
+def test_settle_on_a_screen_that_never_stops_raises_with_what_it_saw(shared_desktop):
+    shared_desktop.run(["xterm", "-title", "ticker-never-settles", "-e", "sh", "-c", "while :; do date +%N; sleep 0.02; done"])
+    try:
+        shared_desktop.windows.wait_for("ticker-never-settles")
+        with pytest.raises(DesktopTimeout, match="kept changing for 1 s"):
+            shared_desktop.wait_until_settled(quiet=0.5, timeout=1)
+    finally:
+        shared_desktop.run(["pkill", "-f", "ticker-never-settles"], wait=True)
+
+
+def test_wait_for_change_sees_a_new_window_and_times_out_on_a_quiet_region(shared_desktop):
+    with pytest.raises(DesktopTimeout, match="nothing changed in region"):
+        shared_desktop.wait_for_change(region=(1200, 0, 1280, 30), timeout=0.3)
+    shared_desktop.run(["xterm", "-title", "newcomer", "-geometry", "40x10+600+300"])
+    try:
+        frame = shared_desktop.wait_for_change(timeout=10)
+        assert frame.size == (1280, 800)
+    finally:
+        shared_desktop.run(["pkill", "-f", "newcomer"], wait=True)
+
+
+def test_hidpi_desktop_has_a_scaled_framebuffer_and_logical_screenshots():
+    with Desktop.up(size=(640, 400), scale=2) as desktop, EventProbe(desktop) as probe:
+        assert probe.display.screen().width_in_pixels == 1280
+        assert desktop.screenshot().size == (640, 400)
+        assert desktop.operator.screen_context().model_dump() == {
+            "screen_width": 640, "screen_height": 400, "scale_x": 2.0, "scale_y": 2.0}
+        desktop.execute([{"type": "click", "inputs": {"point": {"normalized": {"x": 0.5, "y": 0.5}}}},
+                         {"type": "click", "inputs": {"point": {"raw": {"x": 10, "y": 20}}}}])
+        assert buttons(probe.events())[::2] == [("button_press", 1, 640, 400), ("button_press", 1, 21, 41)]
+
+
+def test_model_sized_screenshots_map_clicks_back_to_the_right_pixel(shared_desktop, probe):
+    operator = Operator(shared_desktop, image=ImageSpace(1024, 640))
+    shot = operator.screenshot()
+    assert (shot.width, shot.height) == (1024, 640)
+    operator.execute({"actions": [{"type": "click", "inputs": {"point": {"raw": {"x": 512, "y": 320}}}}]})
+    assert buttons(probe.events())[0] == ("button_press", 1, 640, 400)

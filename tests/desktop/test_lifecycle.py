@@ -1,0 +1,126 @@
+"""Desktops come up ready, and always go away: on success, on error, and when their owner dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import docker
+import pytest
+
+from tests.desktop.helpers import vdesk_containers, wait_gone
+from vdesk.desktop import Desktop
+from vdesk.errors import DesktopGone
+
+CLIENT = docker.from_env()
+
+
+def test_with_block_removes_the_container_on_success():
+    with Desktop.up() as desktop:
+        name = desktop.name
+        assert name in vdesk_containers(CLIENT)
+        assert desktop.screenshot().size == (1280, 800)
+    assert name not in vdesk_containers(CLIENT)
+
+
+def test_with_block_removes_the_container_on_exception():
+    with pytest.raises(RuntimeError):
+        with Desktop.up() as desktop:
+            name = desktop.name
+            raise RuntimeError("the agent crashed")
+    assert name not in vdesk_containers(CLIENT)
+
+
+def test_labels_and_vnc_password_identify_the_desktop():
+    with Desktop.up(size=(1024, 768)) as desktop:
+        labels = desktop.container.labels
+        assert labels["vdesk"] == "desktop" and labels["vdesk.size"] == "1024x768"
+        assert str(os.getpid()) in labels["vdesk.owner"] and labels["vdesk.created"]
+        assert len(desktop.vnc_password) == 8
+        info = desktop.info()
+        assert info.size == (1024, 768) and info.leased
+
+
+OWNER = textwrap.dedent("""
+    import sys, time
+    from vdesk.desktop import Desktop
+    desktop = Desktop.up()
+    print(desktop.name, flush=True)
+    with desktop:
+        time.sleep(600)
+""")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+def test_a_desktop_goes_away_within_2s_when_its_owner_dies(sig):
+    owner = subprocess.Popen([sys.executable, "-c", OWNER], stdout=subprocess.PIPE, text=True)
+    try:
+        name = owner.stdout.readline().strip()
+        assert name in vdesk_containers(CLIENT)
+        owner.send_signal(sig)
+        elapsed = wait_gone(CLIENT, name, timeout=10)
+        print(f"{sig.name}: container gone {elapsed:.2f} s after the owner was signalled")
+        assert elapsed < 2.0
+    finally:
+        owner.kill()
+        owner.wait()
+
+
+def test_attach_drives_a_desktop_started_elsewhere():
+    started = Desktop.up(lease=False, ttl=300)
+    try:
+        with Desktop.attach(started.name) as attached:
+            assert attached.screen == started.screen
+            assert attached.vnc_password == started.vnc_password
+            assert attached.execute([{"type": "mouse_move", "inputs": {"point": [5, 5]}}]).status == "success"
+            assert attached.screenshot().size == (1280, 800)
+        assert started.is_alive()  # leaving an attached desktop's block only disconnects
+    finally:
+        started.down()
+    assert started.name not in vdesk_containers(CLIENT)
+
+
+def test_stop_then_start_comes_back_working():
+    desktop = Desktop.up(lease=False, ttl=300)
+    try:
+        desktop.close()
+        desktop.container.stop(timeout=5)
+        desktop.container.start()
+        with Desktop.attach(desktop.name) as again:
+            deadline = time.monotonic() + 15
+            while True:
+                try:
+                    assert again.screenshot().size == (1280, 800)
+                    break
+                except Exception:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+    finally:
+        desktop.down()
+
+
+def test_ttl_stops_the_desktop_by_itself():
+    desktop = Desktop.up(lease=False, ttl=2)
+    try:
+        deadline = time.monotonic() + 10
+        while desktop.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not desktop.is_alive()
+    finally:
+        desktop.down()
+
+
+def test_a_killed_container_raises_desktop_gone_naming_it_quickly():
+    with Desktop.up() as desktop:
+        desktop.container.kill()
+        started = time.monotonic()
+        result = desktop.execute([{"type": "click", "inputs": {"point": [5, 5]}}])
+        assert result.status == "failed" and desktop.name in result.error_message
+        with pytest.raises(DesktopGone, match=desktop.name):
+            desktop.screenshot()
+        assert time.monotonic() - started < 2.0

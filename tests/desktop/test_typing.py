@@ -1,0 +1,70 @@
+"""Text typed by vdesk lands in a real program exactly as given."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from vdesk.desktop import Desktop
+
+SAMPLES = {
+    "accents": "héllo wörld ça va? ñ",
+    "cjk": "你好，世界 こんにちは 안녕하세요",
+    "emoji": "😀 🎉 👍🏽",
+    "rtl": "שלום مرحبا",
+    "shell": "<>|&;$()'\"`\\ $HOME *?[a] ~ !! #c %s {x}",
+    "leading dash": "-rf --help -",
+    "tabs": "a\tb\t\tc",
+    "many distinct": "一二三四五六七八九十百千万亿兆京垓秭穰沟涧正载极恒河沙阿僧祇那由他不可思议无量大数",
+}
+
+
+@pytest.fixture
+def typed(shared_desktop: Desktop):
+    """Type into `cat > FILE` in an xterm and return what the program received."""
+    desktop = shared_desktop
+    path = f"/tmp/typed-{time.monotonic_ns()}.txt"
+    desktop.run(["xterm", "-title", path, "-e", "sh", "-c", f"cat > {path}"])
+    window = desktop.windows.wait_for(path)
+    desktop.windows.focus(window)
+    desktop.execute([{"type": "click", "inputs": {"point": {"raw": {"x": window.x + 20, "y": window.y + 20}}}}])
+
+    def type_and_read(text: str) -> str:
+        result = desktop.execute([{"type": "type", "inputs": {"content": text}}])
+        assert result.status == "success", result.error_message
+        desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])  # end of line: flush to cat
+        desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])  # end of file: cat exits
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if desktop.run(["pgrep", "-f", f"cat > {path}"], wait=True).returncode != 0:
+                break
+            time.sleep(0.05)
+        return desktop.run(["cat", path], wait=True).stdout
+
+    yield type_and_read
+    desktop.run(["pkill", "-f", path], wait=True)
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_text_arrives_exactly(typed, name):
+    assert typed(SAMPLES[name]) == SAMPLES[name]
+
+
+def test_all_scripts_in_one_text_arrive_exactly(typed):
+    text = "héllo 你好 😀 <tag attr='1'> && echo $PATH | tee -a \"f\"\n" + "second line ünïcødé\n"
+    assert typed(text) == text
+
+
+def test_a_trailing_newline_presses_enter(typed):
+    assert typed("line one\nline two\n") == "line one\nline two\n"
+
+
+def test_a_thousand_characters_arrive_exactly(typed):
+    text = "".join(chr(ord("a") + (i * 7) % 26) if i % 11 else " " for i in range(1000))
+    assert typed(text) == text
+
+
+def test_control_characters_other_than_tab_and_newline_are_refused(shared_desktop):
+    result = shared_desktop.execute([{"type": "type", "inputs": {"content": "ok\x07no"}}])
+    assert result.status == "failed" and "U+0007" in result.error_message and "position 2" in result.error_message

@@ -1,0 +1,177 @@
+"""Operator.plan: what a validated batch turns into, before anything touches a desktop."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vdesk.actions import parse_batch
+from vdesk.coords import ImageSpace, Screen
+from vdesk.errors import InvalidAction
+from vdesk.operator import Operator, Sleep, TypeText, Xdo, _chained
+
+
+def operator(screen: Screen = Screen(1280, 800), image: ImageSpace | None = None) -> Operator:
+    return Operator(SimpleNamespace(screen=screen), image=image)  # type: ignore[arg-type]
+
+
+def steps(*actions: dict[str, Any], op: Operator | None = None) -> list[Any]:
+    return (op or operator()).plan(parse_batch(list(actions))).steps
+
+
+def chained(*actions: dict[str, Any], op: Operator | None = None) -> list[Any]:
+    return list(_chained(steps(*actions, op=op)))
+
+
+def xdo_args(*actions: dict[str, Any], op: Operator | None = None) -> tuple[str, ...]:
+    (only,) = chained(*actions, op=op)
+    assert isinstance(only, Xdo)
+    return only.args
+
+
+def act(kind: str, **inputs: Any) -> dict[str, Any]:
+    return {"type": kind, "inputs": inputs}
+
+
+def moves(args: tuple[str, ...]) -> list[tuple[int, int]]:
+    return [(int(args[i + 1]), int(args[i + 2])) for i, a in enumerate(args) if a == "mousemove"]
+
+
+# --- shape of the plan ----------------------------------------------------------------------
+
+
+def test_consecutive_pointer_and_key_actions_chain_into_one_xdotool_call() -> None:
+    batch = chained(act("click", point=[10, 20]), act("hotkey", key="ctrl+a"),
+                    act("scroll", direction="down"), act("mouse_move", point=[5, 5]), act("press", key="shift"))
+    assert len(batch) == 1 and isinstance(batch[0], Xdo)
+
+
+def test_typing_is_a_separate_step_between_chains() -> None:
+    batch = chained(act("click", point=[10, 20]), act("hotkey", key="ctrl+a"), act("type", content="hi"),
+                    act("click", point=[1, 1]))
+    assert [type(step) for step in batch] == [Xdo, TypeText, Xdo]
+    assert batch[1] == TypeText("hi")
+
+
+def test_typed_line_ends_are_normalised() -> None:
+    assert steps(act("type", content="a\r\nb\n")) == [TypeText("a\nb\n")]
+
+
+def test_a_wait_becomes_a_sleep_that_breaks_the_chain() -> None:
+    batch = chained(act("click", point=[1, 1]), act("wait", time=1.5), act("click", point=[2, 2]), act("wait"))
+    assert [type(step) for step in batch] == [Xdo, Sleep, Xdo, Sleep]
+    assert batch[1] == Sleep(1.5) and batch[3] == Sleep(5.0)
+
+
+def test_finished_and_screenshot_send_nothing_to_the_desktop() -> None:
+    assert not any(isinstance(step, Xdo) for step in steps(act("screenshot"), act("finished", content="ok")))
+
+
+# --- pointer and keys ----------------------------------------------------------------------
+
+
+def test_a_hotkey_presses_in_order_and_releases_in_reverse() -> None:
+    assert xdo_args(act("hotkey", key="ctrl+shift+t")) == (
+        "keydown", "Control_L", "keydown", "Shift_L", "keydown", "t",
+        "keyup", "t", "keyup", "Shift_L", "keyup", "Control_L")
+
+
+def test_press_and_release_are_key_down_only_and_key_up_only() -> None:
+    assert xdo_args(act("press", key="shift")) == ("keydown", "Shift_L")
+    assert xdo_args(act("release", key="shift")) == ("keyup", "Shift_L")
+
+
+@pytest.mark.parametrize("amount, direction, button", [(1, "up", "4"), (3, "down", "5"), (7, "LEFT", "6"), (10, "right", "7")])
+def test_scroll_amount_gives_that_many_button_presses(amount: int, direction: str, button: str) -> None:
+    args = xdo_args(act("scroll", point=[100, 100], direction=direction, amount=amount))
+    assert args[:3] == ("mousemove", "100", "100")
+    assert args[3:] == ("mousedown", button, "mouseup", button) * amount
+
+
+def test_a_click_moves_then_clicks_and_zero_coordinates_are_honoured() -> None:
+    assert xdo_args(act("click", point=[0, 0])) == ("mousemove", "0", "0", "mousedown", "1", "mouseup", "1")
+
+
+@pytest.mark.parametrize("kind, presses", [("double_click", 2), ("triple_click", 3), ("right_click", 1), ("middle_click", 1)])
+def test_click_kinds_press_the_right_button_the_right_number_of_times(kind: str, presses: int) -> None:
+    button = {"right_click": "3", "middle_click": "2"}.get(kind, "1")
+    assert xdo_args(act(kind, point=[5, 5]))[3:] == ("mousedown", button, "mouseup", button) * presses
+
+
+def test_a_modified_click_holds_the_modifier_around_the_click() -> None:
+    args = xdo_args(act("click", point=[5, 5], modifiers=["ctrl", "shift"]))
+    assert args[3:] == ("keydown", "Control_L", "keydown", "Shift_L", "mousedown", "1", "mouseup", "1",
+                        "keyup", "Shift_L", "keyup", "Control_L")
+
+
+def test_a_drag_presses_at_the_start_moves_and_releases_at_the_end() -> None:
+    args = xdo_args(act("drag", start=[10, 20], end=[110, 220]))
+    assert args[:5] == ("mousemove", "10", "20", "mousedown", "1") and args[-2:] == ("mouseup", "1")
+    assert moves(args)[-1] == (110, 220) and len(moves(args)) > 2
+
+
+def test_mouse_down_and_up_use_the_named_button() -> None:
+    assert xdo_args(act("mouse_down", point=[3, 4], button="right")) == ("mousemove", "3", "4", "mousedown", "3")
+    assert xdo_args(act("mouse_up")) == ("mouseup", "1")
+
+
+# --- coordinates ----------------------------------------------------------------------------
+
+
+def test_raw_coordinates_from_a_model_sized_screenshot_map_to_the_screen() -> None:
+    op = operator(Screen(1280, 800), image=ImageSpace(1024, 640))  # both 16:10
+    assert moves(xdo_args(act("click", point=[512, 320]), op=op)) == [(640, 400)]
+    assert moves(xdo_args(act("click", point=[1023, 639]), op=op)) == [(1279, 799)]
+    assert moves(xdo_args(act("click", point=[0, 0]), op=op)) == [(0, 0)]
+
+
+def test_hidpi_scale_two_doubles_physical_coordinates() -> None:
+    op = operator(Screen(1280, 800, scale=2))
+    (x, y), = moves(xdo_args(act("click", point=[100, 200]), op=op))
+    assert x // 2 == 100 and y // 2 == 200  # a pixel of logical pixel (100, 200)'s 2x2 footprint
+    assert moves(xdo_args(act("click", point={"normalized": {"x": 0.5, "y": 0.5}}), op=op)) == [(1280, 800)]
+
+
+def test_an_out_of_screen_point_fails_naming_the_action_index() -> None:
+    with pytest.raises(InvalidAction, match=r"action 1 \(click\).*\(1280, 10\).*1280x800"):
+        steps(act("click", point=[10, 10]), act("click", point=[1280, 10]))
+
+
+def test_missing_coordinates_fail_naming_the_action_index() -> None:
+    with pytest.raises(InvalidAction, match=r"action 2 \(mouse_move\).*invalid coordinates"):
+        steps(act("wait", time=0), act("click", point=[1, 1]), act("mouse_move", point={}))
+
+
+def test_an_untypeable_character_fails_naming_the_action_index() -> None:
+    with pytest.raises(InvalidAction, match=r"action 0 \(type\).*U\+0000"):
+        steps(act("type", content="a\x00"))
+
+
+numbers = st.integers(-50, 3000) | st.floats(allow_nan=True, allow_infinity=True)
+points = st.one_of(
+    st.tuples(numbers, numbers).map(list),
+    st.builds(lambda x, y: {"normalized": {"x": x, "y": y}}, st.floats(-1, 2), st.floats(-1, 2)),
+    st.builds(lambda a, b, c, d: {"referenceBox": {"x1": a, "y1": b, "x2": c, "y2": d}}, numbers, numbers, numbers, numbers),
+)
+planned_actions = st.one_of(
+    st.builds(lambda k, p: act(k, point=p), st.sampled_from(["click", "double_click", "mouse_move", "mouse_down"]), points),
+    st.builds(lambda s, e: act("drag", start=s, end=e), points, points),
+    st.builds(lambda p, d: act("scroll", point=p, direction=d), points, st.sampled_from(["up", "down", "left", "right"])),
+    st.builds(lambda t: act("type", content=t), st.text(max_size=8)),
+)
+
+
+@given(st.lists(planned_actions, min_size=1, max_size=4), st.sampled_from([1, 1.5, 2]))
+def test_planning_parsed_actions_only_ever_raises_invalid_action(actions: list[dict[str, Any]], scale: float) -> None:
+    op = operator(Screen(1280, 800, scale), image=ImageSpace(1024, 640))
+    try:
+        plan = op.plan(parse_batch(actions))
+    except InvalidAction:
+        return
+    for step in plan.steps:
+        for x, y in moves(step.args) if isinstance(step, Xdo) else []:
+            assert 0 <= x < 1280 * scale and 0 <= y < 800 * scale
