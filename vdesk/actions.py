@@ -160,11 +160,12 @@ class Inputs(BaseModel):
         if not isinstance(value, dict):
             return value
         canonical: dict[str, Any] = {}
+        spelled: dict[str, str] = {}
         for name, item in value.items():
             target = INPUT_ALIASES.get(name, name)
             if target in canonical and item != canonical[target]:
-                raise ValueError(f"input {target!r} is given twice (as {name!r} too)")
-            canonical[target] = item
+                raise ValueError(f"input {target!r} is given twice, as {spelled[target]!r} and as {name!r}")
+            canonical[target], spelled[target] = item, name
         if "start" in canonical and "end" not in canonical and "point" not in canonical:
             canonical["point"] = canonical.pop("start")  # `start` alone means `point`
         if isinstance(canonical.get("direction"), str):

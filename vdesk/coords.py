@@ -118,7 +118,10 @@ def fit_max_pixels(screen: Screen, max_pixels: int) -> ImageSpace:
     if max_pixels < 1:
         raise ValueError("max_pixels must be positive")
     factor = min(1.0, math.sqrt(max_pixels / (screen.width * screen.height)))
-    return ImageSpace(max(1, math.floor(screen.width * factor)), max(1, math.floor(screen.height * factor)))
+    width, height = math.floor(screen.width * factor), math.floor(screen.height * factor)
+    if width < 1 or height < 1:
+        raise ValueError(f"max_pixels={max_pixels} is too small for a {screen.width}x{screen.height} screen")
+    return ImageSpace(width, height)
 
 
 def anthropic_target(screen: Screen) -> ImageSpace:

@@ -105,7 +105,9 @@ class LiveFramebuffer:
     # -- connection -------------------------------------------------------------------------
     def connect(self, timeout: float = 10.0) -> None:
         """Open the connection and wait for the first full frame."""
-        factory_class = type("BoundFactory", (_LiveFactory,), {})
+        # Each connection gets its own protocol class bound to this framebuffer.
+        protocol = type("BoundLiveClient", (_LiveClient,), {"live": self})
+        factory_class = type("BoundLiveFactory", (_LiveFactory,), {"protocol": protocol})
         done = threading.Event()
         outcome: list[object] = []
         proxy = vnc_api.connect(self.address, self._password, factory_class=factory_class, timeout=timeout)
@@ -120,7 +122,6 @@ class LiveFramebuffer:
             outcome.append(reason.value)
             done.set()
 
-        factory.protocol.live = self
         reactor.callFromThread(factory.deferred.addCallbacks, made, failed)
         if not done.wait(timeout):
             raise DesktopTimeout(f"{self.name}: no VNC handshake within {timeout:g} s")

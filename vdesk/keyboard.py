@@ -26,11 +26,10 @@ REUSE_GRACE_SECONDS = 0.15  # let the client read a keycode's last character bef
 def normalise(text: str) -> str:
     """Line ends become ``\\n``; control characters other than tab, newline, backspace, escape
     and delete are refused, naming their position."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    for index, char in enumerate(text):
-        if (ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0) and char not in "\n\t" and char not in CONTROL_KEYS:
+    for index, char in enumerate(text):  # positions as the caller wrote the text
+        if (ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0) and char not in "\n\t\r" and char not in CONTROL_KEYS:
             raise InvalidAction(f"cannot type control character U+{ord(char):04X} at position {index}")
-    return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 class ScratchKeymap:

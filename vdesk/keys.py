@@ -134,6 +134,16 @@ def combination(spec: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 def _split(spec: str) -> list[str]:
     text = _TWO_WORD_NAMES.sub(lambda m: m.group(1) + m.group(2), spec.strip())
-    # Names are separated by '+' or white space; a '+' standing where a name should
-    # right after another '+' ("ctrl++"), or alone ("+"), is the plus key itself.
-    return re.findall(r"[^+\s]+|(?<=\+)\+(?=$|\s)|^\+$", text)
+    # Names are separated by '+' or white space. A '+' that stands where a name is expected
+    # ("ctrl++", "ctrl + +", "+") or that ends the combination ("ctrl+") is the plus key.
+    names: list[str] = []
+    expecting_name = True
+    for token in re.findall(r"[^+\s]+|\+", text):
+        if token != "+" or expecting_name:
+            names.append(token)
+            expecting_name = False
+        else:
+            expecting_name = True
+    if text.endswith("+") and expecting_name and names:
+        names.append("+")
+    return names

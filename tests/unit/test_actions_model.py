@@ -88,8 +88,6 @@ def test_the_same_value_under_two_names_is_accepted() -> None:
     assert parse("type", text="a", content="a").inputs.content == "a"
 
 
-@pytest.mark.xfail(strict=True, reason="Inputs._canonical_names reports the duplicate with the name being "
-                   "read, not the one seen first: \"input 'content' is given twice (as 'content' too)\"")
 def test_an_input_given_twice_is_rejected_naming_both_spellings() -> None:
     message = error_of({"type": "type", "inputs": {"text": "a", "content": "b"}})
     assert "'text'" in message and "'content'" in message

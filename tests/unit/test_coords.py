@@ -159,8 +159,6 @@ def test_fit_max_pixels_never_enlarges(screen: Screen) -> None:
     assert fit_max_pixels(screen, screen.width * screen.height * 4).size == screen.size
 
 
-@pytest.mark.xfail(strict=True, reason="fit_max_pixels forces each side to >= 1 px after scaling, so a very "
-                   "elongated screen with a tiny budget gets an image over budget (3840x64, 10 px -> 24x1)")
 def test_fit_max_pixels_never_exceeds_even_a_tiny_budget() -> None:
     try:
         image = fit_max_pixels(Screen(3840, 64), 10)

@@ -91,8 +91,6 @@ def test_control_characters_are_refused_with_their_position(text: str, code: str
         normalise(text)
 
 
-@pytest.mark.xfail(strict=True, reason="normalise reports the position in the text after \\r\\n became \\n, "
-                   "so a control character after a CRLF is placed one character too early per CRLF")
 def test_the_refused_position_is_the_one_in_the_text_as_given() -> None:
     with pytest.raises(InvalidAction, match=r"position 4\b"):
         normalise("a\r\nb\x01")
