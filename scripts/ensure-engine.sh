@@ -8,8 +8,9 @@ set -euo pipefail
 engine_answers() { command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; }
 can_install() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }
 have_debootstrap() { [ -x /usr/sbin/debootstrap ] || command -v debootstrap >/dev/null 2>&1; }
+have_tools() { have_debootstrap && command -v docker-compose >/dev/null 2>&1; }
 
-if engine_answers && { have_debootstrap || ! can_install; }; then
+if engine_answers && { have_tools || ! can_install; }; then
   exit 0
 fi
 if ! can_install; then
@@ -21,6 +22,7 @@ fi
 missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io iptables ca-certificates)
 have_debootstrap || missing+=(debootstrap)
+command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "vdesk: installing ${missing[*]} ..."
   export DEBIAN_FRONTEND=noninteractive

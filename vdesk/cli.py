@@ -17,7 +17,7 @@ from rich.table import Table
 
 from vdesk import engine, image as desktop_image
 from vdesk.adapters import Format, to_actions
-from vdesk.desktop import Desktop, list_desktops, parse_size, remove_desktops
+from vdesk.desktop import VNC_TARGET, Desktop, list_desktops, parse_size, remove_desktops
 from vdesk.errors import InvalidAction, VdeskError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -170,13 +170,31 @@ def vnc(name: str, port: Annotated[int, typer.Option(help="Local port on 127.0.0
     from vdesk.tunnel import Tunnel
 
     with Desktop.attach(name) as desktop:
-        tunnel = Tunnel(desktop.client.api, desktop.id, "TCP:127.0.0.1:5900", tcp_port=port)
+        tunnel = Tunnel(desktop.client.api, desktop.id, VNC_TARGET, tcp_port=port)
         try:
             out.print(f"VNC of {name}: {tunnel.address}  password: {desktop.vnc_password}  (Ctrl-C to stop)", highlight=False)
             while desktop.is_alive():
                 time.sleep(1)
         finally:
             tunnel.close()
+
+
+@app.command()
+def bench(
+    baseline: Annotated[bool, typer.Option(help="Also time the naive ways, in the same run, and print ratios.")] = False,
+    repeats: Annotated[int, typer.Option(help="Samples per measurement.")] = 30,
+    desktops: Annotated[int, typer.Option(help="Desktops to bring up at once.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Measure speed and memory on real desktops (medians and p90)."""
+    from vdesk.bench import render, run_bench
+
+    report = run_bench(baseline=baseline, repeats=repeats, desktops=desktops,
+                       progress=lambda line: err.print(line, highlight=False))
+    if as_json:
+        print(report.to_json())
+    else:
+        out.print(render(report))
 
 
 @app.command()

@@ -41,6 +41,9 @@ from vdesk.windows import Windows, open_display
 LABEL = "vdesk"
 DEFAULT_SIZE = (1280, 800)
 VNC_PORT = 5900
+# nodelay: the RFB client sends small requests back to back; Nagle would hold the second one
+# for the peer's delayed acknowledgement (~40 ms per fresh frame).
+VNC_TARGET = f"TCP:127.0.0.1:{VNC_PORT},nodelay"
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$")
 Network = Literal["none", "bridge"]
 
@@ -277,7 +280,7 @@ class Desktop:
     # -- internals ----------------------------------------------------------------------------
     def _connect_frames(self, timeout: float) -> None:
         if self._vnc_tunnel is None:
-            self._vnc_tunnel = Tunnel(self.client.api, self.id, f"TCP:127.0.0.1:{VNC_PORT}")
+            self._vnc_tunnel = Tunnel(self.client.api, self.id, VNC_TARGET)
         self._frames = LiveFramebuffer(self._vnc_tunnel.address, self.vnc_password, self.name)
         deadline = time.monotonic() + timeout
         while True:

@@ -176,20 +176,25 @@ class LiveFramebuffer:
                     raise DesktopTimeout(f"{self.name}: no fresh frame within {timeout:g} s") from None
 
     def wait_until_settled(self, quiet: float = 0.04, timeout: float = 10.0) -> Frame:
-        """Return once the screen has not changed for ``quiet`` seconds."""
-        deadline = time.monotonic() + timeout
+        """Return once the screen has not changed for ``quiet`` seconds.
+
+        The quiet period counts from this call at the earliest: a change the server has not
+        yet sent (it polls the screen every few milliseconds) is not mistaken for calm.
+        """
+        started = time.monotonic()
+        deadline = started + timeout
         while True:
             self.sync(max(0.1, deadline - time.monotonic()))
-            since = time.monotonic() - self._last_change
-            if since >= quiet:
+            now = time.monotonic()
+            calm_since = max(self._last_change, started)
+            if now - calm_since >= quiet:
                 return self.latest()
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if now >= deadline:
                 raise DesktopTimeout(
                     f"{self.name}: the screen kept changing for {timeout:g} s "
-                    f"({self._version} updates so far, last {since * 1000:.0f} ms ago)"
+                    f"({self._version} updates so far, last {(now - self._last_change) * 1000:.0f} ms ago)"
                 )
-            time.sleep(min(quiet - since, remaining))
+            time.sleep(min(quiet - (now - calm_since), max(deadline - now, 0.001)))
 
     def wait_for_change(self, region: Region | None = None, timeout: float = 10.0,
                         since_version: int | None = None) -> Frame:

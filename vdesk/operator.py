@@ -251,13 +251,14 @@ class Operator:
                 self.desktop.channel.run(argv, stdin=piece, timeout=XDOTOOL_TIMEOUT + len(piece) / 100).check()
 
 
+# xdotool waits 12 ms after each keydown/keyup unless told otherwise.
 def _key_downs(keysyms: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(arg for sym in keysyms for arg in ("keydown", sym))
+    return tuple(arg for sym in keysyms for arg in ("keydown", "--delay", "0", sym))
 
 
 def _key_ups(keysyms: tuple[str, ...]) -> tuple[str, ...]:
     # Released in reverse, as a person lets go of a chord.
-    return tuple(arg for sym in reversed(keysyms) for arg in ("keyup", sym))
+    return tuple(arg for sym in reversed(keysyms) for arg in ("keyup", "--delay", "0", sym))
 
 
 def _presses(button: str, times: int) -> tuple[str, ...]:

@@ -1,0 +1,50 @@
+"""`docker compose up` starts one desktop from the same image, VNC on 127.0.0.1 with a password."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from vdesk.desktop import Desktop
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE = shutil.which("docker-compose")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.skipif(COMPOSE is None, reason="docker-compose is not installed (make engine installs it)")
+def test_compose_up_starts_a_password_protected_desktop_on_loopback():
+    port = free_port()
+    env = {**os.environ, "VDESK_VNC_PASSWORD": "c0mp0se!", "VDESK_VNC_PORT": str(port)}
+    project = ["docker-compose", "-p", f"vdeskcompose{port}", "-f", str(ROOT / "compose.yaml")]
+    subprocess.run([*project, "up", "-d", "--no-build"], env=env, check=True, capture_output=True, timeout=120)
+    try:
+        name = f"vdeskcompose{port}_desktop_1"
+        with Desktop.attach(name) as desktop:
+            assert desktop.vnc_password == "c0mp0se!"
+            assert desktop.vnc_address == f"127.0.0.1::{port}"
+            ports = desktop.container.attrs["HostConfig"]["PortBindings"]["5900/tcp"]
+            assert ports == [{"HostIp": "127.0.0.1", "HostPort": str(port)}]
+            assert desktop.screenshot().size == (1280, 800)
+    finally:
+        subprocess.run([*project, "down", "-t", "2"], env=env, capture_output=True, timeout=120)
+    assert not subprocess.run([*project, "ps", "-q"], env=env, capture_output=True, text=True).stdout.strip()
+
+
+def test_compose_refuses_to_start_without_a_password():
+    if COMPOSE is None:
+        pytest.skip("docker-compose is not installed (make engine installs it)")
+    env = {k: v for k, v in os.environ.items() if k != "VDESK_VNC_PASSWORD"}
+    result = subprocess.run(["docker-compose", "-f", str(ROOT / "compose.yaml"), "config"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "VDESK_VNC_PASSWORD" in result.stderr
