@@ -14,7 +14,7 @@ import io
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -54,7 +54,7 @@ class ExecuteResult(BaseModel):
 
     status: Literal["success", "failed"] = "success"
     error_message: str | None = None
-    executed: int = 0
+    executed: int = 0  # how many actions ran to completion
     finished: bool = False
     finished_content: str | None = None
     call_user: str | None = None
@@ -69,27 +69,33 @@ class ScreenContext(BaseModel):
 
 
 # -- the plan: what a batch turns into -------------------------------------------------------
+# Each step remembers the index of the action it belongs to, so a failure can say how many
+# actions completed even after steps of several actions were chained into one.
 @dataclass(frozen=True)
 class Xdo:
     """xdotool arguments; consecutive ones are chained into one invocation."""
 
     args: tuple[str, ...]
+    action: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
 class TypeText:
     text: str
+    action: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
 class Sleep:
     seconds: float
+    action: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
 class Mark:
     kind: Literal["finished", "call_user"]
     content: str | None
+    action: int = field(default=0, compare=False)
 
 
 Step = Xdo | TypeText | Sleep | Mark
@@ -98,9 +104,10 @@ Step = Xdo | TypeText | Sleep | Mark
 @dataclass
 class Plan:
     steps: list[Step] = field(default_factory=list)
+    action: int = 0  # the index of the action being planned
 
     def add(self, *steps: Step) -> None:
-        self.steps.extend(steps)
+        self.steps.extend(replace(step, action=self.action) for step in steps)
 
 
 class Operator:
@@ -160,8 +167,8 @@ class Operator:
             return ExecuteResult(status="failed", error_message=str(error))
         result = ExecuteResult()
         try:
-            for step_count, step in self._run(plan):
-                result.executed = step_count
+            for step in self._run(plan):
+                result.executed = step.action + 1
                 if isinstance(step, Mark) and step.kind == "finished":
                     result.finished, result.finished_content = True, step.content
                 elif isinstance(step, Mark):
@@ -177,6 +184,7 @@ class Operator:
         """Turn validated actions into steps, resolving every coordinate first."""
         plan = Plan()
         for index, action in enumerate(actions):
+            plan.action = index
             try:
                 self._plan_one(action, plan)
             except InvalidAction as error:
@@ -230,15 +238,15 @@ class Operator:
             args += ("mousemove", str(x), str(y))
         return args + ("mouseup", "1")
 
-    def _run(self, plan: Plan) -> Iterator[tuple[int, Step]]:
-        for count, batch in enumerate(_chained(plan.steps), start=1):
+    def _run(self, plan: Plan) -> Iterator[Step]:
+        for batch in _chained(plan.steps):
             if isinstance(batch, Xdo):
                 self.desktop.channel.run(["xdotool", *batch.args], timeout=XDOTOOL_TIMEOUT).check()
             elif isinstance(batch, TypeText):
                 self._type(batch.text)
             elif isinstance(batch, Sleep):
                 time.sleep(batch.seconds)
-            yield count, batch
+            yield batch
 
     def _type(self, text: str) -> None:
         # The text travels on stdin: a leading '-', quotes and shell characters are just text.
@@ -269,16 +277,18 @@ def _presses(button: str, times: int) -> tuple[str, ...]:
 def _chained(steps: list[Step]) -> Iterator[Step]:
     """Merge runs of consecutive xdotool steps into one."""
     pending: list[str] = []
+    last = 0
     for step in steps:
         if isinstance(step, Xdo):
             pending.extend(step.args)
+            last = step.action
             continue
         if pending:
-            yield Xdo(tuple(pending))
+            yield Xdo(tuple(pending), last)
             pending = []
         yield step
     if pending:
-        yield Xdo(tuple(pending))
+        yield Xdo(tuple(pending), last)
 
 
 def encode(image: Any, format: Literal["png", "jpeg"] = "png", quality: int = 85) -> bytes:
