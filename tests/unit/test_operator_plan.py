@@ -76,13 +76,13 @@ def test_finished_and_screenshot_send_nothing_to_the_desktop() -> None:
 
 def test_a_hotkey_presses_in_order_and_releases_in_reverse() -> None:
     assert xdo_args(act("hotkey", key="ctrl+shift+t")) == (
-        "keydown", "Control_L", "keydown", "Shift_L", "keydown", "t",
-        "keyup", "t", "keyup", "Shift_L", "keyup", "Control_L")
+        "keydown", "--delay", "0", "Control_L", "keydown", "--delay", "0", "Shift_L", "keydown", "--delay", "0", "t",
+        "keyup", "--delay", "0", "t", "keyup", "--delay", "0", "Shift_L", "keyup", "--delay", "0", "Control_L")
 
 
 def test_press_and_release_are_key_down_only_and_key_up_only() -> None:
-    assert xdo_args(act("press", key="shift")) == ("keydown", "Shift_L")
-    assert xdo_args(act("release", key="shift")) == ("keyup", "Shift_L")
+    assert xdo_args(act("press", key="shift")) == ("keydown", "--delay", "0", "Shift_L")
+    assert xdo_args(act("release", key="shift")) == ("keyup", "--delay", "0", "Shift_L")
 
 
 @pytest.mark.parametrize("amount, direction, button", [(1, "up", "4"), (3, "down", "5"), (7, "LEFT", "6"), (10, "right", "7")])
@@ -104,8 +104,8 @@ def test_click_kinds_press_the_right_button_the_right_number_of_times(kind: str,
 
 def test_a_modified_click_holds_the_modifier_around_the_click() -> None:
     args = xdo_args(act("click", point=[5, 5], modifiers=["ctrl", "shift"]))
-    assert args[3:] == ("keydown", "Control_L", "keydown", "Shift_L", "mousedown", "1", "mouseup", "1",
-                        "keyup", "Shift_L", "keyup", "Control_L")
+    assert args[3:] == ("keydown", "--delay", "0", "Control_L", "keydown", "--delay", "0", "Shift_L", "mousedown", "1", "mouseup", "1",
+                        "keyup", "--delay", "0", "Shift_L", "keyup", "--delay", "0", "Control_L")
 
 
 def test_a_drag_presses_at_the_start_moves_and_releases_at_the_end() -> None:
