@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -15,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from vdesk import engine, image as desktop_image
+from vdesk import engine as engines, image as desktop_image
 from vdesk.adapters import Format, to_actions
 from vdesk.desktop import VNC_TARGET, Desktop, list_desktops, parse_size, remove_desktops
 from vdesk.errors import InvalidAction, VdeskError
@@ -27,12 +28,30 @@ err = Console(stderr=True)
 DEFAULT_TTL = 2 * 3600
 
 
+@dataclass
+class Options:
+    """Options that apply to every command."""
+
+    engine: str | None = None
+
+
+_options = Options()
+
+
+@app.callback()
+def _global_options(
+    engine: Annotated[Optional[str], typer.Option(envvar="VDESK_ENGINE", help=(
+        "Docker engine: a DOCKER_HOST-style URL (unix://, tcp://, ssh://) or a Docker context name."))] = None,
+) -> None:
+    _options.engine = engine
+
+
 def main() -> None:
     """Console entry point: run the app, turning vdesk's errors into one clear line."""
     try:
         app()
     except VdeskError as error:
-        err.print(f"[bold red]vdesk:[/] {error}", highlight=False, markup=True)
+        err.print(f"[bold red]vdesk:[/] {error}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         err.print("vdesk: interrupted")
@@ -42,7 +61,7 @@ def main() -> None:
 @app.command()
 def build() -> None:
     """Build the desktop image (reuses what an earlier build made)."""
-    client = engine.connect()
+    client = engines.connect(_options.engine)
     if desktop_image.is_current(client):
         out.print(f"{desktop_image.IMAGE} is up to date")
         return
@@ -60,7 +79,7 @@ def up(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Start a desktop that outlives this command (until `vdesk down` or its TTL)."""
-    desktop = Desktop.up(parse_size(size), scale=scale, name=name, ttl=ttl or None, lease=False,
+    desktop = Desktop.up(parse_size(size), scale=scale, name=name, ttl=ttl or None, lease=False, engine=_options.engine,
                          network=network)  # type: ignore[arg-type]
     try:
         facts = {"name": desktop.name, "vnc": desktop.vnc_address if network == "bridge" else f"vdesk vnc {desktop.name}",
@@ -76,7 +95,7 @@ def up(
 @app.command("ls")
 def list_command(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """List vdesk desktops."""
-    desktops = list_desktops()
+    desktops = list_desktops(_options.engine)
     if as_json:
         print(json.dumps([{"name": d.name, "id": d.id, "status": d.status, "size": f"{d.size[0]}x{d.size[1]}",
                            "scale": d.scale, "created": d.created.isoformat(), "owner": d.owner,
@@ -97,7 +116,7 @@ def shot(
     size: Annotated[Optional[str], typer.Option(help="Resize to WIDTHxHEIGHT.")] = None,
 ) -> None:
     """Save a screenshot of a desktop."""
-    with Desktop.attach(name) as desktop:
+    with Desktop.attach(name, engine=_options.engine) as desktop:
         frame = desktop.screenshot(parse_size(size) if size else None)
     frame.save(output)
     out.print(f"saved {output} ({frame.width}x{frame.height})")
@@ -119,7 +138,7 @@ def exec_command(
         payloads.append(sys.stdin.read() if file == "-" else Path(file).read_text())
     if not payloads:
         raise InvalidAction("no actions given: pass ACTION arguments or -f FILE")
-    with Desktop.attach(name) as desktop:
+    with Desktop.attach(name, engine=_options.engine) as desktop:
         batch = [a for p in payloads for a in _parse_payload(format, p, desktop)]  # type: ignore[arg-type]
         result = desktop.execute(batch, settle=settle)
     print(result.model_dump_json(exclude_none=True))
@@ -142,7 +161,7 @@ def run(
     timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.")] = 60.0,
 ) -> None:
     """Start a program in a desktop (returns at once unless --wait)."""
-    with Desktop.attach(name) as desktop:
+    with Desktop.attach(name, engine=_options.engine) as desktop:
         result = desktop.run(command, wait=wait, timeout=timeout)
     if wait:
         sys.stdout.write(result.stdout)
@@ -157,10 +176,10 @@ def down(
 ) -> None:
     """Remove desktops."""
     if all_:
-        names = [d.name for d in list_desktops()]
+        names = [d.name for d in list_desktops(_options.engine)]
     elif not names:
         raise InvalidAction("name the desktops to remove, or pass --all")
-    for removed in remove_desktops(names or []):
+    for removed in remove_desktops(names or [], _options.engine):
         out.print(f"removed {removed}")
 
 
@@ -169,7 +188,7 @@ def vnc(name: str, port: Annotated[int, typer.Option(help="Local port on 127.0.0
     """Forward a local port on 127.0.0.1 to a desktop's VNC server until Ctrl-C."""
     from vdesk.tunnel import Tunnel
 
-    with Desktop.attach(name) as desktop:
+    with Desktop.attach(name, engine=_options.engine) as desktop:
         tunnel = Tunnel(desktop.client.api, desktop.id, VNC_TARGET, tcp_port=port)
         try:
             out.print(f"VNC of {name}: {tunnel.address}  password: {desktop.vnc_password}  (Ctrl-C to stop)", highlight=False)

@@ -28,7 +28,7 @@ from docker.models.containers import Container
 from PIL import Image
 from Xlib.display import Display as XDisplay
 
-from vdesk import engine, image as desktop_image
+from vdesk import engine as engines, image as desktop_image
 from vdesk.channel import Channel, Completed
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, VdeskError
@@ -105,7 +105,7 @@ class Desktop:
     # -- lifecycle ----------------------------------------------------------------------------
     @classmethod
     def up(cls, size: tuple[int, int] = DEFAULT_SIZE, *, scale: float = 1.0, name: str | None = None,
-           image: str = desktop_image.IMAGE, engine_url: str | None = None,
+           image: str = desktop_image.IMAGE, engine: str | None = None,
            network: Network = "none", ttl: float | None = None, lease: bool = True,
            limits: Limits = Limits(), timeout: float = 30.0,
            environment: dict[str, str] | None = None) -> Desktop:
@@ -121,8 +121,8 @@ class Desktop:
             raise InvalidAction(f"network must be 'none' or 'bridge', got {network!r}")
         if ttl is not None and ttl < 0:
             raise InvalidAction(f"ttl must be 0 (none) or a number of seconds, got {ttl}")
-        client = engine.connect(engine_url)
-        image_name = desktop_image.ensure(client, image)
+        client = engines.connect(engine)
+        image_name = desktop_image.ensure(client, image, source=_local_engine() if engine else None)
         password = secrets.token_urlsafe(12)[:8]  # VNC authentication uses at most 8 characters
         container = _run_container(client, image_name, name, screen, password, network, ttl,
                                    lease, limits, environment or {})
@@ -137,10 +137,10 @@ class Desktop:
         return desktop
 
     @classmethod
-    def attach(cls, name: str, *, engine_url: str | None = None, timeout: float = 10.0) -> Desktop:
+    def attach(cls, name: str, *, engine: str | None = None, timeout: float = 10.0) -> Desktop:
         """Drive a desktop started elsewhere (e.g. by ``vdesk up``). Leaving a ``with`` block
         of an attached desktop only disconnects; :meth:`down` still removes it."""
-        client = engine.connect(engine_url)
+        client = engines.connect(engine)
         container = _find(client, name)
         if container.status != "running":
             raise DesktopGone(f"desktop {name} is {container.status}, not running")
@@ -214,6 +214,9 @@ class Desktop:
         """Where a VNC viewer reaches this desktop from this machine: a published
         ``127.0.0.1::PORT`` (bridge network) or this process's private tunnel socket."""
         published = _published_port(self.container)
+        if not published and self.container.attrs.get("HostConfig", {}).get("PortBindings"):
+            self.container.reload()  # ports are assigned on start, after `run` read the attributes
+            published = _published_port(self.container)
         if published:
             return f"127.0.0.1::{published}"
         return self.frames.address
@@ -269,6 +272,9 @@ class Desktop:
         if not argv or not all(isinstance(a, str) and a for a in argv):
             raise InvalidAction("argv must be a non-empty list of non-empty strings")
         result = self._guard(lambda: self.channel.run(argv, stdin=stdin, timeout=timeout, detach=not wait))
+        if wait and result.returncode == 124 and re.fullmatch(r"timed out after \S+ s", result.stderr):
+            # The channel killed it at the deadline (its reply for that case, exactly).
+            raise DesktopTimeout(f"desktop {self.name}: {argv[0]} did not finish within {timeout:g} s (it was killed)")
         if not wait and result.returncode != 0:
             result.check()
         return result
@@ -357,6 +363,14 @@ def _run_container(client: docker.DockerClient, image_name: str, name: str, scre
         raise VdeskError(f"starting desktop {name} failed: {error.explanation}") from None
 
 
+def _local_engine() -> docker.DockerClient | None:
+    """The default engine, as a source of the image for another engine; None if unreachable."""
+    try:
+        return engines.connect()
+    except VdeskError:
+        return None
+
+
 def _find(client: docker.DockerClient, name: str) -> Container:
     _check_name(name)
     try:
@@ -378,20 +392,57 @@ def _remove(container: Container) -> None:
             raise
 
 
-def list_desktops(engine_url: str | None = None, client: docker.DockerClient | None = None) -> list[DesktopInfo]:
+def list_desktops(engine: str | None = None, client: docker.DockerClient | None = None) -> list[DesktopInfo]:
     """Every vdesk desktop on the engine, running or not."""
-    client = client or engine.connect(engine_url)
+    client = client or engines.connect(engine)
     containers = client.containers.list(all=True, filters={"label": f"{LABEL}=desktop"})
     return sorted((describe(c) for c in containers), key=lambda info: info.created)
 
 
-def remove_desktops(names: Sequence[str], engine_url: str | None = None) -> list[str]:
+def remove_desktops(names: Sequence[str], engine: str | None = None) -> list[str]:
     """Remove the named desktops; raises :class:`DesktopNotFound` before removing any if one is missing."""
-    client = engine.connect(engine_url)
+    client = engines.connect(engine)
     containers = [_find(client, name) for name in names]
     for container in containers:
         _remove(container)
     return [c.name for c in containers]
+
+
+def prune_desktops(engine: str | None = None, *, only: Sequence[str] | None = None) -> list[str]:
+    """Remove the desktops nobody can use any more and return their names: those past their
+    time-to-live, stopped ones (exited, dead, or created over a minute ago and never started),
+    and leased ones that are not running (their owner is gone). A running desktop within its
+    time-to-live and any container not labelled ``vdesk=desktop`` are never touched.
+    ``only`` limits the candidates to those names."""
+    client = engines.connect(engine)
+    now = time.time()
+    removed = []
+    containers = client.containers.list(all=True, filters={"label": f"{LABEL}=desktop"}, ignore_removed=True)
+    for container in containers:
+        labels = container.labels
+        if labels.get(LABEL) != "desktop" or (only is not None and container.name not in only):
+            continue
+        expires = _label_number(labels, "vdesk.expires-at")
+        expired = 0 < expires <= now
+        stopped = container.status in ("exited", "dead") or (container.status == "created" and _age(container) > 60)
+        orphaned = labels.get("vdesk.leased") == "true" and container.status not in ("running", "paused", "created")
+        if expired or stopped or orphaned:
+            _remove(container)
+            removed.append(container.name)
+    return removed
+
+
+def _label_number(labels: dict[str, str], key: str) -> float:
+    try:
+        return float(labels.get(key) or 0)
+    except ValueError:
+        return 0.0
+
+
+def _age(container: Container) -> float:
+    """Seconds since the engine created ``container``."""
+    created = datetime.strptime(container.attrs["Created"][:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    return time.time() - created.timestamp()
 
 
 def describe(container: Container) -> DesktopInfo:
@@ -433,14 +484,14 @@ def _screen(size: tuple[int, int], scale: float) -> Screen:
 
 
 def _check_name(name: str) -> str:
-    if not NAME_PATTERN.match(name):
+    if not NAME_PATTERN.fullmatch(name):  # match() would let a trailing newline through
         raise InvalidAction(f"invalid desktop name {name!r}: use letters, digits, '_', '.', '-' (max 63)")
     return name
 
 
 def parse_size(text: str) -> tuple[int, int]:
     """``"1280x800"`` → ``(1280, 800)``; raises :class:`InvalidAction` naming the bad text."""
-    match = re.fullmatch(r"(\d+)[x×](\d+)", text.strip())
+    match = re.fullmatch(r"([0-9]{1,6})[x×]([0-9]{1,6})", text.strip())  # int() refuses > 4300 digits
     if not match:
         raise InvalidAction(f"invalid size {text!r}: write WIDTHxHEIGHT, e.g. 1280x800")
     return int(match.group(1)), int(match.group(2))

@@ -1,10 +1,18 @@
-"""Reaching a Docker engine, with one clear error when there is none."""
+"""Reaching a Docker engine, with one clear error when there is none.
+
+An engine is named the way Docker names it: a ``DOCKER_HOST``-style URL (``unix://``,
+``tcp://`` — with TLS from ``DOCKER_TLS_VERIFY``/``DOCKER_CERT_PATH`` as usual — or ``ssh://``),
+or the name of a Docker context. Nothing is named: the environment's default engine.
+"""
 
 from __future__ import annotations
+
+import os
 
 import docker
 import docker.errors
 import requests.exceptions
+from docker.context import ContextAPI
 
 from vdesk.errors import EngineUnavailable
 
@@ -12,13 +20,13 @@ API_TIMEOUT = 60  # seconds for one API call; image builds stream and are not bo
 
 
 def connect(engine: str | None = None) -> docker.DockerClient:
-    """A client for ``engine`` (a ``DOCKER_HOST``-style URL) or the environment's default.
+    """A client for ``engine`` (URL or context name) or the environment's default.
 
     Raises :class:`EngineUnavailable` with what to do when no engine answers.
     """
     where = engine or "the default Docker engine (DOCKER_HOST or /var/run/docker.sock)"
     try:
-        client = docker.DockerClient(base_url=engine, timeout=API_TIMEOUT) if engine else docker.from_env(timeout=API_TIMEOUT)
+        client = _client(engine)
         client.ping()
     except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as error:
         raise EngineUnavailable(
@@ -26,6 +34,21 @@ def connect(engine: str | None = None) -> docker.DockerClient:
             f"or point DOCKER_HOST at one ({_short(error)})"
         ) from None
     return client
+
+
+def _client(engine: str | None) -> docker.DockerClient:
+    if engine is None:
+        return docker.from_env(timeout=API_TIMEOUT)
+    if "://" in engine:
+        environment = {**os.environ, "DOCKER_HOST": engine}
+        # ssh:// goes through the system's ssh client, so ~/.ssh/config and agents apply.
+        return docker.from_env(environment=environment, timeout=API_TIMEOUT,
+                               use_ssh_client=engine.startswith("ssh://"))
+    context = ContextAPI.get_context(engine)
+    if context is None:
+        raise EngineUnavailable(f"no Docker context named {engine!r} (see `docker context ls`)")
+    return docker.DockerClient(base_url=context.Host, tls=context.TLSConfig, timeout=API_TIMEOUT,
+                               use_ssh_client=str(context.Host).startswith("ssh://"))
 
 
 def _short(error: Exception) -> str:

@@ -59,15 +59,30 @@ def is_current(client: docker.DockerClient, image: str = IMAGE) -> bool:
     return (found.labels or {}).get(CONTEXT_LABEL) == context_hash()
 
 
-def ensure(client: docker.DockerClient, image: str = IMAGE, progress: Progress = print) -> str:
-    """Return ``image``; vdesk's own image is built first if it is missing or stale."""
+def ensure(client: docker.DockerClient, image: str = IMAGE, progress: Progress = print,
+           source: docker.DockerClient | None = None) -> str:
+    """Return ``image``; vdesk's own image is made first if it is missing or stale: copied
+    from ``source`` (another engine that has it current), or else built."""
     if image != IMAGE:
         if not _exists(client, image):
             raise ImageError(f"image {image!r} not found; build it, or use vdesk's own ({IMAGE})")
         return image
     if not is_current(client):
-        build(client, progress=progress)
+        if source is not None and is_current(source):
+            copy(source, client, progress)
+        else:
+            build(client, progress=progress)
     return IMAGE
+
+
+def copy(source: docker.DockerClient, target: docker.DockerClient, progress: Progress = print) -> None:
+    """Stream vdesk's image from one engine to another (``docker save | docker load``)."""
+    progress(f"copying {IMAGE} to the target engine ...")
+    try:
+        target.api.load_image(source.api.get_image(IMAGE))
+        target.images.get(IMAGE).tag(IMAGE_REPOSITORY, "latest")
+    except docker.errors.APIError as error:
+        raise ImageError(f"copying {IMAGE} between engines failed: {error.explanation}") from None
 
 
 def build(client: docker.DockerClient, progress: Progress = print, base: str | None = None) -> str:

@@ -1,0 +1,99 @@
+"""Desktops on another Docker engine: a second dockerd on this machine with its own socket and
+data root stands in for a remote one. VNC and X travel through exec tunnels, so nothing is
+published beyond that engine, and the lease still removes a desktop whose owner dies."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import pytest
+
+from tests.desktop.helpers import vdesk_containers, wait_gone
+from vdesk.desktop import Desktop, list_desktops
+from vdesk.engine import connect
+
+VDESK = str(Path(sys.executable).parent / "vdesk")
+
+
+@pytest.fixture(scope="module")
+def second_engine() -> Iterator[str]:
+    """A second dockerd with its own socket, data root and exec root; removed afterwards."""
+    if shutil.which("dockerd") is None:
+        pytest.fail("dockerd is not installed (make engine installs it)")
+    root = Path(tempfile.mkdtemp(prefix="vdesk-engine2-"))
+    url = f"unix://{root}/docker.sock"
+    log = (root / "dockerd.log").open("w")
+    daemon = subprocess.Popen(
+        ["dockerd", "--host", url, "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
+         "--pidfile", str(root / "docker.pid"), "--bridge", "none", "--iptables=false", "--ip-masq=false"],
+        stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                connect(url)
+                break
+            except Exception:
+                if time.monotonic() > deadline or daemon.poll() is not None:
+                    raise AssertionError((root / "dockerd.log").read_text()[-2000:])
+                time.sleep(0.2)
+        yield url
+    finally:
+        for container in docker.DockerClient(base_url=url).containers.list(all=True):
+            container.remove(force=True)
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=30)
+        log.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_desktop_runs_on_another_engine_and_is_driven_through_tunnels(second_engine):
+    with Desktop.up(engine=second_engine) as desktop:
+        assert desktop.name in {d.name for d in list_desktops(second_engine)}
+        assert desktop.name not in vdesk_containers(docker.from_env())
+        assert desktop.container.attrs["HostConfig"]["PortBindings"] in ({}, None)
+        desktop.run(["xterm", "-title", "remote"])
+        assert desktop.windows.wait_for("remote").viewable
+        assert desktop.execute([{"type": "type", "inputs": {"content": "echo hi\n"}}]).status == "success"
+        assert desktop.screenshot().size == (1280, 800)
+
+
+OWNER = textwrap.dedent("""
+    import sys, time
+    from vdesk.desktop import Desktop
+    desktop = Desktop.up(engine=sys.argv[1])
+    print(desktop.name, flush=True)
+    time.sleep(600)
+""")
+
+
+def test_the_lease_removes_a_remote_desktop_when_its_owner_is_killed(second_engine):
+    client = docker.DockerClient(base_url=second_engine)
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, second_engine], stdout=subprocess.PIPE, text=True)
+    try:
+        name = owner.stdout.readline().strip()
+        assert name in vdesk_containers(client)
+        owner.kill()
+        print(f"remote desktop gone {wait_gone(client, name, timeout=10):.2f} s after SIGKILL")
+    finally:
+        owner.kill()
+        owner.wait()
+
+
+def test_the_command_line_takes_an_engine(second_engine):
+    up = subprocess.run([VDESK, "--engine", second_engine, "up", "--json"], capture_output=True, text=True, timeout=120)
+    assert up.returncode == 0, up.stderr
+    name = up.stdout.split('"name": "')[1].split('"')[0]
+    listed = subprocess.run([VDESK, "--engine", second_engine, "ls", "--json"], capture_output=True, text=True)
+    assert name in listed.stdout
+    down = subprocess.run([VDESK, "--engine", second_engine, "down", name], capture_output=True, text=True)
+    assert down.returncode == 0 and name not in vdesk_containers(docker.DockerClient(base_url=second_engine))
