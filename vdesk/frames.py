@@ -5,6 +5,9 @@ pushes every change as it happens and the local framebuffer stays current. A scr
 unchanged screen is a copy of that buffer; a *fresh* one costs a single round trip (a tiny
 non-incremental request that the server answers together with everything pending). Waits watch
 the stream of updates instead of sleeping.
+
+Pixels come RAW: on this loopback tunnel a full 1280x800 frame of text took 39 ms raw against
+180 ms with ZRLE and 660 ms with Hextile, whose decoders run in Python.
 """
 
 from __future__ import annotations

@@ -77,3 +77,27 @@ def test_exec_speaks_model_formats(shared_desktop):
     assert anthropic.returncode == 0, anthropic.stderr + anthropic.stdout
     openai = vdesk("exec", name, "--format", "openai", '{"type": "keypress", "keys": ["CTRL", "L"]}')
     assert openai.returncode == 0, openai.stderr + openai.stdout
+
+
+def test_vnc_forwards_a_loopback_port_that_needs_the_password(shared_desktop):
+    import socket
+    import time
+
+    from vncdotool import api
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    forward = subprocess.Popen([VDESK, "vnc", shared_desktop.name, "--port", str(port)],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert f"127.0.0.1:{port}" in forward.stdout.readline()
+        client = api.connect(f"127.0.0.1::{port}", password=shared_desktop.vnc_password, timeout=10)
+        try:
+            client.refreshScreen()
+            assert client.screen.size == (1280, 800)
+        finally:
+            client.disconnect()
+    finally:
+        forward.terminate()
+        forward.wait(timeout=10)
