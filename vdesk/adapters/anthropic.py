@@ -19,26 +19,38 @@ Decisions beyond the wire format:
 * ``scroll_amount`` 0 scrolls nothing (only moves the pointer to ``coordinate`` if given).
 * ``left_mouse_down``/``left_mouse_up`` accept an optional ``coordinate`` (move there first).
 * Fields an action does not take are rejected by name, as the reference tool does.
+
+:class:`AnthropicComputer` runs tool calls end to end against a desktop: it shows the model
+screenshots scaled to the XGA/WXGA/FWXGA size the reference tool would use, maps the model's
+coordinates back to the screen, and answers each call with a :class:`ToolResult`.
 """
 
 from __future__ import annotations
 
+import base64
+import math
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 
 from vdesk import keys
 from vdesk.actions import BaseAction, describe
-from vdesk.coords import ImageSpace
+from vdesk.coords import ImageSpace, PhysicalPoint, anthropic_target, to_image
 from vdesk.errors import InvalidAction
+from vdesk.operator import Operator, encode
+
+if TYPE_CHECKING:
+    from vdesk.desktop import Desktop
 
 __all__ = [
     "BETA_FLAGS",
     "MAX_DURATION_SECONDS",
     "AnthropicCall",
+    "AnthropicComputer",
     "ComputerInput",
+    "ToolResult",
     "Version",
     "tool_definition",
     "translate",
@@ -338,3 +350,128 @@ _ACTIONS = {
     "type": _type,
     "wait": _wait,
 }
+
+
+# --- running tool calls against a desktop -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a ``computer`` tool call answers: text, an error, and/or a PNG screenshot."""
+
+    output: str | None = None
+    error: str | None = None
+    base64_image: str | None = None
+
+    def to_api(self, tool_use_id: str) -> dict[str, Any]:
+        """The ``tool_result`` content block that answers the ``tool_use`` block ``tool_use_id``."""
+        content: list[dict[str, Any]] = []
+        text = self.error if self.error is not None else self.output
+        if text:
+            content.append({"type": "text", "text": text})
+        if self.base64_image:
+            source = {"type": "base64", "media_type": "image/png", "data": self.base64_image}
+            content.append({"type": "image", "source": source})
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+        if self.error is not None:
+            block["is_error"] = True
+        return block
+
+
+class AnthropicComputer:
+    """Runs a model's ``computer`` tool calls on a desktop, as the reference tool does.
+
+    The model is shown screenshots at :func:`~vdesk.coords.anthropic_target` of the screen
+    (XGA 1024x768, WXGA 1280x800 or FWXGA 1366x768 by aspect ratio, or the screen's own size),
+    and every coordinate it sends, and ``cursor_position`` and ``zoom``, are in that space.
+    Calling it never raises: a malformed call or a failure comes back as ``ToolResult.error``,
+    and a malformed call runs nothing.
+
+        computer = AnthropicComputer(desktop)
+        tools = [computer.tool_definition()]
+        ...
+        result = computer(block.input)  # for each tool_use block named "computer"
+        reply_content.append(result.to_api(block.id))
+    """
+
+    name = "computer"
+
+    def __init__(self, desktop: Desktop, version: Version = "computer_20251124", *,
+                 enable_zoom: bool = True, settle_timeout: float = 5.0) -> None:
+        _check_version(version)
+        self.desktop = desktop
+        self.version: Version = version
+        self.enable_zoom = enable_zoom and version in _ZOOM_VERSIONS
+        self.settle_timeout = settle_timeout
+        self.image = anthropic_target(desktop.screen)
+        self.operator = Operator(desktop, image=self.image)
+
+    def tool_definition(self) -> dict[str, Any]:
+        """The tool spec for the API request; its display size is the scaled screenshot's."""
+        return tool_definition(self.image, self.version, enable_zoom=self.enable_zoom)
+
+    @property
+    def beta_flag(self) -> str:
+        """The ``anthropic-beta`` flag this tool version needs."""
+        return BETA_FLAGS[self.version]
+
+    def __call__(self, tool_input: dict[str, Any]) -> ToolResult:
+        try:
+            call = translate(tool_input, version=self.version)
+            if call.observation == "zoom" and not self.enable_zoom:
+                raise InvalidAction("zoom is not enabled for this tool")
+            if call.observation == "cursor_position":
+                return ToolResult(output=self._cursor_position())
+            if call.observation == "zoom":
+                assert call.region is not None
+                return ToolResult(base64_image=self._zoom(call.region))
+            if call.actions:
+                failure = self._execute(call.actions, tool_input)
+                if failure is not None:
+                    return ToolResult(error=failure)
+            return self._screenshot()
+        except Exception as error:  # the model hears about every failure; nothing escapes
+            return ToolResult(error=str(error) or type(error).__name__)
+
+    def _execute(self, actions: list[BaseAction], tool_input: dict[str, Any]) -> str | None:
+        """Run the actions (the raw tool input rides along); the error message, if any."""
+        result = self.operator.execute({"actions": actions, "tool_input": tool_input})
+        if result.status != "success":
+            return result.error_message or "the action failed"
+        # Answer with the screen the actions led to, but a screen that never stops changing
+        # (a video, a spinner) still gets its screenshot rather than an error.
+        try:
+            self.desktop.wait_until_settled(timeout=self.settle_timeout)
+        except Exception:
+            pass
+        return None
+
+    def _screenshot(self) -> ToolResult:
+        shot = self.operator.screenshot()
+        if shot.status != "success":
+            return ToolResult(error=f"screenshot failed: {shot.error_message}")
+        return ToolResult(base64_image=shot.base64)
+
+    def _cursor_position(self) -> str:
+        """``X=…,Y=…``: the pointer in the scaled screenshot's pixels."""
+        argv = ["xdotool", "getmouselocation", "--shell"]
+        stdout = self.desktop.run(argv, wait=True, timeout=10).check().stdout
+        fields = dict(line.split("=", 1) for line in stdout.splitlines() if "=" in line)
+        x, y = to_image(PhysicalPoint(int(fields["X"]), int(fields["Y"])), self.image, self.desktop.screen)
+        x, y = min(math.floor(x), self.image.width - 1), min(math.floor(y), self.image.height - 1)
+        return f"X={x},Y={y}"
+
+    def _zoom(self, region: tuple[int, int, int, int]) -> str:
+        """A PNG of ``region`` (scaled-screenshot pixels) at the screen's full resolution."""
+        x1, y1, x2, y2 = region
+        if x2 > self.image.width or y2 > self.image.height:
+            raise InvalidAction(
+                f"zoom: region {list(region)} is outside the "
+                f"{self.image.width}x{self.image.height} screenshot"
+            )
+        pw, ph = self.desktop.screen.physical_size
+        sx, sy = pw / self.image.width, ph / self.image.height
+        box = (math.floor(x1 * sx), math.floor(y1 * sy),
+               min(pw, math.ceil(x2 * sx)), min(ph, math.ceil(y2 * sy)))
+        crop = self.desktop.frames.fresh().image.crop(box)
+        return base64.b64encode(encode(crop, "png")).decode()

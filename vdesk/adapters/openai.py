@@ -23,24 +23,34 @@ Decisions beyond the wire format:
 * ``wait`` has no duration on the wire; it waits :data:`WAIT_SECONDS`.
 * An optional ``keys`` list on ``click``, ``double_click`` and ``scroll`` is taken as keys held
   during the action. Other unknown fields are rejected by name.
+
+:class:`OpenAIComputer` runs those actions end to end against a desktop and answers each with
+a screenshot, as the OpenAI loop expects.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 
 from vdesk import keys
 from vdesk.actions import BaseAction, describe
-from vdesk.errors import InvalidAction
+from vdesk.coords import ImageSpace
+from vdesk.errors import InvalidAction, VdeskError
+from vdesk.operator import Operator, ScreenshotOutput
+
+if TYPE_CHECKING:
+    from vdesk.desktop import Desktop
 
 __all__ = [
     "MAX_SCROLL_NOTCHES",
     "PIXELS_PER_NOTCH",
     "WAIT_SECONDS",
     "OpenAICall",
+    "OpenAIComputer",
+    "call_output",
     "notches",
     "translate",
     "translate_call",
@@ -323,3 +333,68 @@ _BUILDERS: dict[type[_Action], Any] = {
     Click: _click, DoubleClick: _double_click, Drag: _drag, Keypress: _keypress,
     Move: _move, Scroll: _scroll, TypeText: _type, Wait: _wait,
 }
+
+
+# --- running actions against a desktop --------------------------------------------------------
+
+
+class OpenAIComputer:
+    """Runs OpenAI ``computer_call`` actions on a desktop and answers with a screenshot.
+
+    ``image`` is the size of the screenshots the model is shown (default: the logical screen);
+    ``x``/``y`` it sends are pixels of that image.
+
+    Errors are split by whose they are:
+
+    * the **model's** — an unknown action or field, a bad key name, a point outside the
+      screenshot — raise :class:`InvalidAction` naming the field or quoting the value, before
+      anything reaches the desktop; the caller tells the model (the wire format has no error
+      field for a ``computer_call_output``);
+    * the **desktop's** — the action or the screenshot failed while running — come back as a
+      :class:`~vdesk.operator.ScreenshotOutput` with ``status="failed"`` and ``error_message``,
+      as the operator contract folds them.
+
+        computer = OpenAIComputer(desktop)
+        shot = computer(item["action"])  # for each computer_call item
+        next_input.append(call_output(item["call_id"], shot))
+    """
+
+    environment = "linux"
+
+    def __init__(self, desktop: Desktop, image: ImageSpace | None = None, *,
+                 settle_timeout: float = 5.0) -> None:
+        self.desktop = desktop
+        self.operator = Operator(desktop, image=image)
+        self.image = self.operator.image
+        self.settle_timeout = settle_timeout
+
+    def tool_definition(self) -> dict[str, Any]:
+        """The ``computer_use_preview`` tool spec, with the screenshot size as the display."""
+        return {"type": "computer_use_preview", "display_width": self.image.width,
+                "display_height": self.image.height, "environment": self.environment}
+
+    def __call__(self, action: dict[str, Any]) -> ScreenshotOutput:
+        """Run one action (``{"type": ...}``) or a whole ``computer_call`` item (with
+        ``action`` or ``actions``), then return the screen it led to."""
+        is_item = isinstance(action, dict) and (
+            action.get("type") == "computer_call" or "action" in action or "actions" in action)
+        call = translate_call(action) if is_item else translate(action)
+        self.operator.plan(call.actions)  # resolves every point: raises before anything runs
+        if call.actions:
+            result = self.operator.execute({"actions": call.actions, "computer_action": action})
+            if result.status != "success":
+                return ScreenshotOutput(status="failed", error_message=result.error_message)
+            try:
+                self.desktop.wait_until_settled(timeout=self.settle_timeout)
+            except Exception:
+                pass  # a screen that never stops changing still gets its screenshot
+        return self.operator.screenshot()
+
+
+def call_output(call_id: str, shot: ScreenshotOutput) -> dict[str, Any]:
+    """The ``computer_call_output`` input item that answers ``call_id`` with ``shot``."""
+    if shot.status != "success":
+        raise VdeskError(f"no screenshot to send: {shot.error_message}")
+    image_url = f"data:{shot.content_type};base64,{shot.base64}"
+    return {"type": "computer_call_output", "call_id": call_id,
+            "output": {"type": "computer_screenshot", "image_url": image_url}}

@@ -22,19 +22,26 @@ size. The numbers a model writes are read in one of two units:
 A box (four numbers, or ``<bbox>…</bbox>``) targets its centre and is kept, in the model's own
 units, as ``referenceBox``. Every problem with a reply raises :class:`~vdesk.errors.ParseError`
 (an :class:`~vdesk.errors.InvalidAction`) whose message quotes the part at fault.
+
+:func:`run_reply` parses a reply against the screenshot size an operator hands out and runs it.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from vdesk.actions import ACTION_ALIASES, UNSUPPORTED_ON_DESKTOP, ActionType, BaseAction
 from vdesk.coords import ImageSpace, smart_resize
 from vdesk.errors import InvalidAction, ParseError
+from vdesk.operator import ExecuteResult
 
-__all__ = ["GRID_SIZE", "Mode", "UITarsReply", "parse"]
+if TYPE_CHECKING:
+    from vdesk.desktop import Desktop
+    from vdesk.operator import Operator
+
+__all__ = ["GRID_SIZE", "Mode", "UITarsReply", "parse", "run_reply"]
 
 Mode = Literal["grid", "smart_resize"]
 
@@ -68,6 +75,25 @@ def parse(text: str, *, mode: Mode = "grid", image: ImageSpace | None = None) ->
     reply = _split_reply(cleaned)
     actions = [_action(call, units) for call in reply.calls]
     return UITarsReply(reply.thought, reply.reflection, reply.action_summary, actions, text)
+
+
+def run_reply(desktop: Desktop, text: str, mode: Mode = "grid", *,
+              operator: Operator | None = None, settle: bool = False) -> ExecuteResult:
+    """Parse a UI-TARS reply and run its actions on ``desktop``.
+
+    Coordinates are read against the screenshot size the operator hands out
+    (``operator.image``; default: the desktop's own operator, at the logical screen size).
+    A malformed reply runs nothing and comes back as ``status="failed"`` with the
+    :class:`~vdesk.errors.ParseError` message quoting the part at fault. The raw reply and the
+    model's thought ride along in the batch as extra fields.
+    """
+    operator = operator or desktop.operator
+    try:
+        reply = parse(text, mode=mode, image=operator.image)
+    except InvalidAction as error:
+        return ExecuteResult(status="failed", error_message=str(error))
+    return operator.execute({"actions": reply.actions, "raw_reply": text, "thought": reply.thought},
+                            settle=settle)
 
 
 # --------------------------------------------------------------------------- internal model
