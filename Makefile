@@ -18,6 +18,10 @@ unit: venv
 bench: venv engine image
 	$(BIN)/vdesk bench --baseline
 
+# 10 desktops, mixed actions and screenshots, for 30 minutes; prints figures every minute.
+soak: venv engine image
+	$(BIN)/python scripts/soak.py --minutes 30
+
 venv: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,9 +29,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# A Docker engine that answers (installs Debian's docker.io and starts dockerd when needed).
+# The host's set-up: a Docker engine that answers (Debian's docker.io, dockerd started when
+# needed) and the few host programs the tests use (see the script).
 engine:
-	bash scripts/ensure-engine.sh
+	bash scripts/setup-host.sh
 
 # The desktop image, built (with a locally made base when no registry answers) if missing or stale.
 image: venv engine

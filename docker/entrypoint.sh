@@ -51,6 +51,16 @@ start_x() {
 
 start_wm() { openbox >/dev/null 2>&1 & wm_pid=$!; }
 
+# A window mapped before the window manager manages the screen stays unmanaged; wait for it
+# to announce itself on the root window.
+wait_for_wm() {
+  for _ in $(seq 1 500); do
+    xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q "window id" && return 0
+    sleep 0.01
+  done
+  log "the window manager did not start within 5 s"
+}
+
 # -noxdamage: x11vnc then polls the framebuffer itself; trusting X DAMAGE hints delays
 # changes by 100-400 ms here, polling sees them within a few milliseconds.
 start_vnc() {
@@ -62,6 +72,7 @@ start_vnc() {
 
 start_x
 start_wm
+wait_for_wm
 start_vnc
 children=("$vnc_pid" "$wm_pid" "$x_pid")
 

@@ -53,6 +53,7 @@ class Channel:
         self._replies: queue.Queue[object] = queue.Queue()
         self._buffer = b""
         self.reopened = 0
+        self._opened = 0
 
     def run(self, argv: list[str], *, stdin: str | None = None, timeout: float = 30.0,
             detach: bool = False) -> Completed:
@@ -98,7 +99,6 @@ class Channel:
     def _open(self, again: bool = False) -> ExecStream:
         if again:
             self._drop()
-            self.reopened += 1
         if self._stream is None or self._stream.closed:
             self._replies = queue.Queue()
             self._buffer = b""
@@ -108,6 +108,8 @@ class Channel:
                 on_data=lambda data: self._on_data(data, replies),
                 on_close=lambda: replies.put(_CLOSED), label=self._name,
             )
+            self.reopened += self._opened  # every stream after the first replaces a dropped one
+            self._opened = 1
         return self._stream
 
     def _drop(self) -> None:

@@ -135,7 +135,7 @@ def exec_command(
         raise InvalidAction(f"--format must be base, uitars, anthropic or openai, got {format!r}")
     payloads = list(actions or [])
     if file is not None:
-        payloads.append(sys.stdin.read() if file == "-" else Path(file).read_text())
+        payloads.append(_read_actions_file(file))
     if not payloads:
         raise InvalidAction("no actions given: pass ACTION arguments or -f FILE")
     with Desktop.attach(name, engine=_options.engine) as desktop:
@@ -146,11 +146,20 @@ def exec_command(
         raise typer.Exit(1)
 
 
+def _read_actions_file(file: str) -> str:
+    try:
+        return sys.stdin.read() if file == "-" else Path(file).read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidAction(f"cannot read actions from {file!r}: {getattr(error, 'strerror', None) or error}") from None
+
+
 def _parse_payload(format: Format, payload: str, desktop: Desktop) -> list:
     try:
         return to_actions(format, payload, desktop.operator.image)
     except json.JSONDecodeError as error:
         raise InvalidAction(f"not valid JSON ({error.msg} at line {error.lineno} column {error.colno}): {payload[:80]!r}") from None
+    except RecursionError:
+        raise InvalidAction(f"actions nested too deeply to read: {payload[:80]!r}") from None
 
 
 @app.command()
@@ -225,6 +234,72 @@ def demo(
     from vdesk.demo import run_demo
 
     run_demo(out_dir, picture, say=lambda line: out.print(line, highlight=False))
+
+
+@app.command("eval")
+def eval_command(
+    suite: Annotated[Path, typer.Argument(help="A folder of task files (YAML/JSON), or one task file.")],
+    agent: Annotated[str, typer.Option(help="scripted, replay:RUN, openai-chat, anthropic or openai.")] = "scripted",
+    parallel: Annotated[int, typer.Option(help="Episodes at a time, each on a fresh desktop.")] = 1,
+    out_dir: Annotated[Path, typer.Option("--out", help="Run folder: one episode folder per task and results.json.")] = Path("runs/eval"),
+) -> None:
+    """Run a suite of tasks with an agent; exit 1 unless every task passed."""
+    from vdesk.harness.agents import make_agent
+    from vdesk.harness.console import suite_progress, summary_table
+    from vdesk.harness.runner import run_suite
+    from vdesk.harness.tasks import load_suite
+
+    tasks = load_suite(suite)
+    make_agent(agent)  # a bad --agent fails here, before any desktop starts
+    with suite_progress(err, len(tasks)) as on_event:
+        summary = run_suite(tasks, lambda: make_agent(agent), out=out_dir, parallel=parallel, on_event=on_event)
+    out.print(summary_table(summary))
+    out.print(f"results: {out_dir / 'results.json'}", highlight=False)
+    if summary.successes != len(tasks):
+        raise typer.Exit(1)
+
+
+@app.command("replay")
+def replay_command(
+    run_dir: Annotated[Path, typer.Argument(help="An episode's run folder, or a suite run from `vdesk eval`.")],
+    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Where the replay's run folders go (default: RUN.replay).")] = None,
+    parallel: Annotated[int, typer.Option(help="Episodes at a time.")] = 1,
+) -> None:
+    """Re-execute recorded runs on fresh desktops; exit 1 unless each matches its original."""
+    from vdesk.harness.console import replay_table, suite_progress
+    from vdesk.harness.record import episode_folders
+    from vdesk.harness.replay import replay
+
+    with suite_progress(err, len(episode_folders(run_dir))) as on_event:
+        report = replay(run_dir, out=out_dir, parallel=parallel, on_event=on_event)
+    out.print(replay_table(report))
+    if not report.matches:
+        raise typer.Exit(1)
+
+
+@app.command("report")
+def report_command(
+    run_dir: Annotated[Path, typer.Argument(help="An episode's run folder, or a suite run from `vdesk eval`.")],
+) -> None:
+    """Write a static HTML report of a run: film strips with the actions drawn, and a GIF per episode."""
+    from vdesk.harness.report import write_report
+
+    path = write_report(run_dir)
+    out.print(f"report: {path}", highlight=False)
+
+
+@app.command("view")
+def view_command(
+    name: str,
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 for the page (0: any free one).")] = 0,
+) -> None:
+    """Watch a desktop live in the browser (noVNC on 127.0.0.1, the desktop's VNC password required) until Ctrl-C."""
+    from vdesk.harness.view import start_viewer
+
+    with Desktop.attach(name) as desktop, start_viewer(desktop, port=port) as viewer:
+        out.print(f"open {viewer.url}\npassword: {viewer.password}  (Ctrl-C to stop)", highlight=False)
+        while desktop.is_alive() and viewer.running:
+            time.sleep(1)
 
 
 if __name__ == "__main__":

@@ -119,8 +119,8 @@ class Desktop:
         name = _check_name(name) if name else f"vdesk-{secrets.token_hex(4)}"
         if network not in ("none", "bridge"):
             raise InvalidAction(f"network must be 'none' or 'bridge', got {network!r}")
-        if ttl is not None and ttl < 0:
-            raise InvalidAction(f"ttl must be 0 (none) or a number of seconds, got {ttl}")
+        if ttl is not None and not 0 <= ttl <= 10**9:  # also refuses nan and inf
+            raise InvalidAction(f"ttl must be 0 (none) or a number of seconds up to 1e9, got {ttl}")
         client = engines.connect(engine)
         image_name = desktop_image.ensure(client, image, source=_local_engine() if engine else None)
         password = secrets.token_urlsafe(12)[:8]  # VNC authentication uses at most 8 characters
@@ -322,8 +322,13 @@ class Desktop:
         try:
             return call()
         except (DesktopGone, DesktopTimeout) as error:
+            # A broken connection often arrives before the engine reports the container stopped.
+            settle = time.monotonic() + (0.5 if isinstance(error, DesktopGone) else 0)
+            while not self._closed and self.is_alive() and time.monotonic() < settle:
+                time.sleep(0.05)
             if not self._closed and not self.is_alive():
-                raise DesktopGone(f"desktop {self.name} is gone (its container stopped or was removed)") from error
+                raise DesktopGone(f"desktop {self.name} is gone (its container stopped or was removed)"
+                                  f"{_stop_reason(self.container)}") from error
             raise
 
 
@@ -360,6 +365,12 @@ def _run_container(client: docker.DockerClient, image_name: str, name: str, scre
     except docker.errors.APIError as error:
         if error.status_code == 409:
             raise InvalidAction(f"a container named {name!r} already exists") from None
+        try:  # created but not started (e.g. its network failed): it would linger, unleased
+            leftover = client.containers.get(name)
+            if leftover.status == "created" and leftover.labels.get("vdesk.owner") == labels["vdesk.owner"]:
+                _remove(leftover)
+        except docker.errors.APIError:
+            pass
         raise VdeskError(f"starting desktop {name} failed: {error.explanation}") from None
 
 
@@ -461,6 +472,15 @@ def describe(container: Container) -> DesktopInfo:
 def _published_port(container: Container) -> int | None:
     bindings = (container.attrs.get("NetworkSettings", {}).get("Ports") or {}).get(f"{VNC_PORT}/tcp")
     return int(bindings[0]["HostPort"]) if bindings else None
+
+
+def _stop_reason(container: Container) -> str:
+    """Why a desktop stopped, when it is still there to ask: ``": the X server died"``."""
+    if container.attrs.get("State", {}).get("OOMKilled"):
+        return ": it ran out of memory"
+    said = [line.removeprefix("vdesk-entrypoint: ") for line in _last_log(container).splitlines()
+            if line.startswith("vdesk-entrypoint: ") and "ready:" not in line]
+    return f": {said[-1]}" if said else ""
 
 
 def _last_log(container: Container) -> str:

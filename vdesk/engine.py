@@ -17,6 +17,7 @@ from docker.context import ContextAPI
 from vdesk.errors import EngineUnavailable
 
 API_TIMEOUT = 60  # seconds for one API call; image builds stream and are not bound by it
+PING_TIMEOUT = 10  # an engine that accepts connections but never answers is reported sooner
 
 
 def connect(engine: str | None = None) -> docker.DockerClient:
@@ -27,7 +28,9 @@ def connect(engine: str | None = None) -> docker.DockerClient:
     where = engine or "the default Docker engine (DOCKER_HOST or /var/run/docker.sock)"
     try:
         client = _client(engine)
+        client.api.timeout = PING_TIMEOUT
         client.ping()
+        client.api.timeout = API_TIMEOUT
     except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as error:
         raise EngineUnavailable(
             f"no Docker engine answers at {where}: start one (e.g. `make engine`, or `dockerd &` as root) "

@@ -72,15 +72,18 @@ class ExecStream:
             raise DesktopGone(f"the exec session of {self.argv[0]} broke: {error}") from error
 
     def close(self) -> None:
-        """End the session: the program sees end-of-file on stdin."""
+        """End the session: the program sees end-of-file on stdin.
+
+        Only shuts the socket down; the reader thread closes it on its way out, so it never
+        waits on a descriptor number that a new socket has already reused.
+        """
         if self._closed.is_set():
             return
         self._closed.set()
-        for action in (lambda: self._sock.shutdown(socket.SHUT_RDWR), self._sock.close, self._raw.close):
-            try:
-                action()
-            except OSError:
-                pass
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def wait_closed(self, timeout: float) -> bool:
         return self._closed.wait(timeout)
@@ -93,6 +96,11 @@ class ExecStream:
             pass  # the socket was closed under us: that is the end of the stream
         finally:
             self.close()
+            for release in (self._sock.close, self._raw.close):
+                try:
+                    release()
+                except OSError:
+                    pass
             self._on_close()
 
 

@@ -29,7 +29,8 @@ warnings.filterwarnings("ignore", message=".*TripleDES.*")
 # vncdotool asks to hear from subclasses that override updateRectangle; ours only adds a lock.
 warnings.filterwarnings("ignore", message="updateRectangle will change", category=FutureWarning)
 
-Region = tuple[int, int, int, int]  # left, top, right, bottom (physical pixels)
+Region = tuple[int, int, int, int]
+_REACTOR_START = threading.Lock()  # left, top, right, bottom (physical pixels)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,9 @@ class _LiveClient(VNCDoToolClient):
 
 class _LiveFactory(VNCDoToolFactory):
     protocol = _LiveClient
+    # Not noisy: twisted keeps every log event (each naming its factory, and through it the
+    # client and its screen) in a global buffer until logging starts, which it never does here.
+    noisy = False
     pseudodesktop = True
     qemu_extended_key = False
 
@@ -113,7 +117,8 @@ class LiveFramebuffer:
         factory_class = type("BoundLiveFactory", (_LiveFactory,), {"protocol": protocol})
         done = threading.Event()
         outcome: list[object] = []
-        proxy = vnc_api.connect(self.address, self._password, factory_class=factory_class, timeout=timeout)
+        with _REACTOR_START:  # the first connections of a process start the shared reactor
+            proxy = vnc_api.connect(self.address, self._password, factory_class=factory_class, timeout=timeout)
         factory = proxy.factory
 
         def made(protocol: _LiveClient) -> _LiveClient:

@@ -34,6 +34,7 @@ CLICK_BUTTON = {ActionType.CLICK: "1", ActionType.DOUBLE_CLICK: "1", ActionType.
                 ActionType.RIGHT_CLICK: "3", ActionType.MIDDLE_CLICK: "2"}
 CLICK_REPEAT = {ActionType.DOUBLE_CLICK: 2, ActionType.TRIPLE_CLICK: 3}
 DRAG_STEPS = 4  # intermediate motion events, so toolkits recognise a drag
+DRAG_PAUSE = "0.02"  # seconds between a drag's events
 XDOTOOL_TIMEOUT = 30.0
 
 
@@ -231,11 +232,12 @@ class Operator:
 
     @staticmethod
     def _drag(start: PhysicalPoint, end: PhysicalPoint) -> tuple[str, ...]:
-        args: tuple[str, ...] = ("mousemove", str(start.x), str(start.y), "mousedown", "1")
+        # Short pauses let a window manager or toolkit see the press and each move as a drag.
+        args: tuple[str, ...] = ("mousemove", str(start.x), str(start.y), "mousedown", "1", "sleep", DRAG_PAUSE)
         for step in range(1, DRAG_STEPS + 1):
             x = start.x + (end.x - start.x) * step // DRAG_STEPS
             y = start.y + (end.y - start.y) * step // DRAG_STEPS
-            args += ("mousemove", str(x), str(y))
+            args += ("mousemove", str(x), str(y), "sleep", DRAG_PAUSE)
         return args + ("mouseup", "1")
 
     def _run(self, plan: Plan) -> Iterator[Step]:

@@ -9,7 +9,9 @@ import docker
 
 def vdesk_containers(client: docker.DockerClient) -> set[str]:
     """Names of every container labelled as a vdesk desktop, running or not."""
-    return {c.name for c in client.containers.list(all=True, filters={"label": "vdesk=desktop"})}
+    # sparse: one list call, no per-container inspect that races with removals
+    listed = client.containers.list(all=True, sparse=True, filters={"label": "vdesk=desktop"})
+    return {c.attrs["Names"][0].lstrip("/") for c in listed}
 
 
 def wait_gone(client: docker.DockerClient, name: str, timeout: float) -> float:

@@ -32,8 +32,9 @@ def second_engine() -> Iterator[str]:
     root = Path(tempfile.mkdtemp(prefix="vdesk-engine2-"))
     url = f"unix://{root}/docker.sock"
     log = (root / "dockerd.log").open("w")
+    # Its own network namespace: a second dockerd in ours would take down the first one's bridge.
     daemon = subprocess.Popen(
-        ["dockerd", "--host", url, "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
+        ["unshare", "--net", "dockerd", "--host", url, "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
          "--pidfile", str(root / "docker.pid"), "--bridge", "none", "--iptables=false", "--ip-masq=false"],
         stdout=log, stderr=subprocess.STDOUT)
     try:

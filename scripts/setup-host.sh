@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Make sure a Docker engine answers (and that debootstrap is there to make the image's base
-# when no registry answers). On a Debian/Ubuntu machine where we are root, missing pieces are
-# installed from Debian's packages and dockerd is started in the background; elsewhere this
-# says what to install and stops.
+# The host's set-up: a Docker engine that answers, debootstrap (the image's base when no
+# registry answers), docker-compose, and for the harness chromium (the report's browser check)
+# and websockify + novnc (`vdesk view`). On a Debian/Ubuntu machine where we are root, missing
+# pieces are installed from Debian's packages and dockerd is started in the background;
+# elsewhere this says what to install and stops.
 set -euo pipefail
 
 engine_answers() { command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; }
 can_install() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }
 have_debootstrap() { [ -x /usr/sbin/debootstrap ] || command -v debootstrap >/dev/null 2>&1; }
-have_tools() { have_debootstrap && command -v docker-compose >/dev/null 2>&1; }
+have_tools() {
+  have_debootstrap && command -v docker-compose >/dev/null 2>&1 && command -v chromium >/dev/null 2>&1 \
+    && command -v websockify >/dev/null 2>&1 && [ -d /usr/share/novnc ]
+}
 
 if engine_answers && { have_tools || ! can_install; }; then
   exit 0
@@ -23,6 +27,9 @@ missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io iptables ca-certificates)
 have_debootstrap || missing+=(debootstrap)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v websockify >/dev/null 2>&1 || missing+=(websockify)
+[ -d /usr/share/novnc ] || missing+=(novnc)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "vdesk: installing ${missing[*]} ..."
   export DEBIAN_FRONTEND=noninteractive

@@ -1,0 +1,268 @@
+"""Faults: a killed container, a dead VNC or X server, a dropped or hung channel, a missing
+engine. Each ends in a clear error or a transparent recovery, within a bounded time."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import docker
+import pytest
+
+from vdesk import engine
+from vdesk.desktop import Desktop
+from vdesk.errors import DesktopGone, DesktopTimeout, EngineUnavailable
+
+VDESK = str(Path(sys.executable).parent / "vdesk")
+CHANNEL_CMDLINE = "/usr/bin/python3 /usr/local/bin/vdesk-channel"
+CLICK = [{"type": "click", "inputs": {"point": [5, 5]}}]
+
+
+class ApiCalls:
+    """Counts the engine API requests a desktop's client makes (to rule out retry storms)."""
+
+    def __init__(self, desktop: Desktop) -> None:
+        self.count = 0
+        api = desktop.client.api
+        original = api.request
+
+        def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+            self.count += 1
+            return original(*args, **kwargs)
+
+        api.request = counting  # type: ignore[method-assign]
+
+
+def in_desktop(desktop: Desktop, argv: list[str]) -> docker.models.containers.ExecResult:
+    """Run ``argv`` through a separate ``docker exec``, not through the desktop's channel."""
+    return desktop.container.exec_run(argv, user="desk")
+
+
+def paints(desktop: Desktop, colour: tuple[int, int, int], timeout: float = 5.0) -> float:
+    """Seconds until the centre of the screen shows ``colour`` in a screenshot. The VNC
+    server finds changes by polling, so the first fresh frame may not hold it yet."""
+    started = time.monotonic()
+    while (seen := desktop.screenshot().getpixel((640, 400))) != colour:
+        assert time.monotonic() - started < timeout, f"the screen shows {seen}, not {colour}"
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+# -- the container is killed -------------------------------------------------------------------
+def _execute(desktop: Desktop) -> None:
+    result = desktop.execute(CLICK)  # the operator contract folds the error into the result
+    assert result.status == "failed"
+    raise DesktopGone(result.error_message)
+
+
+OPERATIONS: dict[str, Callable[[Desktop], object]] = {
+    "execute": _execute,
+    "screenshot": lambda desktop: desktop.screenshot(),
+    "run": lambda desktop: desktop.run(["true"], wait=True),
+    "run-detached": lambda desktop: desktop.run(["xterm"]),
+}
+
+
+@pytest.mark.parametrize("operation", OPERATIONS)
+def test_after_the_container_is_killed_the_next_call_raises_desktop_gone_naming_it_within_2s(operation):
+    with Desktop.up() as desktop:
+        assert desktop.execute(CLICK).status == "success" and desktop.screenshot()  # mid-episode
+        desktop.container.kill()
+        calls = ApiCalls(desktop)
+        started = time.monotonic()
+        with pytest.raises(DesktopGone, match=desktop.name):
+            OPERATIONS[operation](desktop)
+        elapsed = time.monotonic() - started
+        print(f"{operation}: DesktopGone after {elapsed * 1000:.0f} ms and {calls.count} engine requests")
+        assert elapsed < 2.0
+        assert calls.count <= 10, "the call kept retrying a dead desktop"
+
+
+def test_a_call_in_flight_when_the_container_is_killed_ends_with_desktop_gone_within_2s():
+    with Desktop.up() as desktop:
+        outcome: list[BaseException] = []
+
+        def long_call() -> None:
+            try:
+                desktop.run(["sleep", "30"], wait=True)
+            except BaseException as error:  # noqa: BLE001 - handed to the test thread
+                outcome.append(error)
+
+        caller = threading.Thread(target=long_call)
+        caller.start()
+        time.sleep(0.5)
+        desktop.container.kill()
+        killed = time.monotonic()
+        caller.join(timeout=10)
+        elapsed = time.monotonic() - killed
+        print(f"in-flight run: ended {elapsed * 1000:.0f} ms after the kill with {outcome!r}")
+        assert not caller.is_alive() and elapsed < 2.0
+        assert len(outcome) == 1 and isinstance(outcome[0], DesktopGone) and desktop.name in str(outcome[0])
+
+
+# -- the VNC server dies or hangs --------------------------------------------------------------
+def test_when_the_vnc_server_dies_it_is_restarted_and_frames_resume_on_their_own():
+    with Desktop.up() as desktop:
+        desktop.run(["xsetroot", "-solid", "#ff0000"], wait=True).check()
+        paints(desktop, (255, 0, 0))
+        before = desktop.run(["pgrep", "-x", "x11vnc"], wait=True).check().stdout.split()
+        desktop.run(["pkill", "-x", "x11vnc"], wait=True).check()
+        killed = time.monotonic()
+        frame = desktop.screenshot()  # reconnects by itself
+        print(f"first frame {(time.monotonic() - killed) * 1000:.0f} ms after the VNC server was killed")
+        assert frame.getpixel((640, 400)) == (255, 0, 0)
+        after = desktop.run(["pgrep", "-x", "x11vnc"], wait=True).check().stdout.split()
+        assert len(after) == 1 and after != before  # a new VNC server, restarted in the desktop
+        # Frames resume: a change made after the restart is seen, pushed and fresh alike.
+        desktop.run(["xsetroot", "-solid", "#0000ff"], wait=True).check()
+        desktop.wait_for_change(timeout=5)  # the new server pushes the change by itself
+        paints(desktop, (0, 0, 255))
+        assert "restarting the VNC server" in desktop.container.logs().decode()
+
+
+def test_a_hung_vnc_server_gives_desktop_timeout_and_frames_come_back_when_it_resumes():
+    with Desktop.up() as desktop:
+        desktop.screenshot()
+        assert in_desktop(desktop, ["pkill", "-STOP", "-x", "x11vnc"]).exit_code == 0
+        try:
+            started = time.monotonic()
+            with pytest.raises(DesktopTimeout, match=desktop.name):
+                desktop.screenshot()
+            elapsed = time.monotonic() - started
+            print(f"hung VNC server: DesktopTimeout after {elapsed:.1f} s")
+            assert elapsed < 7
+        finally:
+            in_desktop(desktop, ["pkill", "-CONT", "-x", "x11vnc"])
+        desktop.run(["xsetroot", "-solid", "#00ff00"], wait=True).check()
+        paints(desktop, (0, 255, 0))
+
+
+# -- the X server dies -------------------------------------------------------------------------
+@pytest.mark.parametrize("leased", [True, False], ids=["leased", "unleased"])
+def test_when_the_x_server_dies_the_desktop_stops_and_the_next_call_says_so_naming_it(leased):
+    desktop = Desktop.up(lease=leased, ttl=None if leased else 120)
+    try:
+        desktop.screenshot()
+        desktop.run(["pkill", "-x", "Xvfb"])
+        killed = time.monotonic()
+        with pytest.raises(DesktopGone, match=desktop.name) as raised:
+            while time.monotonic() - killed < 10:  # calls made before the desktop noticed may pass
+                desktop.screenshot()
+                desktop.run(["true"], wait=True)
+                time.sleep(0.05)
+        elapsed = time.monotonic() - killed
+        print(f"X server killed: DesktopGone after {elapsed * 1000:.0f} ms: {raised.value}")
+        assert elapsed < 5
+        deadline = time.monotonic() + 10
+        while desktop.is_alive():
+            assert time.monotonic() < deadline, "the desktop kept running without its X server"
+            time.sleep(0.1)
+        if not leased:  # it is kept: its log says why it stopped
+            assert "the X server died" in desktop.container.logs().decode()
+    finally:
+        desktop.down()
+
+
+# -- the channel -------------------------------------------------------------------------------
+def test_commands_that_fail_do_not_harm_the_channel(shared_desktop):
+    reopened = shared_desktop.channel.reopened
+    assert shared_desktop.run(["false"], wait=True).returncode == 1
+    missing = shared_desktop.run(["no-such-program-here"], wait=True)
+    assert missing.returncode == 127 and "no-such-program-here" in missing.stderr
+    crashed = shared_desktop.run(["python3", "-c", "import os; os.abort()"], wait=True)
+    assert crashed.returncode == -6
+    noisy = shared_desktop.run(["python3", "-c", "import sys; sys.stderr.write('e' * 1000000); sys.exit(3)"], wait=True)
+    assert noisy.returncode == 3 and len(noisy.stderr) == 1000000
+    assert shared_desktop.run(["echo", "still here"], wait=True).check().stdout == "still here\n"
+    assert shared_desktop.channel.reopened == reopened  # the same channel served them all
+
+
+def test_a_dropped_channel_is_reopened_on_the_next_request(shared_desktop):
+    shared_desktop.run(["true"], wait=True).check()
+    processes = in_desktop(shared_desktop, ["ps", "-eo", "args="]).output.decode().splitlines()
+    assert processes.count(CHANNEL_CMDLINE) == 1, processes  # the serving end, as killed below
+    reopened = shared_desktop.channel.reopened
+    killed = in_desktop(shared_desktop, ["pkill", "-f", f"^{CHANNEL_CMDLINE}$"])
+    assert killed.exit_code == 0
+    time.sleep(0.3)  # the drop reaches this process within milliseconds
+    assert shared_desktop.run(["echo", "again"], wait=True).check().stdout == "again\n"
+    assert shared_desktop.channel.reopened == reopened + 1
+    assert shared_desktop.execute(CLICK).status == "success"
+
+
+def test_a_command_that_runs_too_long_gets_desktop_timeout_and_the_channel_goes_on(shared_desktop):
+    started = time.monotonic()
+    with pytest.raises(DesktopTimeout, match=f"{shared_desktop.name}.*sleep"):
+        shared_desktop.run(["sleep", "31"], wait=True, timeout=1)
+    elapsed = time.monotonic() - started
+    print(f"sleep 31 with a 1 s timeout: DesktopTimeout after {elapsed:.2f} s")
+    assert elapsed < 3
+    assert shared_desktop.run(["pgrep", "-f", "sleep 31"], wait=True).returncode == 1  # it was killed
+    assert shared_desktop.run(["echo", "next"], wait=True).check().stdout == "next\n"
+
+
+def test_a_channel_that_stops_answering_gives_desktop_timeout_then_a_fresh_channel_works(shared_desktop):
+    shared_desktop.run(["true"], wait=True).check()
+    assert in_desktop(shared_desktop, ["pkill", "-STOP", "-f", f"^{CHANNEL_CMDLINE}$"]).exit_code == 0
+    try:
+        started = time.monotonic()
+        with pytest.raises(DesktopTimeout, match=shared_desktop.name):
+            shared_desktop.run(["true"], wait=True, timeout=1)
+        elapsed = time.monotonic() - started
+        print(f"hung channel: DesktopTimeout after {elapsed:.1f} s (timeout 1 s + 5 s grace)")
+        assert elapsed < 8
+        assert shared_desktop.run(["echo", "fresh"], wait=True).check().stdout == "fresh\n"
+    finally:
+        in_desktop(shared_desktop, ["pkill", "-CONT", "-f", f"^{CHANNEL_CMDLINE}$"])
+    time.sleep(0.3)  # the resumed old end finds its stdin closed and exits
+    processes = in_desktop(shared_desktop, ["ps", "-eo", "args="]).output.decode().splitlines()
+    assert processes.count(CHANNEL_CMDLINE) == 1, processes
+
+
+# -- the engine --------------------------------------------------------------------------------
+def test_an_engine_that_is_not_there_is_one_clear_error_line():
+    started = time.monotonic()
+    with pytest.raises(EngineUnavailable) as raised:
+        engine.connect("unix:///nonexistent.sock")
+    message = str(raised.value)
+    print(message)
+    assert time.monotonic() - started < 5
+    assert "\n" not in message and "no Docker engine answers" in message and "/nonexistent.sock" in message
+    with pytest.raises(EngineUnavailable):
+        Desktop.up(engine="unix:///nonexistent.sock")
+
+
+def test_an_engine_that_never_answers_times_out(monkeypatch):
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "silent.sock")
+        silent = socket.socket(socket.AF_UNIX)
+        silent.bind(path)
+        silent.listen(8)  # accepts connections, never says a word
+        monkeypatch.setattr(engine, "API_TIMEOUT", 2)
+        started = time.monotonic()
+        try:
+            with pytest.raises(EngineUnavailable, match="no Docker engine answers"):
+                engine.connect(f"unix://{path}")
+        finally:
+            silent.close()
+        elapsed = time.monotonic() - started
+        print(f"silent engine: EngineUnavailable after {elapsed:.1f} s")
+        assert elapsed < 5
+
+
+@pytest.mark.parametrize("command", [["ls"], ["up"], ["exec", "some-desktop", "[]"], ["down", "--all"]])
+def test_the_cli_says_in_one_line_that_no_engine_answers(command):
+    env = {**os.environ, "DOCKER_HOST": "unix:///nonexistent.sock"}
+    started = time.monotonic()
+    done = subprocess.run([VDESK, *command], env=env, capture_output=True, text=True, timeout=30)
+    print(f"vdesk {' '.join(command)} -> exit {done.returncode} in {time.monotonic() - started:.1f} s: {done.stderr!r}")
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert "no Docker engine answers" in done.stderr

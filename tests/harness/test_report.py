@@ -1,0 +1,82 @@
+"""The HTML report: actions drawn on frames, an animated GIF per episode, and the page as a
+real headless browser shows it (its screenshot is the README's picture, images/report.png)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from vdesk.actions import BaseAction
+from vdesk.coords import ImageSpace
+from vdesk.harness.record import episode_folders, load_run
+from vdesk.harness.report import CLICK, DRAG, annotate, write_report
+
+PICTURE = Path(__file__).resolve().parents[2] / "images" / "report.png"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+                  "--disable-component-update", "--disable-sync", "--hide-scrollbars"]
+
+
+def near(image: Image.Image, point: tuple[int, int], colour: tuple[int, int, int], radius: int = 12) -> bool:
+    x0, y0 = point
+    return any(image.getpixel((x, y)) == colour for x in range(x0 - radius, x0 + radius + 1)
+               for y in range(y0 - radius, y0 + radius + 1))
+
+
+def test_clicks_drags_and_typed_text_are_drawn_where_they_happened():
+    frame = Image.new("RGB", (400, 300), (255, 255, 255))
+    actions = [BaseAction.of("click", point=[100, 80]),
+               BaseAction.of("drag", start=[200, 150], end=[350, 150]),
+               BaseAction.of("type", content="hello\n")]
+    drawn = annotate(frame, actions, ImageSpace(400, 300))
+    assert near(drawn, (100, 90), CLICK) and not near(frame, (100, 90), CLICK)
+    assert drawn.getpixel((275, 150)) == DRAG  # along the arrow
+    assert drawn.getpixel((12, 290)) != (255, 255, 255)  # the caption box at the bottom
+
+
+def test_points_are_drawn_in_the_frame_the_agent_saw():
+    frame = Image.new("RGB", (200, 100), (255, 255, 255))
+    drawn = annotate(frame, [BaseAction.of("click", point={"normalized": {"x": 0.5, "y": 0.5}})], ImageSpace(200, 100))
+    assert near(drawn, (100, 50), CLICK, radius=11)
+
+
+@pytest.fixture(scope="module")
+def report(suite_run: Path) -> Path:
+    return write_report(suite_run)
+
+
+@pytest.mark.desktop
+def test_the_report_links_every_frame_and_an_animated_gif_per_episode(report, suite_run):
+    page = report.read_text()
+    sources = re.findall(r"src='([^']+)'", page)
+    assert sources and all((suite_run / source).is_file() for source in sources)
+    for folder in episode_folders(suite_run):
+        run = load_run(folder)
+        assert f"id=\"{run.task.id}\"" in page
+        with Image.open(suite_run / "report" / f"{run.task.id}.gif") as gif:
+            assert gif.is_animated and gif.n_frames == len(run.steps) + 1
+
+
+@pytest.mark.desktop
+def test_the_report_renders_in_a_headless_browser(report, tmp_path):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed (Debian package: chromium)")
+    flags = [browser, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([*flags, "--virtual-time-budget=10000", "--dump-dom", report.as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    counts = re.search(r'<body data-images="(\d+)" data-loaded="(\d+)"', dom.stdout)
+    assert counts, dom.stdout[:500]
+    assert int(counts[1]) > 20 and counts[1] == counts[2]  # every picture loaded
+    PICTURE.parent.mkdir(exist_ok=True)
+    shot = subprocess.run([*flags, "--window-size=1280,1400", f"--screenshot={PICTURE}", report.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert shot.returncode == 0 and PICTURE.is_file(), shot.stderr[-2000:]
+    with Image.open(PICTURE) as picture:
+        assert picture.size == (1280, 1400)
+        assert len(picture.convert("RGB").getcolors(maxcolors=1 << 20) or []) > 100  # not a blank page

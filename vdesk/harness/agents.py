@@ -1,0 +1,137 @@
+"""Agents: what decides the next actions from an observation.
+
+An agent answers each :class:`~vdesk.harness.env.Observation` with an :class:`AgentReply`:
+a list of BaseActions (empty ends the episode), plus the model's raw reply for the record.
+This module has the agents that need no model: a scripted one (a task's solution or any list
+of steps) and a replay of a recorded run. Model agents over HTTP are in
+:mod:`vdesk.harness.http_agents`; :func:`make_agent` builds any of them from a name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vdesk.actions import BaseAction, parse_batch
+from vdesk.coords import ImageSpace, Screen
+from vdesk.errors import InvalidAction
+from vdesk.harness.tasks import Task
+
+if TYPE_CHECKING:
+    from vdesk.harness.env import Observation
+    from vdesk.harness.record import Run
+
+AGENT_NAMES = ("scripted", "replay:RUN", "openai-chat", "anthropic", "openai")
+
+
+@dataclass(frozen=True)
+class AgentReply:
+    """An agent's answer to one observation."""
+
+    actions: list[BaseAction]
+    raw: str | None = None          # the model's reply as received, for the record
+    thought: str | None = None
+
+
+class Agent:
+    """The agent interface. Subclasses implement :meth:`act`; the rest has sensible defaults."""
+
+    name = "agent"
+
+    def image_space(self, screen: Screen) -> ImageSpace | None:
+        """The size of the frames this agent wants (None: the logical screen)."""
+        return None
+
+    def reset(self, task: Task) -> None:
+        """Get ready for a new episode of ``task``; called before its desktop starts."""
+
+    def act(self, observation: Observation) -> AgentReply:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the agent holds (connections)."""
+
+
+@dataclass
+class ScriptedAgent(Agent):
+    """Plays a fixed list of steps, one per observation, then replies with nothing.
+
+    Without ``steps`` it plays the solution of whatever task it is reset to.
+    """
+
+    steps: Sequence[Sequence[BaseAction | dict[str, Any]]] | None = None
+    name: str = "scripted"
+    _queue: list[list[BaseAction]] = field(default_factory=list, init=False, repr=False)
+
+    def reset(self, task: Task) -> None:
+        if self.steps is None:
+            if task.solution is None:
+                raise InvalidAction(f"task {task.id} has no solution for the scripted agent to play")
+            self._queue = task.solution_actions()
+        else:
+            self._queue = [parse_batch(list(step)) for step in self.steps]
+
+    def act(self, observation: Observation) -> AgentReply:
+        if not self._queue:
+            return AgentReply([])
+        return AgentReply(self._queue.pop(0))
+
+
+class ReplayAgent(Agent):
+    """Replays the actions of a recorded run, step by step, on the same image size it saw.
+
+    ``folder`` is an episode's run folder, or a suite run holding one per task (the episode
+    of the task it is reset to is played). The recorded raw replies ride along, so a replay's
+    record reads like the original.
+    """
+
+    name = "replay"
+
+    def __init__(self, folder: str | Path) -> None:
+        from vdesk.harness.record import episode_folders  # record imports tasks; keep agents light
+
+        self.folders = episode_folders(folder)
+        self.run: Run | None = None
+        self._queue: list[AgentReply] = []
+
+    def reset(self, task: Task) -> None:
+        self.run = self._run_of(task)
+        self._queue = [AgentReply(list(step.actions), step.raw_reply, step.thought) for step in self.run.steps]
+
+    def image_space(self, screen: Screen) -> ImageSpace | None:
+        if self.run is None:
+            raise InvalidAction("reset the replay agent to a task before asking its image size")
+        width, height = self.run.info.image_size
+        return ImageSpace(width, height)
+
+    def act(self, observation: Observation) -> AgentReply:
+        return self._queue.pop(0) if self._queue else AgentReply([])
+
+    def _run_of(self, task: Task) -> Run:
+        from vdesk.harness.record import load_run
+
+        runs = [load_run(folder) for folder in self.folders]
+        matching = [run for run in runs if run.task.id == task.id]
+        if not matching:
+            recorded = ", ".join(sorted(run.task.id for run in runs))
+            raise InvalidAction(f"no recorded episode of task {task.id} to replay (recorded: {recorded})")
+        return matching[0]
+
+
+def make_agent(spec: str) -> Agent:
+    """An agent from its command-line name: ``scripted``, ``replay:RUN``, ``openai-chat``,
+    ``anthropic`` or ``openai`` (model agents read their settings from the environment)."""
+    if spec == "scripted":
+        return ScriptedAgent()
+    if spec.startswith("replay:"):
+        return ReplayAgent(spec.removeprefix("replay:"))
+    from vdesk.harness import http_agents
+
+    factories = {"openai-chat": http_agents.OpenAIChatAgent.from_env,
+                 "anthropic": http_agents.AnthropicAgent.from_env,
+                 "openai": http_agents.OpenAIComputerAgent.from_env}
+    if spec not in factories:
+        raise InvalidAction(f"unknown agent {spec!r}: use one of {', '.join(AGENT_NAMES)}")
+    return factories[spec]()

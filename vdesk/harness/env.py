@@ -1,0 +1,205 @@
+"""A Gymnasium-style environment over a desktop: ``reset(task)``, ``step(actions)``, ``close()``.
+
+    with DesktopEnv() as env:
+        observation = env.reset(task)
+        observation = env.step([{"type": "type", "inputs": {"content": "ls\\n"}}])
+        print(env.evaluate())
+
+Each :meth:`DesktopEnv.reset` brings up a fresh desktop (releasing the previous one), runs the
+task's setup and returns the first observation once the screen has settled.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from PIL import Image
+
+from vdesk.actions import BaseAction, parse_batch
+from vdesk.coords import ImageSpace
+from vdesk.desktop import Desktop
+from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, VdeskError
+from vdesk.harness.checks import CheckResult, argv_of, run_checks
+from vdesk.harness.tasks import RunStep, SetupStep, StartStep, Task, WaitWindowStep, WriteStep, in_home
+from vdesk.image import IMAGE
+from vdesk.operator import ExecuteResult, Operator, ScreenContext, encode
+
+# How long the screen must stay unchanged before a frame counts as settled: short between
+# steps (an agent can look again), long before the final frame, whose hash replays compare.
+STEP_QUIET = 0.1
+FINAL_QUIET = 0.5
+SETUP_QUIET = 0.3
+# Openbox manages its first window only once its fonts are loaded, which can take many seconds
+# on a busy machine; a window mapped before that may stay unmanaged (no frame, not listed).
+WM_READY_TIMEOUT = 60.0
+WM_PROBE_TITLE = "vdesk-window-manager-probe"
+
+
+class SetupError(VdeskError):
+    """A task's setup step failed; the message names the step."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What an agent sees before each step."""
+
+    frame: Image.Image                     # at the agent's image size
+    screen: ScreenContext
+    instruction: str
+    step: int                              # the step this observation is for, from 1
+    results: tuple[ExecuteResult, ...] = ()  # what the previous step's actions did
+    user_reply: str | None = None          # a person's answer after call_user
+
+    def frame_png(self) -> bytes:
+        return encode(self.frame, "png")
+
+    def frame_base64(self) -> str:
+        return base64.b64encode(self.frame_png()).decode()
+
+    @property
+    def image_space(self) -> ImageSpace:
+        return ImageSpace(self.frame.width, self.frame.height)
+
+
+class DesktopEnv:
+    """One desktop at a time, prepared for a task. Use as a context manager."""
+
+    def __init__(self, *, image: str = IMAGE, step_quiet: float = STEP_QUIET,
+                 final_quiet: float = FINAL_QUIET) -> None:
+        self.image = image
+        self.step_quiet = step_quiet
+        self.final_quiet = final_quiet
+        self._desktop: Desktop | None = None
+        self._operator: Operator | None = None
+        self._task: Task | None = None
+        self._step = 0
+
+    # -- the Gymnasium-style surface ----------------------------------------------------------
+    def reset(self, task: Task, *, image_space: ImageSpace | None = None) -> Observation:
+        """A fresh desktop for ``task``, set up; ``image_space`` is the size of the frames the
+        agent is shown (default: the logical screen), and what its ``raw`` points refer to."""
+        self.close()
+        settings = task.desktop
+        self._desktop = Desktop.up(settings.dimensions, scale=settings.scale, network=settings.network,
+                                   image=self.image)
+        self._operator = Operator(self._desktop, image_space)
+        self._task, self._step = task, 0
+        wait_for_window_manager(self._desktop)
+        run_setup(self._desktop, task)
+        self._settle(SETUP_QUIET)
+        return self.observe()
+
+    def step(self, actions: Any) -> Observation:
+        """Run a batch of actions in order (stopping at the first failure) and observe."""
+        results = []
+        for action in parse_batch(actions):
+            result = self.execute(action)
+            results.append(result)
+            if result.status != "success":
+                break
+        return self.observe(results)
+
+    def close(self) -> None:
+        """Release the desktop (idempotent)."""
+        desktop, self._desktop, self._operator = self._desktop, None, None
+        if desktop is not None:
+            desktop.down()
+
+    def __enter__(self) -> DesktopEnv:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- finer steps, for the episode loop ----------------------------------------------------
+    @property
+    def desktop(self) -> Desktop:
+        if self._desktop is None:
+            raise DesktopGone("the environment has no desktop: call reset(task) first")
+        return self._desktop
+
+    @property
+    def task(self) -> Task:
+        if self._task is None:
+            raise InvalidAction("the environment has no task: call reset(task) first")
+        return self._task
+
+    @property
+    def operator(self) -> Operator:
+        self.desktop  # raises the clear error when there is none
+        assert self._operator is not None
+        return self._operator
+
+    def execute(self, action: BaseAction | dict[str, Any]) -> ExecuteResult:
+        """Run one action; failures come back in the result, never as an exception."""
+        return self.operator.execute({"actions": [action]})
+
+    def observe(self, results: Sequence[ExecuteResult] = (), user_reply: str | None = None) -> Observation:
+        """Wait for the screen to settle, then take the next observation."""
+        self._settle(self.step_quiet)
+        self._step += 1
+        frame = self.desktop.screenshot(self.operator.image, fresh=True)
+        return Observation(frame, self.operator.screen_context(), self.task.instruction, self._step,
+                           tuple(results), user_reply)
+
+    def final_frame(self) -> Image.Image:
+        """The settled screen at the logical size: what checks and replays compare."""
+        self._settle(self.final_quiet)
+        return self.desktop.screenshot(fresh=True)
+
+    def evaluate(self, final_frame: Image.Image | None = None) -> list[CheckResult]:
+        """Run the task's checks against the desktop as it is now."""
+        return run_checks(self.desktop, self.task, final_frame)
+
+    def _settle(self, quiet: float) -> None:
+        try:
+            self.desktop.wait_until_settled(quiet=quiet, timeout=10.0)
+        except DesktopTimeout:
+            pass  # a screen that never stops changing (an animation) is observed as it is
+
+
+def wait_for_window_manager(desktop: Desktop, timeout: float = WM_READY_TIMEOUT) -> None:
+    """Return once the window manager manages new windows: a probe window is shown, waited
+    for and closed again, so a task's own windows are never mapped too early."""
+    desktop.run(["xmessage", "-geometry", "+0+0", "-title", WM_PROBE_TITLE, "-name", WM_PROBE_TITLE, "."])
+    try:
+        desktop.windows.wait_for(WM_PROBE_TITLE, timeout=timeout)
+    finally:
+        desktop.run(["pkill", "-f", WM_PROBE_TITLE], wait=True, timeout=10)
+    deadline = time.monotonic() + timeout
+    while desktop.windows.find(WM_PROBE_TITLE) is not None and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def run_setup(desktop: Desktop, task: Task) -> None:
+    """Run the task's setup steps in order; raises :class:`SetupError` naming the failed one."""
+    for index, step in enumerate(task.setup):
+        try:
+            _setup_step(desktop, step)
+        except VdeskError as error:
+            raise SetupError(f"task {task.id}: setup step {index} ({_describe(step)}) failed: {error}") from None
+
+
+def _setup_step(desktop: Desktop, step: SetupStep) -> None:
+    if isinstance(step, RunStep):
+        desktop.run(argv_of(step.run), wait=True, timeout=step.timeout).check()
+    elif isinstance(step, StartStep):
+        # exec: the program replaces the shell, so it is the process that keeps running.
+        argv = ["sh", "-c", f"cd && exec {step.start}"] if isinstance(step.start, str) else step.start
+        desktop.run(argv)
+    elif isinstance(step, WriteStep):
+        script = 'cd && mkdir -p -- "$(dirname -- "$1")" && cat > "$1"'
+        desktop.run(["sh", "-c", script, "sh", in_home(step.write)], wait=True, stdin=step.content).check()
+    elif isinstance(step, WaitWindowStep):
+        desktop.windows.wait_for(step.wait_window, regex=step.regex, timeout=step.timeout)
+
+
+def _describe(step: SetupStep) -> str:
+    for kind in ("run", "start", "write", "wait_window"):
+        if hasattr(step, kind):
+            return f"{kind}: {getattr(step, kind)!r}"[:120]
+    return type(step).__name__

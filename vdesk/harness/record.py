@@ -1,0 +1,216 @@
+"""Run folders: what every episode leaves behind, and reading it back.
+
+    RUN/
+      run.json        the agent, the image size it was shown, the screen, when it started
+      task.json       the task as validated (reference images copied beside it)
+      steps.jsonl     one line per step: actions, results, timings, the model's raw reply
+      frames/         step-0001.png …: the frame the agent saw at each step
+      final.png       the settled screen at the end
+      outcome.json    how it ended, the checks, the final frame's pixel hash
+
+A suite run (``vdesk eval``) holds one such folder per task plus ``results.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from PIL import Image
+from pydantic import BaseModel, ConfigDict, Field
+
+from vdesk import __version__
+from vdesk.actions import BaseAction
+from vdesk.errors import VdeskError
+from vdesk.harness.tasks import Task, parse_task
+from vdesk.operator import ExecuteResult
+
+RUN_FILE, TASK_FILE, STEPS_FILE, OUTCOME_FILE = "run.json", "task.json", "steps.jsonl", "outcome.json"
+FINAL_FRAME, FRAMES_DIR = "final.png", "frames"
+
+
+class RunError(VdeskError):
+    """A run folder is missing or unreadable; the message names the file."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class RunInfo(_Record):
+    """``run.json``: who ran, on what."""
+
+    task_id: str
+    agent: str
+    image_size: tuple[int, int]      # the frames the agent saw; its raw points are in these pixels
+    screen_size: tuple[int, int]
+    scale: float = 1.0
+    started_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    vdesk_version: str = __version__
+
+
+class StepRecord(_Record):
+    """One line of ``steps.jsonl``."""
+
+    step: int
+    frame: str
+    frame_hash: str
+    actions: list[BaseAction]
+    results: list[ExecuteResult]
+    raw_reply: str | None = None
+    thought: str | None = None
+    user_reply: str | None = None
+    agent_ms: float = 0.0
+    execute_ms: float = 0.0
+    at_s: float = 0.0                # since the episode's start
+
+
+class CheckRecord(_Record):
+    kind: str
+    passed: bool
+    detail: str
+
+
+class Outcome(_Record):
+    """``outcome.json``: how the episode ended and whether it succeeded."""
+
+    task_id: str
+    agent: str
+    status: str
+    success: bool
+    steps: int
+    elapsed_s: float
+    agent_s: float = 0.0
+    execute_s: float = 0.0
+    checks: list[CheckRecord] = Field(default_factory=list)
+    request: str | None = None       # call_user's question
+    error: str | None = None
+    final_frame: str | None = None
+    final_hash: str | None = None
+
+    @property
+    def time_per_step_s(self) -> float:
+        return self.elapsed_s / self.steps if self.steps else 0.0
+
+
+def frame_hash(image: Image.Image) -> str:
+    """A hash of the pixels alone (not of a file encoding): equal frames, equal hashes."""
+    rgb = image.convert("RGB")
+    digest = hashlib.sha256(f"{rgb.width}x{rgb.height}:".encode())
+    digest.update(rgb.tobytes())
+    return digest.hexdigest()
+
+
+class Recorder:
+    """Writes one episode's run folder as it happens. Thread-safe per instance."""
+
+    def __init__(self, folder: Path, task: Task, info: RunInfo) -> None:
+        self.folder = folder
+        (folder / FRAMES_DIR).mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        _write_json(folder / RUN_FILE, info)
+        save_task(task, folder)
+        (folder / STEPS_FILE).write_text("")
+
+    def frame(self, step: int, image: Image.Image) -> tuple[str, str]:
+        """Save the frame an agent saw at ``step``; returns its relative path and pixel hash."""
+        name = f"{FRAMES_DIR}/step-{step:04d}.png"
+        image.save(self.folder / name, compress_level=1)
+        return name, frame_hash(image)
+
+    def step(self, record: StepRecord) -> None:
+        with self._lock, (self.folder / STEPS_FILE).open("a", encoding="utf-8") as steps:
+            steps.write(record.model_dump_json(by_alias=True, exclude_none=True) + "\n")
+
+    def finish(self, outcome: Outcome, final: Image.Image | None) -> Outcome:
+        """Save the final frame (if any) and ``outcome.json``; returns the outcome as written."""
+        if final is not None:
+            final.save(self.folder / FINAL_FRAME, compress_level=1)
+            outcome = outcome.model_copy(update={"final_frame": FINAL_FRAME, "final_hash": frame_hash(final)})
+        _write_json(self.folder / OUTCOME_FILE, outcome)
+        return outcome
+
+
+def save_task(task: Task, folder: Path) -> None:
+    """Write ``task.json`` and copy the reference images it names beside it, so a run folder
+    replays on its own wherever it is moved."""
+    (folder / TASK_FILE).write_text(task.model_dump_json(indent=2, exclude_none=True), encoding="utf-8")
+    for reference in task.reference_files():
+        source = task.base_dir / reference
+        target = folder / reference
+        if Path(reference).is_absolute() or not source.is_file():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run folder read back."""
+
+    folder: Path
+    info: RunInfo
+    task: Task
+    steps: list[StepRecord]
+    outcome: Outcome | None        # None when the episode never finished writing
+
+
+def is_run(folder: Path) -> bool:
+    return (folder / STEPS_FILE).is_file() and (folder / TASK_FILE).is_file()
+
+
+def load_run(folder: str | Path) -> Run:
+    """Read an episode's run folder; :class:`RunError` says which file is missing or bad."""
+    folder = Path(folder)
+    if not is_run(folder):
+        raise RunError(f"{folder}: not a run folder (no {STEPS_FILE} and {TASK_FILE})")
+    info = _read_model(folder / RUN_FILE, RunInfo)
+    task = parse_task(_read_json(folder / TASK_FILE), source=str(folder / TASK_FILE), base_dir=folder)
+    steps = [_parse(StepRecord, line, folder / STEPS_FILE)
+             for line in (folder / STEPS_FILE).read_text(encoding="utf-8").splitlines() if line.strip()]
+    outcome_path = folder / OUTCOME_FILE
+    outcome = _read_model(outcome_path, Outcome) if outcome_path.is_file() else None
+    return Run(folder, info, task, steps, outcome)
+
+
+def episode_folders(folder: str | Path) -> list[Path]:
+    """The episode folders of a run: the folder itself, or each one inside a suite run."""
+    folder = Path(folder)
+    if is_run(folder):
+        return [folder]
+    if not folder.is_dir():
+        raise RunError(f"{folder}: no such run folder")
+    found = sorted(child for child in folder.iterdir() if child.is_dir() and is_run(child))
+    if not found:
+        raise RunError(f"{folder}: holds no episode run folders (each has {STEPS_FILE} and {TASK_FILE})")
+    return found
+
+
+def _write_json(path: Path, model: BaseModel) -> None:
+    path.write_text(model.model_dump_json(indent=2, by_alias=True, exclude_none=True) + "\n", encoding="utf-8")
+
+
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise RunError(f"{path}: cannot read it: {error}") from None
+
+
+def _read_model(path: Path, model: type[_Record]):  # type: ignore[no-untyped-def]
+    try:
+        return model.model_validate(_read_json(path))
+    except ValueError as error:
+        raise RunError(f"{path}: {error}") from None
+
+
+def _parse(model: type[_Record], line: str, path: Path):  # type: ignore[no-untyped-def]
+    try:
+        return model.model_validate_json(line)
+    except ValueError as error:
+        raise RunError(f"{path}: {error}") from None

@@ -1,0 +1,309 @@
+"""Tasks: what an episode asks of an agent, how its desktop is prepared and how success is judged.
+
+A task is a YAML or JSON file validated by pydantic; every problem is reported as one
+:class:`TaskError` naming the file and the field at fault::
+
+    id: terminal-echo
+    instruction: Write "hello vdesk" into the file ~/hello.txt using the terminal.
+    desktop: {size: 800x600}
+    setup:
+      - start: xterm -geometry 80x24+0+0 -title Terminal -e env 'PS1=$ ' bash --norc
+      - wait_window: Terminal
+    checks:
+      - file: ~/hello.txt
+        equals: "hello vdesk\\n"
+    max_steps: 5
+    time_limit: 60
+    solution:                      # optional: the scripted agent's steps
+      - [{type: type, inputs: {content: "echo hello vdesk > ~/hello.txt\\n"}}]
+
+A command is a string (run through ``sh -c`` in the desktop user's home, so pipes and
+redirections work) or a list (an argument vector run as is). Paths are absolute, or relative
+to the desktop user's home (``~/`` means the home too).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import yaml
+from pydantic import (BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag,
+                      ValidationError, field_validator)
+
+from vdesk.actions import BaseAction, describe, parse_batch
+from vdesk.desktop import parse_size
+from vdesk.errors import InvalidAction, VdeskError
+
+Command = Union[str, Annotated[list[str], Field(min_length=1)]]
+TASK_SUFFIXES = (".yaml", ".yml", ".json")
+ID_PATTERN = r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,79}$"
+
+
+class TaskError(VdeskError):
+    """A task file is missing, unreadable or invalid; the message names the file and field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -- desktop settings -------------------------------------------------------------------------
+class DesktopSettings(_Strict):
+    """The desktop an episode runs on."""
+
+    size: str = "1280x800"
+    scale: float = Field(default=1.0, ge=0.5, le=4)
+    network: Literal["none", "bridge"] = "none"
+
+    @field_validator("size")
+    @classmethod
+    def _size(cls, value: str) -> str:
+        try:
+            parse_size(value)
+        except InvalidAction as error:
+            raise ValueError(str(error)) from None
+        return value
+
+    @property
+    def dimensions(self) -> tuple[int, int]:
+        return parse_size(self.size)
+
+
+# -- setup steps ------------------------------------------------------------------------------
+class RunStep(_Strict):
+    """Run a command and wait for it; a non-zero exit fails the setup."""
+
+    run: Command
+    timeout: float = Field(default=30.0, gt=0, le=600)
+
+
+class StartStep(_Strict):
+    """Start a program and leave it running."""
+
+    start: Command
+
+
+class WriteStep(_Strict):
+    """Write a file (its folders are created)."""
+
+    write: str = Field(min_length=1)
+    content: str = ""
+
+
+class WaitWindowStep(_Strict):
+    """Wait until a window whose title contains this text (or matches it, with ``regex``) is shown."""
+
+    wait_window: str = Field(min_length=1)
+    regex: bool = False
+    timeout: float = Field(default=10.0, gt=0, le=120)
+
+
+SETUP_KINDS = ("run", "start", "write", "wait_window")
+SetupStep = Annotated[
+    Union[Annotated[RunStep, Tag("run")], Annotated[StartStep, Tag("start")],
+          Annotated[WriteStep, Tag("write")], Annotated[WaitWindowStep, Tag("wait_window")]],
+    Discriminator(lambda value: _kind(value, SETUP_KINDS), custom_error_type="setup_kind",
+                  custom_error_message=f"a setup step needs one of the keys {', '.join(SETUP_KINDS)}",
+                  custom_error_context={}),
+]
+
+
+# -- checks -----------------------------------------------------------------------------------
+class CommandCheck(_Strict):
+    """A command run in the desktop: its exit code and, optionally, its output."""
+
+    command: Command
+    exit_code: int = 0
+    stdout: str | None = None
+    stdout_contains: str | None = None
+    stdout_matches: str | None = None
+    timeout: float = Field(default=30.0, gt=0, le=600)
+
+    @field_validator("stdout_matches")
+    @classmethod
+    def _pattern(cls, value: str | None) -> str | None:
+        return _regex(value)
+
+
+class FileCheck(_Strict):
+    """A file's content: exactly ``equals``, or containing / matching, or merely existing."""
+
+    file: str = Field(min_length=1)
+    exists: bool = True
+    equals: str | None = None
+    contains: str | None = None
+    matches: str | None = None
+
+    @field_validator("matches")
+    @classmethod
+    def _pattern(cls, value: str | None) -> str | None:
+        return _regex(value)
+
+
+class WindowCheck(_Strict):
+    """A window whose title contains ``window`` (or matches it) is shown, or is not."""
+
+    window: str = Field(min_length=1)
+    regex: bool = False
+    present: bool = True
+    timeout: float = Field(default=2.0, ge=0, le=60)
+
+
+class RegionCheck(_Strict):
+    """A screen region (logical pixels: left, top, right, bottom) matches a reference image.
+
+    A pixel differs when one of its channels differs by more than ``threshold`` (0..255);
+    the check passes when at most ``tolerance`` (a fraction) of the pixels differ.
+    """
+
+    region: tuple[int, int, int, int]
+    reference: str = Field(min_length=1)
+    tolerance: float = Field(default=0.01, ge=0, le=1)
+    threshold: int = Field(default=24, ge=0, le=255)
+
+    @field_validator("region")
+    @classmethod
+    def _ordered(cls, value: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+        left, top, right, bottom = value
+        if left < 0 or top < 0 or right <= left or bottom <= top:
+            raise ValueError(f"region {list(value)} must be [left, top, right, bottom] with left < right and top < bottom")
+        return value
+
+
+CHECK_KINDS = ("command", "file", "window", "region")
+Check = Annotated[
+    Union[Annotated[CommandCheck, Tag("command")], Annotated[FileCheck, Tag("file")],
+          Annotated[WindowCheck, Tag("window")], Annotated[RegionCheck, Tag("region")]],
+    Discriminator(lambda value: _kind(value, CHECK_KINDS), custom_error_type="check_kind",
+                  custom_error_message=f"a check needs one of the keys {', '.join(CHECK_KINDS)}",
+                  custom_error_context={}),
+]
+
+
+# -- the task ---------------------------------------------------------------------------------
+class Task(_Strict):
+    """One task. ``solution`` (optional) is a list of steps, each a list of BaseActions."""
+
+    id: str = Field(pattern=ID_PATTERN)
+    instruction: str = Field(min_length=1)
+    desktop: DesktopSettings = Field(default_factory=DesktopSettings)
+    setup: list[SetupStep] = Field(default_factory=list)
+    checks: list[Check] = Field(min_length=1)
+    max_steps: int = Field(default=15, ge=1, le=1000)
+    time_limit: float = Field(default=300.0, gt=0, le=24 * 3600)
+    solution: list[list[dict[str, Any]]] | None = None
+
+    _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
+
+    @field_validator("solution")
+    @classmethod
+    def _valid_solution(cls, steps: list[list[dict[str, Any]]] | None) -> list[list[dict[str, Any]]] | None:
+        for index, step in enumerate(steps or []):
+            try:
+                parse_batch(step)
+            except InvalidAction as error:
+                raise ValueError(f"step {index}: {error}") from None
+        return steps
+
+    @property
+    def base_dir(self) -> Path:
+        """The folder relative paths in the task (reference images) are resolved against."""
+        return self._base_dir
+
+    def with_base_dir(self, folder: Path) -> Task:
+        copy = self.model_copy()
+        copy._base_dir = folder
+        return copy
+
+    def solution_actions(self) -> list[list[BaseAction]]:
+        """The solution as validated BaseActions, one list per step (empty when there is none)."""
+        return [parse_batch(step) for step in self.solution or []]
+
+    def reference_files(self) -> list[str]:
+        """The reference images the checks name, as written."""
+        return [check.reference for check in self.checks if isinstance(check, RegionCheck)]
+
+
+def _kind(value: Any, kinds: tuple[str, ...]) -> str | None:
+    """Which of ``kinds`` names this step or check: the one key of them it has."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump()
+    if not isinstance(value, dict):
+        return None
+    present = [kind for kind in kinds if kind in value]
+    return present[0] if len(present) == 1 else None
+
+
+def _regex(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            re.compile(value)
+        except re.error as error:
+            raise ValueError(f"invalid regular expression {value!r}: {error}") from None
+    return value
+
+
+# -- loading ----------------------------------------------------------------------------------
+def parse_task(data: Any, *, source: str = "<task>", base_dir: Path | None = None) -> Task:
+    """Validate task data (already parsed from YAML/JSON); raises :class:`TaskError`."""
+    if not isinstance(data, dict):
+        raise TaskError(f"{source}: a task must be a mapping, got {type(data).__name__}")
+    try:
+        task = Task.model_validate(data)
+    except ValidationError as error:
+        raise TaskError(f"{source}: {describe(error)}") from None
+    return task.with_base_dir(base_dir or Path.cwd())
+
+
+def load_task(path: str | Path) -> Task:
+    """Read and validate one task file (``.yaml``, ``.yml`` or ``.json``)."""
+    path = Path(path)
+    if path.suffix not in TASK_SUFFIXES:
+        raise TaskError(f"{path}: a task file must end in {', '.join(TASK_SUFFIXES)}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise TaskError(f"{path}: cannot read it ({error.strerror})") from None
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as error:
+        raise TaskError(f"{path}: not valid {path.suffix[1:].upper()}: {_first_line(error)}") from None
+    return parse_task(data, source=str(path), base_dir=path.parent.resolve())
+
+
+def load_suite(path: str | Path) -> list[Task]:
+    """Every task of a suite: a folder of task files (sorted by name), or one task file.
+
+    Task ids must be unique within a suite.
+    """
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix in TASK_SUFFIXES and p.is_file())
+        if not files:
+            raise TaskError(f"{path}: no task files ({', '.join(TASK_SUFFIXES)}) in this folder")
+    elif path.exists():
+        files = [path]
+    else:
+        raise TaskError(f"{path}: no such suite (a folder of task files, or one task file)")
+    tasks = [load_task(file) for file in files]
+    seen: dict[str, int] = {}
+    for task in tasks:
+        seen[task.id] = seen.get(task.id, 0) + 1
+    duplicated = sorted(task_id for task_id, count in seen.items() if count > 1)
+    if duplicated:
+        raise TaskError(f"{path}: task ids must be unique; repeated: {', '.join(duplicated)}")
+    return tasks
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def in_home(path: str) -> str:
+    """A task path as the desktop sees it: ``~/x`` and ``x`` are relative to the home folder."""
+    if path == "~":
+        return "."
+    return path[2:] if path.startswith("~/") else path
