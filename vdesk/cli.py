@@ -18,7 +18,7 @@ from rich.table import Table
 
 from vdesk import engine as engines, image as desktop_image
 from vdesk.adapters import Format, to_actions
-from vdesk.desktop import VNC_TARGET, Desktop, list_desktops, parse_size, remove_desktops
+from vdesk.desktop import VNC_TARGET, Desktop, list_desktops, parse_size, prune_desktops, remove_desktops
 from vdesk.errors import InvalidAction, VdeskError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -190,6 +190,16 @@ def down(
         raise InvalidAction("name the desktops to remove, or pass --all")
     for removed in remove_desktops(names or [], _options.engine):
         out.print(f"removed {removed}")
+
+
+@app.command()
+def prune() -> None:
+    """Remove expired, stopped and orphaned desktops (and nothing else)."""
+    removed = prune_desktops(_options.engine)
+    for name in removed:
+        out.print(f"removed {name}")
+    if not removed:
+        out.print("nothing to prune")
 
 
 @app.command()

@@ -101,3 +101,19 @@ def test_vnc_forwards_a_loopback_port_that_needs_the_password(shared_desktop):
     finally:
         forward.terminate()
         forward.wait(timeout=10)
+
+
+def test_prune_removes_an_expired_desktop_and_keeps_a_live_one(shared_desktop):
+    import time
+
+    from vdesk.desktop import Desktop
+
+    expired = Desktop.up(lease=False, ttl=3)
+    expired.close()
+    deadline = time.monotonic() + 15
+    while expired.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pruned = vdesk("prune")
+    assert pruned.returncode == 0 and f"removed {expired.name}" in pruned.stdout
+    assert expired.name not in vdesk_containers(CLIENT)
+    assert shared_desktop.name in vdesk_containers(CLIENT)
