@@ -38,7 +38,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
         for name in ("desktop", "session_desktop"):
             desktop = getattr(item, "funcargs", {}).get(name)
             if isinstance(desktop, Desktop):
-                _save_frame(item, desktop)
+                report.sections.append(("vdesk", _save_frame(item, desktop)))
 
 
 def _start(config: pytest.Config) -> Desktop:
@@ -60,13 +60,13 @@ def session_desktop(request: pytest.FixtureRequest) -> Iterator[Desktop]:
         yield started
 
 
-def _save_frame(item: pytest.Item, desktop: Desktop) -> None:
+def _save_frame(item: pytest.Item, desktop: Desktop) -> str:
+    """Save the desktop's screen next to the report; say where (or why not)."""
     folder = Path(item.config.getoption("--vdesk-frames"))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / (re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid) + ".png")
     try:
         desktop.screenshot().save(path)
     except Exception as error:  # a failing test's report must not fail on top
-        item.add_report_section("call", "vdesk", f"could not save the desktop's frame: {error}")
-        return
-    item.add_report_section("call", "vdesk", f"desktop frame saved to {path}")
+        return f"could not save the desktop's frame: {error}"
+    return f"desktop frame saved to {path}"

@@ -1,0 +1,28 @@
+"""The pytest plugin: a `desktop` fixture for GUI-agent suites, and the frame of a failing test."""
+
+from __future__ import annotations
+
+pytest_plugins = ["pytester"]
+
+
+def test_the_desktop_fixture_gives_a_fresh_desktop_and_saves_the_frame_of_a_failure(pytester):
+    pytester.makepyfile(test_agent="""
+        def test_passes(desktop):
+            assert desktop.screenshot().size == (1024, 768)
+
+        def test_session_desktop_is_shared(session_desktop):
+            assert session_desktop.screenshot().size == (1024, 768)
+
+        def test_fails(desktop):
+            desktop.run(["xterm", "-title", "evidence"])
+            desktop.windows.wait_for("evidence")
+            assert False, "the agent did not finish"
+    """)
+    frames = pytester.path / "frames"
+    result = pytester.runpytest_subprocess("--vdesk-size", "1024x768", "--vdesk-frames", str(frames))  # the plugin loads itself: it is installed
+    result.assert_outcomes(passed=2, failed=1)
+    saved = list(frames.glob("*test_fails*.png"))
+    assert len(saved) == 1
+    from PIL import Image
+    assert Image.open(saved[0]).size == (1024, 768)
+    result.stdout.fnmatch_lines(["*desktop frame saved to*"])
