@@ -32,7 +32,7 @@ from vdesk import engine as engines, image as desktop_image
 from vdesk.channel import Channel, Completed
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, VdeskError
-from vdesk.frames import Frame, LiveFramebuffer, Region
+from vdesk.frames import LiveFramebuffer, Region
 from vdesk.keyboard import ScratchKeymap
 from vdesk.lease import GRACE_SECONDS, Lease
 from vdesk.tunnel import Tunnel

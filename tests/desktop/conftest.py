@@ -20,5 +20,4 @@ def shared_desktop() -> Iterator[Desktop]:
 @pytest.fixture
 def probe(shared_desktop: Desktop) -> Iterator[EventProbe]:
     with EventProbe(shared_desktop) as probe:
-        shared_desktop.wait_until_settled(quiet=0.1)
         yield probe

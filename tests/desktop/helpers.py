@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import docker
+
+from vdesk.desktop import Desktop
 
 
 def vdesk_containers(client: docker.DockerClient) -> set[str]:
@@ -22,3 +26,37 @@ def wait_gone(client: docker.DockerClient, name: str, timeout: float) -> float:
             return time.monotonic() - started
         time.sleep(0.05)
     raise AssertionError(f"container {name} still exists after {timeout} s")
+
+
+def paints(desktop: Desktop, colour: tuple[int, int, int], timeout: float = 5.0) -> float:
+    """Seconds until the centre of the screen shows ``colour`` in a screenshot. The VNC
+    server finds changes by polling, so the first fresh frame may not hold it yet."""
+    started = time.monotonic()
+    while (seen := desktop.screenshot().getpixel((desktop.screen.width // 2, desktop.screen.height // 2))) != colour:
+        assert time.monotonic() - started < timeout, f"the screen shows {seen}, not {colour}"
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+@contextmanager
+def program_receiving_keys(desktop: Desktop, tag: str) -> Iterator[Callable[[], str]]:
+    """An xterm running ``cat > FILE`` with the keyboard focus. The yielded function waits for
+    cat to end (the test sends end-of-file) and returns what the program received."""
+    path = f"/tmp/{tag}-{time.monotonic_ns()}.txt"
+    desktop.run(["xterm", "-title", path, "-e", "sh", "-c", f"cat > {path}"])
+    window = desktop.windows.wait_for(path)
+    desktop.windows.focus(window)
+    desktop.execute([{"type": "click", "inputs": {"point": {"raw": {"x": window.x + 20, "y": window.y + 20}}}}])
+
+    def received() -> str:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if desktop.run(["pgrep", "-f", f"cat > {path}"], wait=True).returncode != 0:
+                break
+            time.sleep(0.05)
+        return desktop.run(["cat", path], wait=True).stdout
+
+    try:
+        yield received
+    finally:
+        desktop.run(["pkill", "-f", path], wait=True)

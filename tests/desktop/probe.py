@@ -45,6 +45,7 @@ class EventProbe:
         self.window.set_input_focus(X.RevertToParent, X.CurrentTime)
         self.display.sync()
         self.events(quiet=0.05)  # drop map/expose noise
+        desktop.wait_until_settled(quiet=0.1)  # frames taken next show the probe window
 
     def events(self, quiet: float = 0.15, timeout: float = 5.0) -> list[Event]:
         """Events received until none arrive for ``quiet`` seconds."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.desktop.probe import EventProbe, buttons, keys
+from tests.desktop.probe import buttons, keys
 from vdesk.desktop import Desktop
 
 

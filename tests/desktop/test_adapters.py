@@ -19,6 +19,7 @@ import pytest
 import yaml
 from PIL import Image
 
+from tests.desktop.helpers import program_receiving_keys
 from tests.desktop.probe import Event, EventProbe
 from vdesk.adapters import uitars
 from vdesk.adapters.anthropic import AnthropicComputer, ToolResult
@@ -77,25 +78,9 @@ def image_size(data: str | None) -> tuple[int, int]:
 
 @pytest.fixture
 def typed_into_a_program(shared_desktop: Desktop) -> Iterator[Callable[[], str]]:
-    """An xterm running ``cat > FILE`` with the focus; calling the fixture's value waits for
-    cat to end (the test sends end-of-file) and returns what the program received."""
-    desktop = shared_desktop
-    path = f"/tmp/adapter-typed-{time.monotonic_ns()}.txt"
-    desktop.run(["xterm", "-title", path, "-e", "sh", "-c", f"cat > {path}"])
-    window = desktop.windows.wait_for(path)
-    desktop.windows.focus(window)
-    desktop.execute([{"type": "click", "inputs": {"point": {"raw": {"x": window.x + 20, "y": window.y + 20}}}}])
-
-    def received() -> str:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if desktop.run(["pgrep", "-f", f"cat > {path}"], wait=True).returncode != 0:
-                break
-            time.sleep(0.05)
-        return desktop.run(["cat", path], wait=True).stdout
-
-    yield received
-    desktop.run(["pkill", "-f", path], wait=True)
+    """An xterm running ``cat > FILE`` with the focus; see helpers.program_receiving_keys."""
+    with program_receiving_keys(shared_desktop, "adapter-typed") as received:
+        yield received
 
 
 # --- UI-TARS ------------------------------------------------------------------------------------
@@ -205,7 +190,6 @@ def fhd_desktop() -> Iterator[Desktop]:
 @pytest.fixture
 def fhd_probe(fhd_desktop: Desktop) -> Iterator[EventProbe]:
     with EventProbe(fhd_desktop) as probe:
-        fhd_desktop.wait_until_settled(quiet=0.1)
         yield probe
 
 

@@ -81,7 +81,6 @@ def test_exec_speaks_model_formats(shared_desktop):
 
 def test_vnc_forwards_a_loopback_port_that_needs_the_password(shared_desktop):
     import socket
-    import time
 
     from vncdotool import api
 

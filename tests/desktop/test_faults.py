@@ -18,6 +18,7 @@ import pytest
 
 from vdesk import engine
 from vdesk.desktop import Desktop
+from tests.desktop.helpers import paints
 from vdesk.errors import DesktopGone, DesktopTimeout, EngineUnavailable
 
 VDESK = str(Path(sys.executable).parent / "vdesk")
@@ -43,16 +44,6 @@ class ApiCalls:
 def in_desktop(desktop: Desktop, argv: list[str]) -> docker.models.containers.ExecResult:
     """Run ``argv`` through a separate ``docker exec``, not through the desktop's channel."""
     return desktop.container.exec_run(argv, user="desk")
-
-
-def paints(desktop: Desktop, colour: tuple[int, int, int], timeout: float = 5.0) -> float:
-    """Seconds until the centre of the screen shows ``colour`` in a screenshot. The VNC
-    server finds changes by polling, so the first fresh frame may not hold it yet."""
-    started = time.monotonic()
-    while (seen := desktop.screenshot().getpixel((640, 400))) != colour:
-        assert time.monotonic() - started < timeout, f"the screen shows {seen}, not {colour}"
-        time.sleep(0.05)
-    return time.monotonic() - started
 
 
 # -- the container is killed -------------------------------------------------------------------

@@ -11,6 +11,7 @@ import time
 import docker
 import pytest
 
+from tests.desktop.helpers import paints
 from vdesk.channel import Completed
 from vdesk.desktop import Desktop, Limits
 from vdesk.errors import VdeskError
@@ -28,16 +29,6 @@ def python(desktop: Desktop, code: str, *args: str, timeout: float = 30) -> Comp
 def host_config(desktop: Desktop) -> dict:
     desktop.container.reload()
     return desktop.container.attrs["HostConfig"]
-
-
-def paints(desktop: Desktop, colour: tuple[int, int, int], timeout: float = 5.0) -> float:
-    """Seconds until the centre of the screen shows ``colour`` in a screenshot. The VNC
-    server finds changes by polling, so the first fresh frame may not hold it yet."""
-    started = time.monotonic()
-    while (seen := desktop.screenshot().getpixel((640, 400))) != colour:
-        assert time.monotonic() - started < timeout, f"the screen shows {seen}, not {colour}"
-        time.sleep(0.05)
-    return time.monotonic() - started
 
 
 # -- who runs, with what privileges ------------------------------------------------------------

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
+
+from tests.desktop.helpers import program_receiving_keys
 
 from vdesk.desktop import Desktop
 
@@ -24,26 +24,16 @@ SAMPLES = {
 def typed(shared_desktop: Desktop):
     """Type into `cat > FILE` in an xterm and return what the program received."""
     desktop = shared_desktop
-    path = f"/tmp/typed-{time.monotonic_ns()}.txt"
-    desktop.run(["xterm", "-title", path, "-e", "sh", "-c", f"cat > {path}"])
-    window = desktop.windows.wait_for(path)
-    desktop.windows.focus(window)
-    desktop.execute([{"type": "click", "inputs": {"point": {"raw": {"x": window.x + 20, "y": window.y + 20}}}}])
+    with program_receiving_keys(desktop, "typed") as received:
 
-    def type_and_read(text: str) -> str:
-        result = desktop.execute([{"type": "type", "inputs": {"content": text}}])
-        assert result.status == "success", result.error_message
-        desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])  # end of line: flush to cat
-        desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])  # end of file: cat exits
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if desktop.run(["pgrep", "-f", f"cat > {path}"], wait=True).returncode != 0:
-                break
-            time.sleep(0.05)
-        return desktop.run(["cat", path], wait=True).stdout
+        def type_and_read(text: str) -> str:
+            result = desktop.execute([{"type": "type", "inputs": {"content": text}}])
+            assert result.status == "success", result.error_message
+            desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])  # end of line: flush to cat
+            desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])  # end of file: cat exits
+            return received()
 
-    yield type_and_read
-    desktop.run(["pkill", "-f", path], wait=True)
+        yield type_and_read
 
 
 @pytest.mark.parametrize("name", SAMPLES)

@@ -1,0 +1,309 @@
+"""Desktops on a real Ray cluster of two nodes on this machine, started (and stopped) by the tests.
+
+Each node is a ``ray start --block`` process with its own temporary folder and ports, offering
+two ``vdesk_desktop`` slots. Killing the second node's raylet is a node dying: its workers die
+with it, the leases remove their desktops, and the items it ran are retried on the head.
+Nodes are stopped by process id, never with ``ray stop`` (which would stop every Ray on the machine).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker
+import pytest
+import ray
+
+from vdesk.errors import DesktopGone, VdeskError
+from vdesk.ray import DesktopSpec, RemoteDesktop, connect, desktop_nodes, run_episodes
+
+RAY = str(Path(sys.executable).parent / "ray")
+SLOTS = 2  # vdesk_desktop per node
+CLICK = [{"type": "click", "inputs": {"point": {"raw": {"x": 40, "y": 30}}}}]
+# Ray notices a dead node after period × threshold; the defaults would take far longer.
+FAST_FAILURE = {"RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "3"}
+START_TIMEOUT = 90.0
+STOP_TIMEOUT = 30.0
+CLIENT = docker.from_env()
+RUN_TOKEN = secrets.token_hex(6)  # marks the desktops these tests start (others run desktops too)
+SPEC = DesktopSpec(size=(800, 600), environment={"VDESK_TEST_RUN": RUN_TOKEN})
+
+
+@dataclass
+class RayNode:
+    process: subprocess.Popen[bytes]
+    temp_dir: Path
+    log: Path
+
+
+@dataclass
+class Cluster:
+    address: str
+    head: RayNode
+    second: RayNode
+    head_id: str
+    second_id: str
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_node(*args: str) -> RayNode:
+    """``ray start --block`` with its own temporary folder, dashboard-agent port and OS-chosen worker ports."""
+    temp_dir = Path(tempfile.mkdtemp(prefix="vdesk-ray-", dir="/tmp"))  # short: Ray puts sockets in it
+    log = temp_dir / "start.log"
+    argv = [RAY, "start", "--block", *args, "--num-cpus", str(SLOTS), "--resources", f'{{"vdesk_desktop": {SLOTS}}}',
+            "--disable-usage-stats", "--temp-dir", str(temp_dir), "--dashboard-agent-listen-port", str(free_port()),
+            "--min-worker-port", "0", "--max-worker-port", "0"]
+    with log.open("wb") as output:
+        process = subprocess.Popen(argv, stdout=output, stderr=subprocess.STDOUT, env={**os.environ, **FAST_FAILURE})
+    return RayNode(process, temp_dir, log)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, read from /proc (children before grandchildren)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue  # it ended while we looked
+            parents.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        children = parents.get(todo.pop(0), [])
+        found += children
+        todo += children
+    return found
+
+
+def command_of(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def stop_node(node: RayNode) -> None:
+    """SIGTERM the node's ``ray start`` (it stops its own processes), then SIGKILL whatever of its tree is left."""
+    tree = descendants(node.process.pid)
+    if node.process.poll() is None:
+        node.process.send_signal(signal.SIGTERM)
+        try:
+            node.process.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            node.process.kill()
+            node.process.wait(timeout=STOP_TIMEOUT)
+    for pid in tree:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    shutil.rmtree(node.temp_dir, ignore_errors=True)
+
+
+def wait_for_nodes(count: int, nodes: list[RayNode]) -> list[str]:
+    """IDs of the live desktop nodes once there are ``count``; fails with the nodes' logs otherwise."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        live = desktop_nodes()
+        if len(live) == count:
+            return [node.id for node in live]
+        for node in nodes:
+            if node.process.poll() is not None:
+                pytest.fail(f"ray start exited: {node.log.read_text()[-3000:]}")
+        time.sleep(0.5)
+    pytest.fail(f"{count} nodes did not join within {START_TIMEOUT:g} s")
+
+
+def own_desktops(*, alive_only: bool = False) -> set[str]:
+    """Names of the desktops these tests started (found by the marker in their environment)."""
+    found = set()
+    for container in CLIENT.containers.list(all=True, filters={"label": "vdesk=desktop"}, ignore_removed=True):
+        env = container.attrs.get("Config", {}).get("Env") or []
+        if f"VDESK_TEST_RUN={RUN_TOKEN}" in env and (not alive_only or container.status == "running"):
+            found.add(container.name)
+    return found
+
+
+
+def wait_gone(name: str, timeout: float) -> float:
+    """Seconds until desktop ``name`` no longer exists. (Listing with ignore_removed: desktops
+    of other tests vanish between the engine's list and its inspect.)"""
+    started = time.monotonic()
+    while name in own_desktops():
+        assert time.monotonic() - started < timeout, f"desktop {name} still exists after {timeout} s"
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+def wait_none_left(timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while own_desktops() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not own_desktops(), f"desktops left behind: {sorted(own_desktops())}"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    """A head and a second node on this machine; the test process joins as the driver."""
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    head = start_node("--head", "--port", str(port), "--include-dashboard=false",
+                      "--dashboard-port", str(free_port()), "--ray-client-server-port", str(free_port()))
+    nodes = [head]
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not _answers(port):  # the GCS is up before a second node can join
+            if head.process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the head did not start: {head.log.read_text()[-3000:]}")
+            time.sleep(0.3)
+        connect(address)
+        head_id = wait_for_nodes(1, nodes)[0]
+        second = start_node("--address", address)
+        nodes.append(second)
+        second_id = next(n for n in wait_for_nodes(2, nodes) if n != head_id)
+        yield Cluster(address, head, second, head_id, second_id)
+    finally:
+        ray.shutdown()
+        for node in reversed(nodes):
+            stop_node(node)
+        wait_none_left(timeout=20)
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def kill_node(node: RayNode) -> None:
+    """A node dies: SIGKILL its raylet (its workers and their desktops go with it)."""
+    raylets = [pid for pid in descendants(node.process.pid) if "/raylet/raylet" in command_of(pid)]
+    assert len(raylets) == 1, raylets
+    os.kill(raylets[0], signal.SIGKILL)
+
+
+# -- the tests: the node-killing one comes last ------------------------------------------------
+def test_an_actor_hosted_desktop_clicks_and_returns_frames_of_its_size(cluster):
+    with RemoteDesktop.up(SPEC) as desktop:
+        assert desktop.node_id in (cluster.head_id, cluster.second_id)
+        assert desktop.name in own_desktops(alive_only=True)
+        result = desktop.execute(CLICK, settle=True)
+        assert result.status == "success" and result.executed == 1, result
+        assert desktop.screenshot().size == (800, 600)
+        assert desktop.screenshot_bytes("jpeg").startswith(b"\xff\xd8")
+        assert desktop.wait_until_settled().size == (800, 600)
+        assert desktop.run(["true"], wait=True).returncode == 0
+        usage = desktop.usage()  # the container, and the worker hosting it
+        assert usage.memory_mib > 0 and usage.cpu_seconds > 0 and usage.host_memory_mib > 0
+        assert desktop.execute([{"type": "nonsense"}]).status == "failed"  # refused, not raised
+        name = desktop.name
+    wait_gone(name, timeout=10)
+
+
+def test_killing_the_actor_removes_its_desktop(cluster):
+    desktop = RemoteDesktop.up(SPEC, node_id=cluster.second_id)
+    try:
+        assert desktop.node_id == cluster.second_id
+        desktop.kill()
+        print(f"desktop gone {wait_gone(desktop.name, timeout=10):.2f} s after the actor was killed")
+        with pytest.raises(DesktopGone, match="closed"):
+            desktop.screenshot()  # it refuses at once
+    finally:
+        desktop.close()
+
+
+def test_a_desktop_that_cannot_start_says_why(cluster):
+    with pytest.raises(VdeskError, match="did not start on the node.*outside"):
+        RemoteDesktop.up(DesktopSpec(size=(10, 10)))
+
+
+def test_an_item_past_its_timeout_fails_and_leaves_nothing(cluster):
+    def work(desktop: RemoteDesktop, item: int) -> None:
+        names.append(desktop.name)
+        desktop.wait_for_change(timeout=300)  # a still screen: only the item's timeout ends this
+
+    names: list[str] = []
+    started = time.monotonic()
+    [outcome] = run_episodes(work, [0], parallel=1, per_node=1, timeout=20, spec=SPEC)
+    assert not outcome.ok and "timed out after 20 s" in outcome.error and not outcome.retried
+    assert time.monotonic() - started < 20 + 15
+    for name in names:
+        wait_gone(name, timeout=10)
+
+
+def test_a_failing_item_fails_once_and_is_not_retried(cluster):
+    def work(desktop: RemoteDesktop, item: int) -> str:
+        if item == 1:
+            raise ValueError("the task itself failed")
+        return desktop.name
+
+    outcomes = run_episodes(work, [0, 1], parallel=2, per_node=1, timeout=120, spec=SPEC)
+    assert [o.index for o in outcomes] == [0, 1]
+    assert outcomes[0].ok and outcomes[0].result.startswith("vdesk-")
+    assert not outcomes[1].ok and "ValueError: the task itself failed" in outcomes[1].error
+    assert not any(o.retried for o in outcomes) and all(len(o.attempts) == 1 for o in outcomes)
+    assert {o.attempts[0].node_id for o in outcomes} == {cluster.head_id, cluster.second_id}  # per_node=1 spreads them
+
+
+def test_items_survive_a_node_dying_mid_run(cluster):
+    on_second = threading.Event()
+    seen: list[str] = []
+
+    def work(desktop: RemoteDesktop, item: int) -> dict[str, object]:
+        seen.append(desktop.name)
+        if desktop.node_id == cluster.second_id:
+            on_second.set()
+        steps, until = 0, time.monotonic() + 5
+        while time.monotonic() < until:
+            assert desktop.execute(CLICK, settle=True).status == "success"
+            assert desktop.screenshot().size == (800, 600)
+            steps += 1
+        return {"item": item, "node": desktop.node_id, "steps": steps}
+
+    def killer() -> None:
+        if on_second.wait(timeout=120):
+            time.sleep(1.5)  # well into the items' stepping
+            kill_node(cluster.second)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    lines: list[str] = []
+    outcomes = run_episodes(work, list(range(6)), parallel=4, per_node=2, timeout=120, spec=SPEC,
+                            progress=lines.append)
+    thread.join(timeout=5)
+    print("\n".join(lines))
+
+    assert on_second.is_set(), "no item ran on the second node"
+    assert len(outcomes) == 6 and all(o.ok for o in outcomes), [(o.index, o.error) for o in outcomes]
+    retried = [o for o in outcomes if o.retried]
+    assert retried, "no item was retried after its node died"
+    for outcome in retried:
+        first, last = outcome.attempts[0], outcome.attempts[-1]
+        assert first.node_id == cluster.second_id and first.lost and "DesktopLost" in outcome.first_error
+        assert last.node_id == cluster.head_id and last.error is None
+        assert outcome.result["node"] == cluster.head_id
+    for outcome in outcomes:
+        if not outcome.retried:
+            assert len(outcome.attempts) == 1 and outcome.first_error is None
+    assert cluster.second_id not in {n.id for n in desktop_nodes()}
+    wait_none_left(timeout=15)
