@@ -306,7 +306,7 @@ def view_command(
     """Watch a desktop live in the browser (noVNC on 127.0.0.1, the desktop's VNC password required) until Ctrl-C."""
     from vdesk.harness.view import start_viewer
 
-    with Desktop.attach(name) as desktop, start_viewer(desktop, port=port) as viewer:
+    with Desktop.attach(name, engine=_options.engine) as desktop, start_viewer(desktop, port=port) as viewer:
         out.print(f"open {viewer.url}\npassword: {viewer.password}  (Ctrl-C to stop)", highlight=False)
         while desktop.is_alive() and viewer.running:
             time.sleep(1)
