@@ -16,7 +16,6 @@ Every desktop the bench brings up is taken down before it returns, whatever happ
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import platform

@@ -222,17 +222,32 @@ def bench(
     baseline: Annotated[bool, typer.Option(help="Also time the naive ways, in the same run, and print ratios.")] = False,
     repeats: Annotated[int, typer.Option(help="Samples per measurement.")] = 30,
     desktops: Annotated[int, typer.Option(help="Desktops to bring up at once.")] = 10,
+    fleet: Annotated[bool, typer.Option(help=(
+        "Measure capacity instead: desktops up per second and steps per second for 1, 2, 4, … "
+        "desktops at once, memory per desktop, and what a node of a given size holds."))] = False,
+    counts: Annotated[str, typer.Option(help="With --fleet: desktops at once, comma-separated.")] = "1,2,4,8,16",
+    seconds: Annotated[float, typer.Option(help="With --fleet: seconds of steps for each count.")] = 5.0,
+    ray_address: Annotated[Optional[str], typer.Option("--ray", help=(
+        "With --fleet: also measure through the Ray cluster at this address (HOST:PORT of its head)."))] = None,
+    local: Annotated[bool, typer.Option(help="With --fleet: measure desktops on this machine too.")] = True,
+    plot: Annotated[Optional[Path], typer.Option(help="With --fleet: draw the curve into this PNG, e.g. images/fleet.png.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
-    """Measure speed and memory on real desktops (medians and p90)."""
+    """Measure speed and memory on real desktops (medians and p90); --fleet measures capacity."""
+    progress = lambda line: err.print(line, highlight=False)  # noqa: E731
+    if fleet:
+        from vdesk.fleet import parse_counts, plot as draw_fleet, render as render_fleet, run_fleet
+
+        fleet_report = run_fleet(parse_counts(counts), seconds=seconds, address=ray_address, local=local,
+                                 progress=progress)
+        if plot is not None:
+            err.print(f"curve written to {draw_fleet(fleet_report, plot)}")
+        print(fleet_report.to_json()) if as_json else out.print(render_fleet(fleet_report))
+        return
     from vdesk.bench import render, run_bench
 
-    report = run_bench(baseline=baseline, repeats=repeats, desktops=desktops,
-                       progress=lambda line: err.print(line, highlight=False))
-    if as_json:
-        print(report.to_json())
-    else:
-        out.print(render(report))
+    report = run_bench(baseline=baseline, repeats=repeats, desktops=desktops, progress=progress)
+    print(report.to_json()) if as_json else out.print(render(report))
 
 
 @app.command()

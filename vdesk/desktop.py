@@ -249,7 +249,7 @@ class Desktop:
             return physical
         return physical.resize(target, Image.Resampling.LANCZOS, reducing_gap=2.0)
 
-    def wait_until_settled(self, quiet: float = 0.04, timeout: float = 10.0) -> Image.Image:
+    def wait_until_settled(self, quiet: float = 0.03, timeout: float = 10.0) -> Image.Image:
         """Return the screen once it has not changed for ``quiet`` seconds."""
         return self.to_image(self._with_frames(lambda frames: frames.wait_until_settled(quiet, timeout)).image)
 

@@ -183,7 +183,7 @@ class LiveFramebuffer:
                 if time.monotonic() >= deadline:
                     raise DesktopTimeout(f"{self.name}: no fresh frame within {timeout:g} s") from None
 
-    def wait_until_settled(self, quiet: float = 0.04, timeout: float = 10.0) -> Frame:
+    def wait_until_settled(self, quiet: float = 0.03, timeout: float = 10.0) -> Frame:
         """Return once the screen has not changed for ``quiet`` seconds.
 
         The quiet period counts from this call at the earliest: a change the server has not

@@ -14,7 +14,8 @@ from vdesk.desktop import Desktop
 def vdesk_containers(client: docker.DockerClient) -> set[str]:
     """Names of every container labelled as a vdesk desktop, running or not."""
     # sparse: one list call, no per-container inspect that races with removals
-    listed = client.containers.list(all=True, sparse=True, filters={"label": "vdesk=desktop"})
+    listed = client.containers.list(all=True, sparse=True, filters={"label": "vdesk=desktop"},
+                                    ignore_removed=True)
     return {c.attrs["Names"][0].lstrip("/") for c in listed}
 
 

@@ -29,7 +29,7 @@ CLIENT = docker.from_env()
 
 def own_desktops() -> set[str]:
     """Desktops (running or not) started by this process; other sessions' desktops come and go."""
-    containers = CLIENT.containers.list(all=True, filters={"label": "vdesk=desktop"})
+    containers = CLIENT.containers.list(all=True, filters={"label": "vdesk=desktop"}, ignore_removed=True)
     return {c.name for c in containers if c.labels.get("vdesk.owner", "").endswith(f":{os.getpid()}")}
 
 

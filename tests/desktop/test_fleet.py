@@ -51,17 +51,17 @@ def test_each_count_has_its_figures(report):
 
 def test_the_estimate_is_limited_by_memory_or_cpu(report):
     estimate = report.estimate("local")
-    assert estimate.memory_mib > 0 and estimate.steps_per_core > 0
+    assert estimate.memory_mib > 0 and estimate.step_core_seconds > 0 and estimate.idle_cores >= 0
     count, limit = estimate.holds(cores=8, memory_gib=32, step_rate=0.5)
     assert count > 0 and limit in ("memory", "cpu")
     assert estimate.holds(cores=8, memory_gib=64, step_rate=0.5)[0] >= count  # more memory never holds fewer
 
 
 def test_holds_names_the_tighter_limit():
-    estimate = NodeEstimate("local", memory_mib=100.0, steps_per_core=10.0)
+    estimate = NodeEstimate("local", memory_mib=100.0, idle_cores=0.0, step_core_seconds=0.1)
     assert estimate.holds(cores=1, memory_gib=11, step_rate=1.0) == (10, "cpu")       # 10 by cpu, 102 by memory
     assert estimate.holds(cores=64, memory_gib=11, step_rate=1.0) == (102, "memory")  # 640 by cpu
-    polling = NodeEstimate("local", memory_mib=100.0, steps_per_core=10.0, idle_cores=0.1)
+    polling = NodeEstimate("local", memory_mib=100.0, idle_cores=0.1, step_core_seconds=0.1)
     assert polling.holds(cores=1, memory_gib=11, step_rate=1.0) == (5, "cpu")  # 0.1 idle + 0.1 stepping each
 
 

@@ -26,6 +26,7 @@ import docker
 import pytest
 import ray
 
+from vdesk.desktop import Desktop
 from vdesk.errors import DesktopGone, VdeskError
 from vdesk.ray import DesktopSpec, RemoteDesktop, connect, desktop_nodes, run_episodes
 
@@ -202,6 +203,14 @@ def kill_node(node: RayNode) -> None:
     os.kill(raylets[0], signal.SIGKILL)
 
 
+def window_count(desktop: Desktop) -> int:
+    return len(desktop.windows.list())
+
+
+def width_plus(desktop: Desktop, extra: int) -> int:
+    return desktop.screen.width + extra
+
+
 # -- the tests: the node-killing one comes last ------------------------------------------------
 def test_an_actor_hosted_desktop_clicks_and_returns_frames_of_its_size(cluster):
     with RemoteDesktop.up(SPEC) as desktop:
@@ -214,6 +223,7 @@ def test_an_actor_hosted_desktop_clicks_and_returns_frames_of_its_size(cluster):
         assert desktop.wait_until_settled().size == (800, 600)
         assert desktop.run(["true"], wait=True).returncode == 0
         usage = desktop.usage()  # the container, and the worker hosting it
+        assert desktop.call(window_count) >= 0 and desktop.call(width_plus, 1) == 801  # run on the node
         assert usage.memory_mib > 0 and usage.cpu_seconds > 0 and usage.host_memory_mib > 0
         assert desktop.execute([{"type": "nonsense"}]).status == "failed"  # refused, not raised
         name = desktop.name
