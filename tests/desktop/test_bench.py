@@ -35,7 +35,7 @@ def own_desktops() -> set[str]:
 
 @pytest.fixture(scope="module")
 def report() -> BenchReport:
-    before = own_desktops()  # a shared desktop of this session may be up already: compare, not expect none
+    before = own_desktops()  # a shared desktop of this test run may be up already: compare, not expect none
     lines: list[str] = []
     result = run_bench(baseline=True, repeats=3, desktops=2, progress=lines.append)
     leftover = own_desktops() - before

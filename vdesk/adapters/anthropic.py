@@ -1,12 +1,12 @@
 """Anthropic's computer-use tool (``computer_20250124``, ``computer_20251124``) → BaseActions.
 
-Claude calls a tool named ``computer`` with an input such as
+The model calls a tool named ``computer`` with an input such as
 ``{"action": "left_click", "coordinate": [640, 400], "text": "shift"}``. :func:`translate` turns
 one such input into vdesk :class:`~vdesk.actions.BaseAction` values, plus what the model wants
 to see back (a screenshot, the cursor position, or a zoomed region). It is pure: no desktop,
 no I/O.
 
-Coordinates are pixels of the screenshot Claude was shown and are emitted unchanged as ``raw``
+Coordinates are pixels of the screenshot the model was shown and are emitted unchanged as ``raw``
 coordinates; vdesk's operator knows that screenshot's size and maps them to the screen.
 
 Decisions beyond the wire format:
@@ -74,7 +74,7 @@ Duration = Annotated[float, Strict(), Field(ge=0, le=MAX_DURATION_SECONDS)]
 
 
 class ComputerInput(BaseModel):
-    """The input of one ``computer`` tool call, as Claude writes it."""
+    """The input of one ``computer`` tool call, as the model writes it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

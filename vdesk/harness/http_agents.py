@@ -212,7 +212,7 @@ class AnthropicSettings(_Settings):
 
 
 class AnthropicAgent(Agent):
-    """Claude with the ``computer`` tool: each ``tool_use`` becomes actions, and is answered
+    """A model with Anthropic's ``computer`` tool: each ``tool_use`` becomes actions, and is answered
     with the next screenshot. A reply without a tool call ends the episode."""
 
     name = "anthropic"
