@@ -425,10 +425,14 @@ def container_memory_mib(container: Container) -> float:
     """A container's memory in MiB as ``docker stats`` shows it: usage minus the inactive
     file cache (cgroup v1 ``total_inactive_file``, v2 ``inactive_file``). Files in the
     desktop's tmpfs are real memory and stay counted."""
-    stats = container.stats(stream=False, one_shot=True)
+    return stats_memory_mib(container.stats(stream=False, one_shot=True), container.name)
+
+
+def stats_memory_mib(stats: dict[str, Any], name: str) -> float:
+    """The memory of one ``docker stats`` sample, counted as :func:`container_memory_mib` says."""
     memory = stats.get("memory_stats") or {}
     if not memory.get("usage"):
-        raise BenchError(f"the engine reports no memory usage for {container.name}")
+        raise BenchError(f"the engine reports no memory usage for {name}")
     detail = memory.get("stats") or {}
     inactive = detail.get("total_inactive_file", detail.get("inactive_file", 0))
     return (memory["usage"] - inactive) / 2**20

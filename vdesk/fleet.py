@@ -35,7 +35,7 @@ from rich.console import Group
 from rich.table import Table
 
 from vdesk import __version__, engine, image as desktop_image
-from vdesk.bench import CLICK, BenchError, percentile
+from vdesk.bench import CLICK, BenchError, percentile, stats_memory_mib
 from vdesk.desktop import DEFAULT_SIZE, LABEL, Desktop
 from vdesk.errors import InvalidAction, VdeskError
 
@@ -149,13 +149,8 @@ def container_usage(container: Any, host: bool = False) -> Usage:
     counts it (usage minus inactive file cache) and CPU time. ``host=True`` adds this process's
     resident memory and CPU time (what a Ray worker hosting the desktop costs)."""
     stats = container.stats(stream=False, one_shot=True)
-    memory = stats.get("memory_stats") or {}
-    if not memory.get("usage"):
-        raise BenchError(f"the engine reports no memory usage for {container.name}")
-    detail = memory.get("stats") or {}
-    inactive = detail.get("total_inactive_file", detail.get("inactive_file", 0))
     cpu = (stats.get("cpu_stats") or {}).get("cpu_usage", {}).get("total_usage", 0) / 1e9
-    usage = Usage((memory["usage"] - inactive) / 2**20, cpu, _sampled_at(stats.get("read", "")))
+    usage = Usage(stats_memory_mib(stats, container.name), cpu, _sampled_at(stats.get("read", "")))
     if not host:
         return usage
     times = os.times()

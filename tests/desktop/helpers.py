@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +18,12 @@ def vdesk_containers(client: docker.DockerClient) -> set[str]:
     listed = client.containers.list(all=True, sparse=True, filters={"label": "vdesk=desktop"},
                                     ignore_removed=True)
     return {c.attrs["Names"][0].lstrip("/") for c in listed}
+
+
+def own_desktops(client: docker.DockerClient) -> set[str]:
+    """Desktops (running or not) started by this process; other test runs' desktops come and go."""
+    containers = client.containers.list(all=True, filters={"label": "vdesk=desktop"}, ignore_removed=True)
+    return {c.name for c in containers if c.labels.get("vdesk.owner", "").endswith(f":{os.getpid()}")}
 
 
 def wait_gone(client: docker.DockerClient, name: str, timeout: float) -> float:

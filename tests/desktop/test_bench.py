@@ -7,11 +7,11 @@ typed text arrived exactly, and that the naive baselines were compared.
 from __future__ import annotations
 
 import json
-import os
 
 import docker
 import pytest
 
+from tests.desktop.helpers import own_desktops
 from vdesk.bench import BenchReport, render, run_bench
 
 MEASUREMENTS = {
@@ -27,18 +27,12 @@ RATIOS = ("naive_exec_action/click", "naive_vnc_screenshot/fresh_screenshot",
 CLIENT = docker.from_env()
 
 
-def own_desktops() -> set[str]:
-    """Desktops (running or not) started by this process; other sessions' desktops come and go."""
-    containers = CLIENT.containers.list(all=True, filters={"label": "vdesk=desktop"}, ignore_removed=True)
-    return {c.name for c in containers if c.labels.get("vdesk.owner", "").endswith(f":{os.getpid()}")}
-
-
 @pytest.fixture(scope="module")
 def report() -> BenchReport:
-    before = own_desktops()  # a shared desktop of this test run may be up already: compare, not expect none
+    before = own_desktops(CLIENT)  # a shared desktop of this test run may be up already: compare, not expect none
     lines: list[str] = []
     result = run_bench(baseline=True, repeats=3, desktops=2, progress=lines.append)
-    leftover = own_desktops() - before
+    leftover = own_desktops(CLIENT) - before
     assert not leftover, f"the bench left desktops behind: {sorted(leftover)}"
     assert lines and lines[-1] == "done"
     return result

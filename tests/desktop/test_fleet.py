@@ -14,24 +14,19 @@ import pytest
 from PIL import Image
 from rich.console import Console
 
+from tests.desktop.helpers import own_desktops
 from vdesk.errors import InvalidAction
 from vdesk.fleet import FleetReport, NodeEstimate, parse_counts, plot, render, run_fleet
 
 CLIENT = docker.from_env()
 
 
-def own_desktops() -> set[str]:
-    """Desktops started by this process; other sessions' desktops come and go."""
-    containers = CLIENT.containers.list(all=True, filters={"label": "vdesk=desktop"}, ignore_removed=True)
-    return {c.name for c in containers if c.labels.get("vdesk.owner", "").endswith(f":{os.getpid()}")}
-
-
 @pytest.fixture(scope="module")
 def report() -> FleetReport:
-    before = own_desktops()
+    before = own_desktops(CLIENT)
     lines: list[str] = []
     result = run_fleet(counts=(2, 1), seconds=1.0, progress=lines.append)
-    assert not own_desktops() - before, "the fleet run left desktops behind"
+    assert not own_desktops(CLIENT) - before, "the fleet run left desktops behind"
     assert lines[-1] == "done"
     return result
 
