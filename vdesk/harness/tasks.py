@@ -101,13 +101,18 @@ class WaitWindowStep(_Strict):
     timeout: float = Field(default=10.0, gt=0, le=120)
 
 
+def _keyed_by(kinds: tuple[str, ...], error_type: str, what: str) -> Discriminator:
+    """Pick a union member by which one of ``kinds`` the data has as a key."""
+    return Discriminator(lambda value: _kind(value, kinds), custom_error_type=error_type,
+                         custom_error_message=f"{what} needs one of the keys {', '.join(kinds)}",
+                         custom_error_context={})
+
+
 SETUP_KINDS = ("run", "start", "write", "wait_window")
 SetupStep = Annotated[
     Union[Annotated[RunStep, Tag("run")], Annotated[StartStep, Tag("start")],
           Annotated[WriteStep, Tag("write")], Annotated[WaitWindowStep, Tag("wait_window")]],
-    Discriminator(lambda value: _kind(value, SETUP_KINDS), custom_error_type="setup_kind",
-                  custom_error_message=f"a setup step needs one of the keys {', '.join(SETUP_KINDS)}",
-                  custom_error_context={}),
+    _keyed_by(SETUP_KINDS, "setup_kind", "a setup step"),
 ]
 
 
@@ -177,9 +182,7 @@ CHECK_KINDS = ("command", "file", "window", "region")
 Check = Annotated[
     Union[Annotated[CommandCheck, Tag("command")], Annotated[FileCheck, Tag("file")],
           Annotated[WindowCheck, Tag("window")], Annotated[RegionCheck, Tag("region")]],
-    Discriminator(lambda value: _kind(value, CHECK_KINDS), custom_error_type="check_kind",
-                  custom_error_message=f"a check needs one of the keys {', '.join(CHECK_KINDS)}",
-                  custom_error_context={}),
+    _keyed_by(CHECK_KINDS, "check_kind", "a check"),
 ]
 
 
