@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from tests.desktop.helpers import program_receiving_keys
@@ -20,10 +22,18 @@ SAMPLES = {
 }
 
 
+@pytest.fixture(scope="module")
+def typing_desktop() -> Iterator[Desktop]:
+    """A desktop of this module's own: typing rebinds spare keycodes, and every keymap change
+    costs the window manager work; a desktop worn by the other modules' tests is left alone."""
+    with Desktop.up() as desktop:
+        yield desktop
+
+
 @pytest.fixture
-def typed(shared_desktop: Desktop):
+def typed(typing_desktop: Desktop):
     """Type into `cat > FILE` in an xterm and return what the program received."""
-    desktop = shared_desktop
+    desktop = typing_desktop
     with program_receiving_keys(desktop, "typed") as received:
 
         def type_and_read(text: str) -> str:
