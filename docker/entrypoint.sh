@@ -1,20 +1,20 @@
 #!/bin/bash
-# vdesk desktop supervisor: Xvfb -> openbox -> x11vnc.
+# vdesk desktop supervisor: Xvnc (an X server with its VNC server built in) -> openbox.
 #
-# Runs as the unprivileged desktop user under tini. It restarts the window manager or the
-# VNC server when they die, exits (stopping the container) when the X server dies, and
+# Runs as the unprivileged desktop user under tini. It restarts the window manager when it
+# dies, exits (stopping the container) when the X server dies, and
 # stops the desktop when its time-to-live runs out. Configuration comes from environment
 # variables only; nothing here is evaluated as shell code.
 set -euo pipefail
 
 : "${VDESK_WIDTH:=1280}" "${VDESK_HEIGHT:=800}" "${VDESK_DEPTH:=24}" "${VDESK_DPI:=96}"
-: "${VDESK_VNC_POLL_MS:=3}" "${VDESK_EXPIRES_AT:=0}" "${VDESK_VNC_PASSWORD:=}" "${VDESK_LEASED:=0}" "${VDESK_LEASE_GRACE:=15}"
+: "${VDESK_EXPIRES_AT:=0}" "${VDESK_VNC_PASSWORD:=}" "${VDESK_LEASED:=0}" "${VDESK_LEASE_GRACE:=15}"
 display_number=0
 export DISPLAY=":${display_number}"
 state_dir=/tmp/vdesk
 log() { echo "vdesk-entrypoint: $*" >&2; }
 
-for value in "$VDESK_WIDTH" "$VDESK_HEIGHT" "$VDESK_DEPTH" "$VDESK_DPI" "$VDESK_EXPIRES_AT" "$VDESK_LEASE_GRACE" "$VDESK_VNC_POLL_MS"; do
+for value in "$VDESK_WIDTH" "$VDESK_HEIGHT" "$VDESK_DEPTH" "$VDESK_DPI" "$VDESK_EXPIRES_AT" "$VDESK_LEASE_GRACE"; do
   [[ "$value" =~ ^[0-9]+$ ]] || { log "not a whole number: '$value'"; exit 2; }
 done
 if [ -z "$VDESK_VNC_PASSWORD" ]; then
@@ -26,7 +26,10 @@ rm -f "/tmp/.X${display_number}-lock" "/tmp/.X11-unix/X${display_number}"
 mkdir -p /tmp/.X11-unix "$state_dir" && chmod 1777 /tmp/.X11-unix 2>/dev/null || true
 chmod 700 "$state_dir"
 umask 077
+# The plain password is what `Desktop.attach` reads back (only this user can); Xvnc reads
+# VNC's own obfuscated form.
 printf '%s\n' "$VDESK_VNC_PASSWORD" > "$state_dir/vnc-password"
+vncpasswd -f < "$state_dir/vnc-password" > "$state_dir/vnc-password.rfb"
 unset VDESK_VNC_PASSWORD
 
 children=()
@@ -37,9 +40,19 @@ stop_all() {
 }
 trap 'stop_all 0' TERM INT
 
+# The X server is also the VNC server, so it knows every change as it is drawn: no polling,
+# and an idle desktop costs no CPU.
+# -BlacklistThreshold: every VNC client arrives from 127.0.0.1 (the exec tunnel or the
+# loopback-only published port), so blacklisting a host after failed passwords would only let a
+# wrong guesser lock out the desktop's owner.
+# -AcceptSetDesktopSize=0: a viewer must not resize the screen an agent's coordinates refer to.
+# -nocursor: frames never show the pointer (Xvnc would otherwise paint it into them whenever a
+# program, not the viewer, moved it), so a frame does not depend on where the pointer was left.
 start_x() {
-  Xvfb "$DISPLAY" -screen 0 "${VDESK_WIDTH}x${VDESK_HEIGHT}x${VDESK_DEPTH}" -dpi "$VDESK_DPI" \
-    -nolisten tcp -noreset +extension XTEST +extension DAMAGE &
+  Xvnc "$DISPLAY" -geometry "${VDESK_WIDTH}x${VDESK_HEIGHT}" -depth "$VDESK_DEPTH" -dpi "$VDESK_DPI" \
+    -rfbport 5900 -rfbauth "$state_dir/vnc-password.rfb" -SecurityTypes VncAuth \
+    -AlwaysShared -AcceptSetDesktopSize=0 -BlacklistThreshold=1000000 \
+    -nocursor -nolisten tcp -noreset +extension XTEST >"$state_dir/xvnc.log" 2>&1 &
   x_pid=$!
   for _ in $(seq 1 200); do
     [ -S "/tmp/.X11-unix/X${display_number}" ] && xdpyinfo >/dev/null 2>&1 && return 0
@@ -61,22 +74,10 @@ wait_for_wm() {
   log "the window manager did not start within 5 s"
 }
 
-# -noxdamage: x11vnc then polls the framebuffer itself; trusting X DAMAGE hints delays
-# changes by 100-400 ms here, polling sees them within a few milliseconds. Polling costs an
-# idle desktop CPU (about 13% of a core at 3 ms, 6% at 20 ms): VDESK_VNC_POLL_MS trades one
-# for the other.
-start_vnc() {
-  x11vnc -display "$DISPLAY" -rfbport 5900 -passwdfile "$state_dir/vnc-password" \
-    -forever -shared -noxrecord -nocursor -quiet -norc -no6 \
-    -noxdamage -wait "$VDESK_VNC_POLL_MS" -defer 3 -nonap -xkb >"$state_dir/x11vnc.log" 2>&1 &
-  vnc_pid=$!
-}
-
 start_x
 start_wm
 wait_for_wm
-start_vnc
-children=("$vnc_pid" "$wm_pid" "$x_pid")
+children=("$wm_pid" "$x_pid")
 
 if [ "$VDESK_EXPIRES_AT" -gt 0 ]; then
   remaining=$(( VDESK_EXPIRES_AT - $(date +%s) ))
@@ -95,7 +96,6 @@ log "ready: ${VDESK_WIDTH}x${VDESK_HEIGHT}x${VDESK_DEPTH} at ${VDESK_DPI} dpi"
 while true; do
   wait -n || true
   if ! kill -0 "$x_pid" 2>/dev/null; then log "the X server died"; stop_all 1; fi
-  if ! kill -0 "$vnc_pid" 2>/dev/null; then log "restarting the VNC server"; start_vnc; fi
   if ! kill -0 "$wm_pid" 2>/dev/null; then log "restarting the window manager"; start_wm; fi
-  children=("$vnc_pid" "$wm_pid" "$x_pid")
+  children=("$wm_pid" "$x_pid")
 done

@@ -1,3 +1,3 @@
 """vdesk: disposable, sandboxed Linux desktops for GUI agents."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

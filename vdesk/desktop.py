@@ -32,7 +32,7 @@ from vdesk import engine as engines, image as desktop_image
 from vdesk.channel import Channel, Completed
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, VdeskError
-from vdesk.frames import LiveFramebuffer, Region
+from vdesk.frames import LiveFramebuffer, PasswordRefused, Region
 from vdesk.keyboard import ScratchKeymap
 from vdesk.lease import GRACE_SECONDS, Lease
 from vdesk.tunnel import Tunnel
@@ -185,7 +185,7 @@ class Desktop:
 
     @property
     def frames(self) -> LiveFramebuffer:
-        """The held VNC connection, opened on first use and reopened if the server restarted."""
+        """The held VNC connection, opened on first use and reopened if it dropped."""
         if self._closed:
             raise DesktopGone(f"desktop {self.name} is closed")
         if self._frames is None:
@@ -293,15 +293,17 @@ class Desktop:
             try:
                 self._frames.connect(timeout=min(5.0, max(1.0, deadline - time.monotonic())))
                 return
+            except PasswordRefused:
+                raise
             except VdeskError as error:
-                if "auth" in str(error).lower() or time.monotonic() > deadline:
+                if time.monotonic() > deadline:
                     raise DesktopTimeout(f"desktop {self.name} did not show a first frame within {timeout:g} s: {error}") from None
                 if not self.is_alive():
                     raise DesktopGone(f"desktop {self.name} stopped while starting: {_last_log(self.container)}") from None
                 time.sleep(0.05)
 
     def _reconnect_frames(self) -> None:
-        # The VNC server restarts inside the container when it dies; pick up where we were.
+        # The connection dropped (its tunnel died) while the desktop lives on: pick up where we were.
         if not self.is_alive():
             raise DesktopGone(f"desktop {self.name} is gone")
         assert self._frames is not None
@@ -309,7 +311,7 @@ class Desktop:
         self._connect_frames(timeout=5.0)
 
     def _with_frames(self, call):  # type: ignore[no-untyped-def]
-        """Run ``call(frames)``; when the VNC server restarted under it, reconnect and retry once."""
+        """Run ``call(frames)``; when the VNC connection dropped under it, reconnect and retry once."""
         try:
             return self._guard(lambda: call(self.frames))
         except DesktopGone:

@@ -84,7 +84,7 @@ class NodeEstimate:
 
     way: str
     memory_mib: float         # per desktop: container after stepping + its host-side process share
-    idle_cores: float         # per desktop doing nothing (its VNC server still polls the screen)
+    idle_cores: float         # per desktop doing nothing
     step_core_seconds: float  # CPU time one step costs, all processes together
 
     def holds(self, cores: int, memory_gib: float, step_rate: float) -> tuple[int, str]:

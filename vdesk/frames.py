@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from PIL import Image
 from twisted.internet import reactor
 from vncdotool import api as vnc_api
-from vncdotool.client import VNCDoToolClient, VNCDoToolFactory
+from vncdotool.client import AuthenticationError, VNCDoToolClient, VNCDoToolFactory
 
 from vdesk.errors import DesktopGone, DesktopTimeout, VdeskError
 
@@ -79,6 +79,8 @@ class _LiveFactory(VNCDoToolFactory):
     # client and its screen) in a global buffer until logging starts, which it never does here.
     noisy = False
     pseudodesktop = True
+    # The cursor comes as a separate shape (and is ignored), never painted into frames.
+    nocursor = True
     qemu_extended_key = False
 
     def clientConnectionLost(self, connector, reason) -> None:  # type: ignore[no-untyped-def]
@@ -87,6 +89,10 @@ class _LiveFactory(VNCDoToolFactory):
         if not self.deferred.called:
             self.deferred.errback(reason)
         super().clientConnectionLost(connector, reason)
+
+
+class PasswordRefused(VdeskError):
+    """The VNC server refused the password."""
 
 
 class LiveFramebuffer:
@@ -133,6 +139,8 @@ class LiveFramebuffer:
         reactor.callFromThread(factory.deferred.addCallbacks, made, failed)
         if not done.wait(timeout):
             raise DesktopTimeout(f"{self.name}: no VNC handshake within {timeout:g} s")
+        if isinstance(outcome[0], AuthenticationError):
+            raise PasswordRefused(f"{self.name}: the VNC server refused the password ({outcome[0]})")
         if not isinstance(outcome[0], _LiveClient):
             raise VdeskError(f"{self.name}: VNC connection failed: {outcome[0]}")
         client = self._client = outcome[0]
@@ -186,8 +194,8 @@ class LiveFramebuffer:
     def wait_until_settled(self, quiet: float = 0.03, timeout: float = 10.0) -> Frame:
         """Return once the screen has not changed for ``quiet`` seconds.
 
-        The quiet period counts from this call at the earliest: a change the server has not
-        yet sent (it polls the screen every few milliseconds) is not mistaken for calm.
+        The quiet period counts from this call at the earliest: a program still reacting to
+        the last input (it has not drawn yet) is not mistaken for calm.
         """
         started = time.monotonic()
         deadline = started + timeout

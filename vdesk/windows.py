@@ -68,8 +68,7 @@ class Windows:
     def list(self) -> list[Window]:
         """Every managed top-level window, oldest first."""
         with self._lock:
-            ids = self._property(self._root, "_NET_CLIENT_LIST", Xatom.WINDOW) or []
-            return [w for w in (self._describe(i) for i in ids) if w is not None]
+            return [w for w in (self._describe(i) for i in self._client_ids()) if w is not None]
 
     def focused(self) -> Window | None:
         with self._lock:
@@ -93,6 +92,22 @@ class Windows:
             time.sleep(0.02)
         return window
 
+    def wait_gone(self, window: Window, timeout: float = 10.0) -> None:
+        """Wait until the window manager has let go of ``window`` (it left ``_NET_CLIENT_LIST``).
+
+        A program started next may get the same X window id; requests the window manager still
+        sends for the old window would land on the new one (a new xterm shrunk to one cell was
+        seen). Wait for this before starting a program right after another one closed.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if window.id not in self._client_ids():
+                    return
+            if time.monotonic() > deadline:
+                raise DesktopTimeout(f"window {window.title!r} was still managed after {timeout:g} s")
+            time.sleep(0.01)
+
     def focus(self, window: Window, timeout: float = 5.0) -> None:
         """Ask the window manager to activate ``window`` and wait until it has the focus."""
         with self._lock:
@@ -113,6 +128,10 @@ class Windows:
     def _property(self, window, name: str, kind: int) -> list[int] | None:  # type: ignore[no-untyped-def]
         reply = window.get_full_property(self._atoms[name], kind)
         return list(reply.value) if reply is not None else None
+
+    def _client_ids(self) -> list[int]:
+        """The managed windows' ids, oldest first; call with the lock held."""
+        return self._property(self._root, "_NET_CLIENT_LIST", Xatom.WINDOW) or []
 
     def _describe(self, window_id: int) -> Window | None:
         window = self._display.create_resource_object("window", window_id)

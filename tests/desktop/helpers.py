@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import docker
 
 from vdesk.desktop import Desktop
+from vdesk.windows import Window
 
 
 def vdesk_containers(client: docker.DockerClient) -> set[str]:
@@ -47,24 +48,44 @@ def paints(desktop: Desktop, colour: tuple[int, int, int], timeout: float = 5.0)
 
 
 @contextmanager
+def xterm(desktop: Desktop, title: str, *argv: str) -> Iterator[Window]:
+    """An xterm titled ``title`` (running ``argv`` if given) on screen; killed on leaving, and
+    waited for until the window manager has let go of it (the next program may get the same
+    window id)."""
+    desktop.run(["xterm", "-title", title, *argv])
+    window: Window | None = None
+    try:
+        window = desktop.windows.wait_for(title)
+        yield window
+    finally:
+        close_window(desktop, title, window)
+
+
+def close_window(desktop: Desktop, title: str, window: Window | None = None) -> None:
+    """Kill the program whose command line holds ``title`` and wait until the window manager
+    has let go of its window (``window``, or the one now titled so). The program may have
+    ended by itself already."""
+    window = window or desktop.windows.find(title)
+    desktop.run(["pkill", "-f", title], wait=True)
+    if window is not None:
+        desktop.windows.wait_gone(window)
+
+
+@contextmanager
 def program_receiving_keys(desktop: Desktop, tag: str) -> Iterator[Callable[[], str]]:
     """An xterm running ``cat > FILE`` with the keyboard focus. The yielded function waits for
     cat to end (the test sends end-of-file) and returns what the program received."""
     path = f"/tmp/{tag}-{time.monotonic_ns()}.txt"
-    desktop.run(["xterm", "-title", path, "-e", "sh", "-c", f"cat > {path}"])
-    window = desktop.windows.wait_for(path)
-    desktop.windows.focus(window)
-    desktop.execute([{"type": "click", "inputs": {"point": {"raw": {"x": window.x + 20, "y": window.y + 20}}}}])
+    with xterm(desktop, path, "-e", "sh", "-c", f"cat > {path}") as window:
+        desktop.windows.focus(window)
+        desktop.execute([{"type": "click", "inputs": {"point": {"raw": {"x": window.x + 20, "y": window.y + 20}}}}])
 
-    def received() -> str:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if desktop.run(["pgrep", "-f", f"cat > {path}"], wait=True).returncode != 0:
-                break
-            time.sleep(0.05)
-        return desktop.run(["cat", path], wait=True).stdout
+        def received() -> str:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                if desktop.run(["pgrep", "-f", f"cat > {path}"], wait=True).returncode != 0:
+                    break
+                time.sleep(0.05)
+            return desktop.run(["cat", path], wait=True).stdout
 
-    try:
         yield received
-    finally:
-        desktop.run(["pkill", "-f", path], wait=True)

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from tests.desktop.helpers import program_receiving_keys
+from tests.desktop.helpers import program_receiving_keys, xterm
 from tests.desktop.probe import Event, EventProbe
 from vdesk.adapters import uitars
 from vdesk.adapters.anthropic import AnthropicComputer, ToolResult
@@ -233,9 +233,7 @@ def test_anthropic_cursor_position_on_a_scaled_screen_is_in_screenshot_pixels(fh
 def test_anthropic_zoom_on_a_scaled_screen_is_a_full_resolution_crop(fhd_desktop):
     computer = AnthropicComputer(fhd_desktop)
     # Something to look at: a terminal in the top-left quarter of the screen.
-    fhd_desktop.run(["xterm", "-title", "zoom-subject", "-geometry", "60x20+40+40"])
-    try:
-        fhd_desktop.windows.wait_for("zoom-subject")
+    with xterm(fhd_desktop, "zoom-subject", "-geometry", "60x20+40+40"):
         fhd_desktop.wait_until_settled(quiet=0.2)
         result = computer({"action": "zoom", "region": [0, 0, 683, 384]})
         assert result.error is None, result.error
@@ -244,8 +242,6 @@ def test_anthropic_zoom_on_a_scaled_screen_is_a_full_resolution_crop(fhd_desktop
         physical = fhd_desktop.frames.fresh().image.convert("RGB").crop((0, 0, 960, 540))
         assert zoomed.tobytes() == physical.tobytes()
         assert len(set(zoomed.getdata())) > 2  # it shows the terminal, not a blank
-    finally:
-        fhd_desktop.run(["pkill", "-f", "zoom-subject"], wait=True)
 
 
 def test_anthropic_on_a_1600x1200_screen_shows_xga_and_maps_clicks_back():

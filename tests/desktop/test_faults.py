@@ -98,39 +98,36 @@ def test_a_call_in_flight_when_the_container_is_killed_ends_with_desktop_gone_wi
         assert len(outcome) == 1 and isinstance(outcome[0], DesktopGone) and desktop.name in str(outcome[0])
 
 
-# -- the VNC server dies or hangs --------------------------------------------------------------
-def test_when_the_vnc_server_dies_it_is_restarted_and_frames_resume_on_their_own():
+# -- the VNC connection drops, or the server hangs --------------------------------------------
+def test_when_the_vnc_connection_drops_frames_resume_on_their_own():
     with Desktop.up() as desktop:
         desktop.run(["xsetroot", "-solid", "#ff0000"], wait=True).check()
         paints(desktop, (255, 0, 0))
-        before = desktop.run(["pgrep", "-x", "x11vnc"], wait=True).check().stdout.split()
-        desktop.run(["pkill", "-x", "x11vnc"], wait=True).check()
+        # The in-desktop end of the VNC tunnel: killing it drops the held connection.
+        desktop.run(["pkill", "-f", "TCP:127.0.0.1:5900"], wait=True).check()
         killed = time.monotonic()
         frame = desktop.screenshot()  # reconnects by itself
-        print(f"first frame {(time.monotonic() - killed) * 1000:.0f} ms after the VNC server was killed")
+        print(f"first frame {(time.monotonic() - killed) * 1000:.0f} ms after the VNC connection dropped")
         assert frame.getpixel((640, 400)) == (255, 0, 0)
-        after = desktop.run(["pgrep", "-x", "x11vnc"], wait=True).check().stdout.split()
-        assert len(after) == 1 and after != before  # a new VNC server, restarted in the desktop
-        # Frames resume: a change made after the restart is seen, pushed and fresh alike.
+        # Frames resume: a change made after the reconnection is seen, pushed and fresh alike.
         desktop.run(["xsetroot", "-solid", "#0000ff"], wait=True).check()
-        desktop.wait_for_change(timeout=5)  # the new server pushes the change by itself
+        desktop.wait_for_change(timeout=5)  # the server pushes the change by itself
         paints(desktop, (0, 0, 255))
-        assert "restarting the VNC server" in desktop.container.logs().decode()
 
 
-def test_a_hung_vnc_server_gives_desktop_timeout_and_frames_come_back_when_it_resumes():
+def test_a_hung_x_and_vnc_server_gives_desktop_timeout_and_frames_come_back_when_it_resumes():
     with Desktop.up() as desktop:
         desktop.screenshot()
-        assert in_desktop(desktop, ["pkill", "-STOP", "-x", "x11vnc"]).exit_code == 0
+        assert in_desktop(desktop, ["pkill", "-STOP", "-x", "Xvnc"]).exit_code == 0
         try:
             started = time.monotonic()
             with pytest.raises(DesktopTimeout, match=desktop.name):
                 desktop.screenshot()
             elapsed = time.monotonic() - started
-            print(f"hung VNC server: DesktopTimeout after {elapsed:.1f} s")
+            print(f"hung X and VNC server: DesktopTimeout after {elapsed:.1f} s")
             assert elapsed < 7
         finally:
-            in_desktop(desktop, ["pkill", "-CONT", "-x", "x11vnc"])
+            in_desktop(desktop, ["pkill", "-CONT", "-x", "Xvnc"])
         desktop.run(["xsetroot", "-solid", "#00ff00"], wait=True).check()
         paints(desktop, (0, 255, 0))
 
@@ -141,7 +138,7 @@ def test_when_the_x_server_dies_the_desktop_stops_and_the_next_call_says_so_nami
     desktop = Desktop.up(lease=leased, ttl=None if leased else 120)
     try:
         desktop.screenshot()
-        desktop.run(["pkill", "-x", "Xvfb"])
+        desktop.run(["pkill", "-x", "Xvnc"])
         killed = time.monotonic()
         with pytest.raises(DesktopGone, match=desktop.name) as raised:
             while time.monotonic() - killed < 10:  # calls made before the desktop noticed may pass

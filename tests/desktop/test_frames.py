@@ -9,6 +9,7 @@ import time
 import pytest
 from PIL import Image
 
+from tests.desktop.helpers import close_window, xterm
 from tests.desktop.probe import EventProbe, buttons
 from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
@@ -49,26 +50,18 @@ def test_screenshot_output_never_raises_it_reports_failure(shared_desktop):
 
 def test_settle_after_an_animation_returns_once_it_stops(shared_desktop):
     script = "for i in $(seq 1 25); do echo line $i; sleep 0.04; done; sleep 30"
-    shared_desktop.run(["xterm", "-title", "animation", "-e", "sh", "-c", script])
-    try:
-        shared_desktop.windows.wait_for("animation")
+    with xterm(shared_desktop, "animation", "-e", "sh", "-c", script):
         started = time.monotonic()
         shared_desktop.wait_until_settled(quiet=0.3, timeout=10)
         animating_for = time.monotonic() - started
         assert animating_for >= 0.5  # it waited for the lines to stop, not a fixed sleep
         assert shared_desktop.screenshot().tobytes() == shared_desktop.screenshot().tobytes()
-    finally:
-        shared_desktop.run(["pkill", "-f", "animation"], wait=True)
 
 
 def test_settle_on_a_screen_that_never_stops_raises_with_what_it_saw(shared_desktop):
-    shared_desktop.run(["xterm", "-title", "ticker-never-settles", "-e", "sh", "-c", "while :; do date +%N; sleep 0.02; done"])
-    try:
-        shared_desktop.windows.wait_for("ticker-never-settles")
+    with xterm(shared_desktop, "ticker-never-settles", "-e", "sh", "-c", "while :; do date +%N; sleep 0.02; done"):
         with pytest.raises(DesktopTimeout, match="kept changing for 1 s"):
             shared_desktop.wait_until_settled(quiet=0.5, timeout=1)
-    finally:
-        shared_desktop.run(["pkill", "-f", "ticker-never-settles"], wait=True)
 
 
 def test_wait_for_change_sees_a_new_window_and_times_out_on_a_quiet_region(shared_desktop):
@@ -76,10 +69,10 @@ def test_wait_for_change_sees_a_new_window_and_times_out_on_a_quiet_region(share
         shared_desktop.wait_for_change(region=(1200, 0, 1280, 30), timeout=0.3)
     shared_desktop.run(["xterm", "-title", "newcomer", "-geometry", "40x10+600+300"])
     try:
-        frame = shared_desktop.wait_for_change(timeout=10)
+        frame = shared_desktop.wait_for_change(timeout=10)  # called before the xterm can draw
         assert frame.size == (1280, 800)
     finally:
-        shared_desktop.run(["pkill", "-f", "newcomer"], wait=True)
+        close_window(shared_desktop, "newcomer")
 
 
 def test_hidpi_desktop_has_a_scaled_framebuffer_and_logical_screenshots():
