@@ -267,17 +267,27 @@ def eval_command(
     agent: Annotated[str, typer.Option(help="scripted, replay:RUN, openai-chat, anthropic or openai.")] = "scripted",
     parallel: Annotated[int, typer.Option(help="Episodes at a time, each on a fresh desktop.")] = 1,
     out_dir: Annotated[Path, typer.Option("--out", help="Run folder: one episode folder per task and results.json.")] = Path("runs/eval"),
+    ray_address: Annotated[Optional[str], typer.Option("--ray", help=(
+        "Put the desktops on the Ray cluster at this address (HOST:PORT of its head); an episode "
+        "whose node dies runs once more on another node."))] = None,
+    per_node: Annotated[Optional[int], typer.Option(help=(
+        "With --ray: desktops at a time on one node (default: --parallel, within each node's vdesk_desktop)."))] = None,
 ) -> None:
     """Run a suite of tasks with an agent; exit 1 unless every task passed."""
     from vdesk.harness.agents import make_agent
     from vdesk.harness.console import suite_progress, summary_table
-    from vdesk.harness.runner import run_suite
+    from vdesk.harness.runner import join_cluster, run_suite
     from vdesk.harness.tasks import load_suite
 
     tasks = load_suite(suite)
     make_agent(agent)  # a bad --agent fails here, before any desktop starts
+    if per_node is not None and ray_address is None:
+        raise InvalidAction("--per-node needs --ray")
+    if ray_address is not None:
+        join_cluster(ray_address)  # an unreachable cluster fails here, before the progress bar
     with suite_progress(err, len(tasks)) as on_event:
-        summary = run_suite(tasks, lambda: make_agent(agent), out=out_dir, parallel=parallel, on_event=on_event)
+        summary = run_suite(tasks, lambda: make_agent(agent), out=out_dir, parallel=parallel, on_event=on_event,
+                            ray_address=ray_address, per_node=per_node)
     out.print(summary_table(summary))
     out.print(f"results: {out_dir / 'results.json'}", highlight=False)
     if summary.successes != len(tasks):

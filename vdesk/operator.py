@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from vdesk.actions import (DEFAULT_SCROLL_AMOUNT, DEFAULT_WAIT_SECONDS, ActionType, BaseAction,
                            parse_batch)
-from vdesk.coords import ImageSpace, PhysicalPoint
+from vdesk.coords import ImageSpace, PhysicalPoint, Screen
 from vdesk.errors import InvalidAction, VdeskError
 from vdesk.keyboard import normalise
 
@@ -67,6 +67,12 @@ class ScreenContext(BaseModel):
     screen_height: int
     scale_x: float
     scale_y: float
+
+
+def screen_context(screen: Screen) -> ScreenContext:
+    """What an agent is told of the screen."""
+    return ScreenContext(screen_width=screen.width, screen_height=screen.height,
+                         scale_x=screen.scale, scale_y=screen.scale)
 
 
 # -- the plan: what a batch turns into -------------------------------------------------------
@@ -133,9 +139,7 @@ class Operator:
 
     # -- observation --------------------------------------------------------------------------
     def screen_context(self) -> ScreenContext:
-        screen = self.desktop.screen
-        return ScreenContext(screen_width=screen.width, screen_height=screen.height,
-                             scale_x=screen.scale, scale_y=screen.scale)
+        return screen_context(self.desktop.screen)
 
     def screenshot(self, format: Literal["png", "jpeg"] = "png", quality: int = 85,
                    fresh: bool = True) -> ScreenshotOutput:

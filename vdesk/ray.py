@@ -353,7 +353,7 @@ def connect(address: str) -> bool:
     _check_reachable(address)
     try:
         ray.init(address=address, namespace="vdesk", logging_level=logging.WARNING, log_to_driver=False)
-    except (ConnectionError, RuntimeError) as error:
+    except (ConnectionError, RuntimeError, ValueError) as error:  # ValueError: an address Ray cannot parse
         raise VdeskError(f"could not join the Ray cluster at {address}: {_first_line(error)}") from None
     return True
 
@@ -395,6 +395,7 @@ class Attempt:
     """One try of an item on one node."""
 
     node_id: str | None
+    address: str | None = None  # the node's IP address, to name it in records
     desktop: str | None = None
     seconds: float = 0.0
     error: str | None = None
@@ -437,18 +438,32 @@ class _Run:
     timed_out: bool = False
 
 
+@dataclass(frozen=True)
+class Hooks(Generic[T]):
+    """What a caller hears of items as they go, from the scheduling thread (keep them short).
+
+    ``retrying(index, attempt)``: the attempt lost its desktop and the item goes back in the
+    queue; the attempt's work has returned and its desktop is closed. ``done(outcome)``: the
+    item ended, for good.
+    """
+
+    retrying: Callable[[int, Attempt], None] = lambda index, attempt: None
+    done: Callable[[EpisodeOutcome[T]], None] = lambda outcome: None
+
+
 def run_episodes(work: Callable[[RemoteDesktop, Item], T], items: Sequence[Item], *,
                  address: str | None = None, parallel: int, per_node: int, retries: int = 1,
-                 timeout: float, spec: DesktopSpec | None = None,
-                 progress: Progress | None = None) -> list[EpisodeOutcome[T]]:
+                 timeout: float, spec: DesktopSpec | Callable[[Item], DesktopSpec] | None = None,
+                 progress: Progress | None = None, hooks: Hooks[T] | None = None) -> list[EpisodeOutcome[T]]:
     """Run ``work(desktop, item)`` for every item, each on a fresh desktop on the cluster.
 
     At most ``parallel`` items run at once and at most ``per_node`` of them on one node (and
     never more than the node's ``vdesk_desktop``). ``work`` runs in a thread of this process
-    and drives its desktop through :class:`RemoteDesktop`. When the desktop's actor or node
-    dies, the item runs again on another node, up to ``retries`` times. ``timeout`` bounds
-    each attempt: past it the desktop is killed and the item fails. Returns one outcome per
-    item, in order.
+    and drives its desktop through :class:`RemoteDesktop`. ``spec`` is how every desktop
+    starts, or a function giving it for an item. When the desktop's actor or node dies, the
+    item runs again on another node, up to ``retries`` times. ``timeout`` bounds each
+    attempt: past it the desktop is killed and the item fails. Returns one outcome per item,
+    in order; ``hooks`` hear of each one as it ends.
     """
     if parallel < 1 or per_node < 1 or retries < 0 or timeout <= 0:
         raise InvalidAction("parallel and per_node must be at least 1, retries at least 0, timeout positive")
@@ -456,22 +471,28 @@ def run_episodes(work: Callable[[RemoteDesktop, Item], T], items: Sequence[Item]
     if not ray.is_initialized():
         raise VdeskError("Ray is not connected: pass address= or call vdesk.ray.connect first")
     try:
-        scheduler = _Scheduler(work, list(items), spec or DesktopSpec(), parallel, per_node, retries,
-                               timeout, progress or (lambda line: log.info(line)))
+        spec_of = spec if callable(spec) else functools.partial(_same, spec or DesktopSpec())
+        scheduler = _Scheduler(work, list(items), spec_of, parallel, per_node, retries, timeout,
+                               progress or (lambda line: log.info(line)), hooks or Hooks())
         return scheduler.run()
     finally:
         if joined:
             ray.shutdown()
 
 
+def _same(spec: DesktopSpec, item: object) -> DesktopSpec:
+    return spec
+
+
 class _Scheduler(Generic[Item, T]):
     """Places items on nodes with free slots, watches them, retries the lost ones."""
 
-    def __init__(self, work: Callable[[RemoteDesktop, Item], T], items: list[Item], spec: DesktopSpec,
-                 parallel: int, per_node: int, retries: int, timeout: float, progress: Progress) -> None:
-        self.work, self.items, self.spec = work, items, spec
+    def __init__(self, work: Callable[[RemoteDesktop, Item], T], items: list[Item],
+                 spec_of: Callable[[Item], DesktopSpec], parallel: int, per_node: int, retries: int,
+                 timeout: float, progress: Progress, hooks: Hooks[T]) -> None:
+        self.work, self.items, self.spec_of = work, items, spec_of
         self.parallel, self.per_node, self.retries, self.timeout = parallel, per_node, retries, timeout
-        self.progress = progress
+        self.progress, self.hooks = progress, hooks
         self.outcomes: list[EpisodeOutcome[T] | None] = [None] * len(items)
         self.attempts: dict[int, list[Attempt]] = {i: [] for i in range(len(items))}
         self.queue: collections.deque[int] = collections.deque(range(len(items)))
@@ -504,7 +525,7 @@ class _Scheduler(Generic[Item, T]):
                 return
             self.queue.popleft()
             now = time.monotonic()
-            run = _Run(index, Attempt(node.id), now, now + self.timeout)
+            run = _Run(index, Attempt(node.id, node.address), now, now + self.timeout)
             self.attempts[index].append(run.attempt)
             self.running[index] = run
             threading.Thread(target=self._attempt, args=(run,), name=f"vdesk-episode-{index}", daemon=True).start()
@@ -541,7 +562,8 @@ class _Scheduler(Generic[Item, T]):
     def _attempt(self, run: _Run) -> None:
         try:
             up_timeout = max(1.0, min(UP_TIMEOUT, run.deadline - time.monotonic()))
-            run.desktop = RemoteDesktop.up(self.spec, node_id=run.attempt.node_id, timeout=up_timeout)
+            spec = self.spec_of(self.items[run.index])
+            run.desktop = RemoteDesktop.up(spec, node_id=run.attempt.node_id, timeout=up_timeout)
             run.attempt.desktop = run.desktop.name
             if run.timed_out:  # the deadline passed while it came up: the scheduler could not kill it
                 raise DesktopTimeout(f"the desktop came up after the item's {self.timeout:g} s")
@@ -594,6 +616,7 @@ class _Scheduler(Generic[Item, T]):
         elif attempt.lost and len(self.attempts[run.index]) <= self.retries:
             self.progress(f"item {run.index}: lost its desktop on node {str(attempt.node_id)[:8]}; "
                           f"retrying elsewhere ({attempt.error})")
+            self.hooks.retrying(run.index, attempt)
             self.queue.appendleft(run.index)
         else:
             self._finish(run.index, error=attempt.error)
@@ -605,14 +628,18 @@ class _Scheduler(Generic[Item, T]):
     def _finish(self, index: int, *, result: Any = None, error: str | None = None) -> None:
         attempts = self.attempts[index]
         retried = len(attempts) > 1
-        self.outcomes[index] = EpisodeOutcome(index, self.items[index], result, error, retried,
-                                              attempts[0].error if retried else None, attempts)
+        outcome = EpisodeOutcome(index, self.items[index], result, error, retried,
+                                 attempts[0].error if retried else None, attempts)
+        self.outcomes[index] = outcome
+        self.hooks.done(outcome)
         self.progress(f"item {index}: {'done' if error is None else 'failed: ' + error}"
                       f"{' (retried)' if retried else ''}")
 
 
 def _describe(error: BaseException) -> str:
     """One line naming an error, with where it was raised when it is not one of vdesk's."""
+    if isinstance(error, ray.exceptions.RayTaskError):  # its own text is the actor's name, in colours
+        return f"{type(error.cause).__name__} on the node: {_first_line(error.cause)}"
     text = f"{type(error).__name__}: {_first_line(error)}"
     if isinstance(error, (VdeskError, *LOST_ERRORS)):
         return text

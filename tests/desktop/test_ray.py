@@ -8,6 +8,7 @@ Nodes are stopped by process id, never with ``ray stop`` (which would stop every
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -28,9 +29,18 @@ import ray
 
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopGone, VdeskError
+from vdesk.harness.agents import ScriptedAgent
+from vdesk.harness.record import episode_folders, load_run
+from vdesk.harness.report import write_report
+from vdesk.harness.runner import SuiteEvent, SuiteSummary, run_suite
+from vdesk.harness.tasks import load_suite
 from vdesk.ray import DesktopSpec, RemoteDesktop, connect, desktop_nodes, run_episodes
 
 RAY = str(Path(sys.executable).parent / "ray")
+VDESK = str(Path(sys.executable).parent / "vdesk")
+SUITE = Path(__file__).resolve().parents[2] / "examples" / "suite"
+# One task per kind of check: region (terminal-clear), window, command and file.
+EVAL_TASKS = ("terminal-clear", "terminal-title", "clipboard-copy", "terminal-echo")
 SLOTS = 2  # vdesk_desktop per node
 CLICK = [{"type": "click", "inputs": {"point": {"raw": {"x": 40, "y": 30}}}}]
 # Ray notices a dead node after period × threshold; the defaults would take far longer.
@@ -152,6 +162,14 @@ def wait_gone(name: str, timeout: float) -> float:
         assert time.monotonic() - started < timeout, f"desktop {name} still exists after {timeout} s"
         time.sleep(0.05)
     return time.monotonic() - started
+
+
+def wait_gone_by_name(name: str, timeout: float) -> None:
+    """Wait until no container is named ``name`` (for desktops started without the test marker)."""
+    deadline = time.monotonic() + timeout
+    while CLIENT.containers.list(all=True, filters={"name": f"^/{name}$"}, ignore_removed=True):
+        assert time.monotonic() < deadline, f"desktop {name} still exists after {timeout} s"
+        time.sleep(0.1)
 
 
 def wait_none_left(timeout: float) -> None:
@@ -316,4 +334,183 @@ def test_items_survive_a_node_dying_mid_run(cluster):
         if not outcome.retried:
             assert len(outcome.attempts) == 1 and outcome.first_error is None
     assert cluster.second_id not in {n.id for n in desktop_nodes()}
+    wait_none_left(timeout=15)
+
+
+def example_suite(folder: Path, task_ids: tuple[str, ...]) -> Path:
+    """A suite of some of the example tasks, with the reference images they name."""
+    folder.mkdir()
+    for task_id in task_ids:
+        shutil.copy(SUITE / f"{task_id}.yaml", folder)
+    shutil.copytree(SUITE / "references", folder / "references")
+    return folder
+
+
+def episode_files(folder: Path) -> list[str]:
+    return sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
+
+
+def slow_suite(folder: Path, count: int, seconds: int) -> Path:
+    """Tasks that step for about ``seconds`` (one wait a step), then write a file that is checked."""
+    folder.mkdir()
+    for index in range(count):
+        steps = [[{"type": "wait", "inputs": {"time": 1}}]] * seconds
+        steps.append([{"type": "type", "inputs": {"content": f"echo {index} > ~/done.txt\n"}}])
+        (folder / f"slow-{index}.json").write_text(json.dumps({
+            "id": f"slow-{index}", "instruction": "Wait, then write the file.", "desktop": {"size": "640x480"},
+            "setup": [{"start": "xterm -geometry 80x24+0+0 -title Terminal -e env 'PS1=$ ' bash --norc --noprofile"},
+                      {"wait_window": "Terminal"}],
+            "checks": [{"file": "~/done.txt", "equals": f"{index}\n"}], "max_steps": seconds + 2, "time_limit": 120,
+            "solution": steps}))
+    return folder
+
+
+# -- suites over the cluster (after the node-killing test above: a fresh node stands in for it) ----
+@dataclass
+class TwoNodes:
+    head_id: str
+    other: RayNode
+    other_id: str
+
+
+@pytest.fixture(scope="module")
+def two_nodes(cluster: Cluster) -> Iterator[TwoNodes]:
+    """The head and one more live node: the second one, or (once a test killed it) a node that
+    joins now and is stopped after the module's tests."""
+    if cluster.second_id in {node.id for node in desktop_nodes()}:
+        yield TwoNodes(cluster.head_id, cluster.second, cluster.second_id)
+        return
+    spare = start_node("--address", cluster.address)
+    try:
+        spare_id = next(n for n in wait_for_nodes(2, [cluster.head, spare]) if n != cluster.head_id)
+        yield TwoNodes(cluster.head_id, spare, spare_id)
+    finally:
+        stop_node(spare)
+
+
+def test_eval_on_the_cluster_writes_the_same_run_folder_as_a_local_eval(cluster, two_nodes, tmp_path):
+    head_id, spare_id = two_nodes.head_id, two_nodes.other_id
+    suite = example_suite(tmp_path / "suite", EVAL_TASKS)
+    out = tmp_path / "cluster"
+    started = time.monotonic()
+    done = subprocess.run([VDESK, "eval", str(suite), "--ray", cluster.address, "--parallel", "4", "--per-node", "2",
+                           "--out", str(out)], capture_output=True, text=True, timeout=300)
+    cluster_s = time.monotonic() - started
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{len(EVAL_TASKS)}/{len(EVAL_TASKS)} passed" in done.stdout
+
+    summary = SuiteSummary.model_validate_json((out / "results.json").read_text())
+    assert summary.success_rate == 1.0 and summary.ray_address == cluster.address and summary.per_node == 2
+    assert [o.task_id for o in summary.episodes] == sorted(EVAL_TASKS)
+    nodes = {o.attempts[0].node for o in summary.episodes}
+    assert nodes == {head_id, spare_id}  # two at a time on each
+    assert all(not o.retried and len(o.attempts) == 1 for o in summary.episodes)
+    for name in [o.attempts[0].desktop for o in summary.episodes]:
+        wait_gone_by_name(name, timeout=15)
+
+    # The same task run here: the same files, the same final frame.
+    started = time.monotonic()
+    local = run_suite(load_suite(suite / "terminal-clear.yaml"), ScriptedAgent, out=tmp_path / "local")
+    print(f"{len(EVAL_TASKS)} tasks on the cluster: {cluster_s:.1f} s; one task here: {time.monotonic() - started:.1f} s")
+    assert local.success_rate == 1.0
+    assert episode_files(out / "terminal-clear") == episode_files(tmp_path / "local" / "terminal-clear")
+    remote_run = load_run(out / "terminal-clear")
+    assert remote_run.outcome.final_hash == local.episodes[0].final_hash
+    for folder in episode_folders(out):
+        run = load_run(folder)
+        assert run.outcome.success and run.steps and all((folder / step.frame).is_file() for step in run.steps)
+
+    report = subprocess.run([VDESK, "report", str(out)], capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0 and (out / "report.html").is_file(), report.stderr
+
+
+def test_eval_on_an_unreachable_cluster_is_one_line(tmp_path):
+    suite = example_suite(tmp_path / "suite", EVAL_TASKS[:1])
+    address = f"127.0.0.1:{free_port()}"
+    done = subprocess.run([VDESK, "eval", str(suite), "--ray", address, "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"no Ray cluster answers at {address}" in done.stderr and "Traceback" not in done.stderr
+
+
+def desktops_of(nodes: list[RayNode]) -> set[str]:
+    """Names of the desktops whose lease is held by a process of these nodes (their actors' workers)."""
+    pids = {str(pid) for node in nodes for pid in [node.process.pid, *descendants(node.process.pid)]}
+    listed = CLIENT.api.containers(all=True, filters={"label": "vdesk=desktop"})
+    return {name.lstrip("/") for item in listed if item["Labels"].get("vdesk.owner", "").rsplit(":", 1)[-1] in pids
+            for name in item["Names"]}
+
+
+def test_ctrl_c_during_an_eval_on_the_cluster_leaves_no_desktop(cluster, two_nodes, tmp_path):
+    nodes = [cluster.head, two_nodes.other]
+    suite = slow_suite(tmp_path / "suite", count=4, seconds=20)
+    process = subprocess.Popen([VDESK, "eval", str(suite), "--ray", cluster.address, "--parallel", "4",
+                                "--out", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while len(desktops_of(nodes)) < 4 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.2)
+        assert len(desktops_of(nodes)) == 4
+        time.sleep(2)  # the episodes are stepping
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    deadline = time.monotonic() + 10
+    while desktops_of(nodes) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not desktops_of(nodes)
+    summary = SuiteSummary.model_validate_json((tmp_path / "out" / "results.json").read_text())
+    assert summary.interrupted and [o.status for o in summary.episodes] == ["cancelled"] * 4
+
+
+def test_an_eval_survives_a_node_dying_mid_suite(cluster, two_nodes, tmp_path):
+    head_id, spare, spare_id = two_nodes.head_id, two_nodes.other, two_nodes.other_id
+    tasks = load_suite(slow_suite(tmp_path / "suite", count=6, seconds=8))
+    started: list[str] = []
+    retrying: list[SuiteEvent] = []
+    four_running = threading.Event()
+
+    def on_event(event: SuiteEvent) -> None:
+        if event.kind == "started":
+            started.append(event.task_id)
+            if len(started) == 4:  # two on each node (per_node=2)
+                four_running.set()
+        elif event.kind == "retrying":
+            retrying.append(event)
+
+    def killer() -> None:
+        if four_running.wait(timeout=180):
+            time.sleep(3)  # well into their steps
+            kill_node(spare)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    out = tmp_path / "out"
+    summary = run_suite(tasks, ScriptedAgent, out=out, parallel=4, ray_address=cluster.address, per_node=2,
+                        environment={"VDESK_TEST_RUN": RUN_TOKEN}, on_event=on_event)
+    thread.join(timeout=5)
+
+    assert four_running.is_set()
+    assert [o.task_id for o in summary.episodes] == [t.id for t in tasks]  # every episode has a result
+    assert all(o.success for o in summary.episodes), [(o.task_id, o.error) for o in summary.episodes]
+    retried = [o for o in summary.episodes if o.retried]
+    assert len(retried) == 2 and {e.task_id for e in retrying} == {o.task_id for o in retried}
+    for outcome in retried:
+        lost, last = outcome.attempts
+        assert lost.node == spare_id and lost.lost and lost.desktop and lost.address
+        assert "died" in lost.error, lost.error
+        assert last.node == head_id and last.error is None and not last.lost
+        assert lost.moved_to == f".lost/{outcome.task_id}/attempt-1" and (out / lost.moved_to / "steps.jsonl").is_file()
+        run = load_run(out / outcome.task_id)  # the folder holds the new try only
+        assert run.outcome.attempts == outcome.attempts and run.outcome.retried
+        assert [step.step for step in run.steps] == list(range(1, len(run.steps) + 1))
+    for outcome in summary.episodes:
+        if not outcome.retried:
+            assert [a.node for a in outcome.attempts] in ([head_id], [spare_id])
+    assert [f.name for f in episode_folders(out)] == [t.id for t in tasks]  # the moved tries are not episodes
+    assert "retried after losing node" in write_report(out).read_text()
+    assert spare_id not in {n.id for n in desktop_nodes()}
     wait_none_left(timeout=15)

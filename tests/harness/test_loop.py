@@ -9,6 +9,7 @@ import docker
 import pytest
 
 from tests.harness.conftest import make_task
+from vdesk.desktop import Desktop
 from vdesk.harness.agents import Agent, AgentReply, ScriptedAgent
 from vdesk.harness.env import DesktopEnv
 from vdesk.harness.loop import Status, run_episode
@@ -76,11 +77,11 @@ def test_call_user_pauses_with_the_desktop_up_and_resumes_with_the_answer():
     result = run_episode(agent, make_task())
     assert result.status is Status.CALL_USER and result.request == "Which file?" and result.paused is not None
     desktop = result.paused.env.desktop
-    assert desktop.is_alive()  # kept up for the person
+    assert desktop.call(Desktop.is_alive)  # kept up for the person
     resumed = result.paused.resume("ok.txt")
     assert resumed.status is Status.FINISHED and resumed.success
     assert agent.seen == [None, "ok.txt"]
-    assert not desktop.is_alive()
+    assert not desktop.call(Desktop.is_alive)
 
 
 def test_a_failed_setup_is_an_error_naming_the_step_and_releases_the_desktop(tmp_path):

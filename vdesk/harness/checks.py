@@ -15,10 +15,14 @@ from PIL import Image, ImageChops
 
 from vdesk.desktop import Desktop
 from vdesk.errors import VdeskError
+from vdesk.harness.hosts import DesktopHost
 from vdesk.harness.tasks import (Check, Command, CommandCheck, FileCheck, RegionCheck, Task,
                                  WindowCheck, in_home)
 
 DETAIL_LIMIT = 200
+FILE_TIMEOUT = 30.0  # seconds to read a file a check names
+CHECK_SLACK = 10.0   # seconds per check beyond its own timeout (a window check lists windows after it)
+DesktopCheck = CommandCheck | FileCheck | WindowCheck  # the checks that look inside the desktop
 
 
 @dataclass(frozen=True)
@@ -30,29 +34,55 @@ class CheckResult:
     detail: str
 
 
-def run_checks(desktop: Desktop, task: Task, screen: Image.Image | None = None) -> list[CheckResult]:
+def run_checks(desktop: DesktopHost, task: Task, screen: Image.Image | None = None) -> list[CheckResult]:
     """Run every check of ``task``; a check that cannot run fails with the reason.
 
-    ``screen`` is the final frame at the logical size (taken when not given) for region checks.
+    Command, file and window checks run next to the desktop, in one call; region checks run
+    here, on ``screen`` (the final frame at the logical size, taken when not given), because
+    their reference images are files of this machine (``task.base_dir``).
     """
+    there = [check for check in task.checks if not isinstance(check, RegionCheck)]
+    try:
+        found = desktop.call(desktop_checks, there, timeout=checks_timeout(there)) if there else []
+    except VdeskError as error:  # the desktop could not be reached at all
+        found = [CheckResult(_kind(check), False, f"could not check: {error}") for check in there]
+    answers = iter(found)
     results = []
     for check in task.checks:
+        if not isinstance(check, RegionCheck):
+            results.append(next(answers))
+            continue
         try:
-            results.append(run_check(desktop, check, task.base_dir, screen))
+            screen = screen if screen is not None else desktop.screenshot()
+            results.append(region_check(screen, check, task.base_dir))
+        except VdeskError as error:
+            results.append(CheckResult("region", False, f"could not check: {error}"))
+    return results
+
+
+def desktop_checks(desktop: Desktop, checks: list[DesktopCheck]) -> list[CheckResult]:
+    """Run command, file and window checks against ``desktop``, each failing on its own."""
+    results = []
+    for check in checks:
+        try:
+            results.append(desktop_check(desktop, check))
         except VdeskError as error:
             results.append(CheckResult(_kind(check), False, f"could not check: {error}"))
     return results
 
 
-def run_check(desktop: Desktop, check: Check, base_dir: Path, screen: Image.Image | None = None) -> CheckResult:
-    """Run one check against ``desktop``."""
+def desktop_check(desktop: Desktop, check: DesktopCheck) -> CheckResult:
+    """Run one check that looks inside the desktop."""
     if isinstance(check, CommandCheck):
         return command_check(desktop, check)
     if isinstance(check, FileCheck):
         return file_check(desktop, check)
-    if isinstance(check, WindowCheck):
-        return window_check(desktop, check)
-    return region_check(screen if screen is not None else desktop.screenshot(), check, base_dir)
+    return window_check(desktop, check)
+
+
+def checks_timeout(checks: list[DesktopCheck]) -> float:
+    """A bound on :func:`desktop_checks`: each check's own timeout, and some slack for each."""
+    return sum(getattr(check, "timeout", FILE_TIMEOUT) + CHECK_SLACK for check in checks)
 
 
 def argv_of(command: Command) -> list[str]:
@@ -71,7 +101,7 @@ def command_check(desktop: Desktop, check: CommandCheck) -> CheckResult:
 
 def file_check(desktop: Desktop, check: FileCheck) -> CheckResult:
     path = in_home(check.file)
-    done = desktop.run(["sh", "-c", 'cd && exec cat -- "$1"', "sh", path], wait=True, timeout=30)
+    done = desktop.run(["sh", "-c", 'cd && exec cat -- "$1"', "sh", path], wait=True, timeout=FILE_TIMEOUT)
     exists = done.returncode == 0
     if not check.exists:
         return _result("file", [f"{check.file} exists"] if exists else [], f"{check.file} does not exist")

@@ -29,8 +29,12 @@ def suite_progress(console: Console, total: int) -> Iterator[Callable[[SuiteEven
             nonlocal passed
             if event.kind == "started":
                 running.append(event.task_id)
-            else:
+            elif event.task_id in running:  # an episode can end (or be retried) before it started
                 running.remove(event.task_id)
+            if event.kind == "retrying":
+                progress.console.print(f"{event.task_id}: retrying on another node ({event.detail})",
+                                       highlight=False, markup=False)
+            elif event.kind == "ended":
                 passed += bool(event.result and event.result.success)
                 progress.advance(bar)
             progress.update(bar, passed=passed, running=", ".join(running)[:60])
@@ -46,7 +50,8 @@ def summary_table(summary: SuiteSummary) -> Table:
                         + (" — interrupted" if summary.interrupted else ""))
     for outcome in summary.episodes:
         failed = [c.detail for c in outcome.checks if not c.passed]
-        detail = outcome.error or outcome.request or "; ".join(failed)
+        notes = [_retry_note(outcome), outcome.error or outcome.request or "; ".join(failed)]
+        detail = "; ".join(note for note in notes if note)
         table.add_row(outcome.task_id, outcome.status, "[green]yes[/]" if outcome.success else "[red]no[/]",
                       str(outcome.steps), f"{outcome.elapsed_s:.2f} s", f"{outcome.time_per_step_s:.2f} s",
                       detail[:80])
@@ -54,6 +59,11 @@ def summary_table(summary: SuiteSummary) -> Table:
     table.add_row("all", "", f"{summary.success_rate:.0%}", f"{summary.mean_steps:.1f} avg", f"{summary.elapsed_s:.1f} s",
                   f"{summary.time_per_step_s:.2f} s", "")
     return table
+
+
+def _retry_note(outcome: Outcome) -> str:
+    lost = outcome.lost_nodes
+    return f"retried after losing node {', '.join(lost)}" if lost else ""
 
 
 def replay_table(report: ReplayReport) -> Table:

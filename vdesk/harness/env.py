@@ -5,15 +5,19 @@
         observation = env.step([{"type": "type", "inputs": {"content": "ls\\n"}}])
         print(env.evaluate())
 
-Each :meth:`DesktopEnv.reset` brings up a fresh desktop (releasing the previous one), runs the
-task's setup and returns the first observation once the screen has settled.
+Each :meth:`DesktopEnv.reset` opens a desktop for the task (a fresh local one by default,
+releasing the previous one), runs the task's setup and returns the first observation once the
+screen has settled. The desktop may live elsewhere (see :mod:`vdesk.harness.hosts`): what needs
+the real desktop — setup, actions, settle waits, checks — runs next to it through
+``DesktopHost.call``; frames travel to this process.
 """
 
 from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,19 +28,22 @@ from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, VdeskError
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
+from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
 from vdesk.harness.tasks import RunStep, SetupStep, StartStep, Task, WaitWindowStep, WriteStep, in_home
 from vdesk.image import IMAGE
-from vdesk.operator import ExecuteResult, Operator, ScreenContext, encode
+from vdesk.operator import XDOTOOL_TIMEOUT, ExecuteResult, Operator, ScreenContext, encode, screen_context
 
 # How long the screen must stay unchanged before a frame counts as settled: short between
 # steps (an agent can look again), long before the final frame, whose hash replays compare.
 STEP_QUIET = 0.1
 FINAL_QUIET = 0.5
 SETUP_QUIET = 0.3
+SETTLE_TIMEOUT = 10.0
 # Openbox manages its first window only once its fonts are loaded, which can take many seconds
 # on a busy machine; a window mapped before that may stay unmanaged (no frame, not listed).
 WM_READY_TIMEOUT = 60.0
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
+STEP_TIMEOUT = 60.0  # for a setup step that has no timeout of its own (start, write)
 
 
 class SetupError(VdeskError):
@@ -66,30 +73,33 @@ class Observation:
 
 
 class DesktopEnv:
-    """One desktop at a time, prepared for a task. Use as a context manager."""
+    """One desktop at a time, prepared for a task. Use as a context manager.
 
-    def __init__(self, *, image: str = IMAGE, step_quiet: float = STEP_QUIET,
+    ``source`` opens the desktop for each task (default: a fresh local desktop of ``image``,
+    with ``environment`` in its environment); see :mod:`vdesk.harness.hosts`.
+    """
+
+    def __init__(self, *, image: str = IMAGE, source: DesktopSource | None = None,
+                 environment: Mapping[str, str] | None = None, step_quiet: float = STEP_QUIET,
                  final_quiet: float = FINAL_QUIET) -> None:
-        self.image = image
+        self.source = source or fresh_desktops(image, environment)
         self.step_quiet = step_quiet
         self.final_quiet = final_quiet
-        self._desktop: Desktop | None = None
-        self._operator: Operator | None = None
+        self._opened = ExitStack()
+        self._desktop: DesktopHost | None = None
+        self._image: ImageSpace | None = None
         self._task: Task | None = None
         self._step = 0
 
     # -- the Gymnasium-style surface ----------------------------------------------------------
     def reset(self, task: Task, *, image_space: ImageSpace | None = None) -> Observation:
-        """A fresh desktop for ``task``, set up; ``image_space`` is the size of the frames the
-        agent is shown (default: the logical screen), and what its ``raw`` points refer to."""
+        """A desktop for ``task``, set up; ``image_space`` is the size of the frames the agent
+        is shown (default: the logical screen), and what its ``raw`` points refer to."""
         self.close()
-        settings = task.desktop
-        self._desktop = Desktop.up(settings.dimensions, scale=settings.scale, network=settings.network,
-                                   image=self.image)
-        self._operator = Operator(self._desktop, image_space)
+        self._desktop = self._opened.enter_context(self.source(task.desktop))
+        self._image = image_space or self._desktop.screen.image()
         self._task, self._step = task, 0
-        wait_for_window_manager(self._desktop)
-        run_setup(self._desktop, task)
+        self._desktop.call(prepare, task, timeout=setup_timeout(task))
         self._settle(SETUP_QUIET)
         return self.observe()
 
@@ -105,9 +115,8 @@ class DesktopEnv:
 
     def close(self) -> None:
         """Release the desktop (idempotent)."""
-        desktop, self._desktop, self._operator = self._desktop, None, None
-        if desktop is not None:
-            desktop.down()
+        self._desktop, self._image = None, None
+        self._opened.close()
 
     def __enter__(self) -> DesktopEnv:
         return self
@@ -117,7 +126,7 @@ class DesktopEnv:
 
     # -- finer steps, for the episode loop ----------------------------------------------------
     @property
-    def desktop(self) -> Desktop:
+    def desktop(self) -> DesktopHost:
         if self._desktop is None:
             raise DesktopGone("the environment has no desktop: call reset(task) first")
         return self._desktop
@@ -129,21 +138,26 @@ class DesktopEnv:
         return self._task
 
     @property
-    def operator(self) -> Operator:
+    def image_space(self) -> ImageSpace:
+        """The size of the frames the agent is shown; its ``raw`` points are pixels of it."""
         self.desktop  # raises the clear error when there is none
-        assert self._operator is not None
-        return self._operator
+        assert self._image is not None
+        return self._image
 
     def execute(self, action: BaseAction | dict[str, Any]) -> ExecuteResult:
         """Run one action; failures come back in the result, never as an exception."""
-        return self.operator.execute({"actions": [action]})
+        try:
+            parsed = parse_batch([action])[0]
+            return self.desktop.call(execute_action, self.image_space, parsed, timeout=action_timeout(parsed))
+        except VdeskError as error:  # an invalid action, or a desktop that could not be reached
+            return ExecuteResult(status="failed", error_message=str(error))
 
     def observe(self, results: Sequence[ExecuteResult] = (), user_reply: str | None = None) -> Observation:
         """Wait for the screen to settle, then take the next observation."""
         self._settle(self.step_quiet)
         self._step += 1
-        frame = self.desktop.screenshot(self.operator.image, fresh=True)
-        return Observation(frame, self.operator.screen_context(), self.task.instruction, self._step,
+        frame = self.desktop.screenshot(self.image_space.size, fresh=True)
+        return Observation(frame, screen_context(self.desktop.screen), self.task.instruction, self._step,
                            tuple(results), user_reply)
 
     def final_frame(self) -> Image.Image:
@@ -156,10 +170,38 @@ class DesktopEnv:
         return run_checks(self.desktop, self.task, final_frame)
 
     def _settle(self, quiet: float) -> None:
-        try:
-            self.desktop.wait_until_settled(quiet=quiet, timeout=10.0)
-        except DesktopTimeout:
-            pass  # a screen that never stops changing (an animation) is observed as it is
+        self.desktop.call(settle, quiet, SETTLE_TIMEOUT, timeout=SETTLE_TIMEOUT)
+
+
+# -- what runs next to the desktop (through DesktopHost.call) ---------------------------------
+def prepare(desktop: Desktop, task: Task) -> None:
+    """Get a fresh desktop ready for ``task``: the window manager, then the task's setup."""
+    wait_for_window_manager(desktop)
+    run_setup(desktop, task)
+
+
+def settle(desktop: Desktop, quiet: float, timeout: float) -> None:
+    """Return once the screen has not changed for ``quiet`` seconds, or after ``timeout``."""
+    try:
+        desktop.wait_until_settled(quiet=quiet, timeout=timeout)
+    except DesktopTimeout:
+        pass  # a screen that never stops changing (an animation) is observed as it is
+
+
+def execute_action(desktop: Desktop, image: ImageSpace, action: BaseAction) -> ExecuteResult:
+    """Run one action, its ``raw`` points read as pixels of ``image``."""
+    return Operator(desktop, image).execute({"actions": [action]})
+
+
+def setup_timeout(task: Task) -> float:
+    """A bound on :func:`prepare`: the window manager's two waits, then each step's own."""
+    return 2 * WM_READY_TIMEOUT + 10 + sum(getattr(step, "timeout", STEP_TIMEOUT) for step in task.setup)
+
+
+def action_timeout(action: BaseAction) -> float:
+    """A bound on running one action: what it waits or holds, and its typing, beyond xdotool's own."""
+    text = action.inputs.content or ""
+    return 2 * XDOTOOL_TIMEOUT + (action.inputs.time or 0.0) + len(text) / 100
 
 
 def wait_for_window_manager(desktop: Desktop, timeout: float = WM_READY_TIMEOUT) -> None:

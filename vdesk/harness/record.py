@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from PIL import Image
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from vdesk import __version__
 from vdesk.actions import BaseAction
@@ -76,8 +76,24 @@ class CheckRecord(_Record):
     detail: str
 
 
+class AttemptRecord(_Record):
+    """One try of an episode on a cluster node (``vdesk eval --ray``)."""
+
+    node: str | None                 # the Ray node's id
+    address: str | None = None       # the node's IP address
+    desktop: str | None = None       # the desktop's name, once it came up
+    seconds: float = 0.0
+    error: str | None = None         # why the try ended without a result
+    lost: bool = False               # its desktop's node or actor died under it
+    moved_to: str | None = None      # where its partial run folder went, relative to the suite folder
+
+
 class Outcome(_Record):
-    """``outcome.json``: how the episode ended and whether it succeeded."""
+    """``outcome.json``: how the episode ended and whether it succeeded.
+
+    ``attempts`` is set when the episode ran on a cluster: every try in order, the last one
+    being what the run folder holds; earlier ones were abandoned because their node died.
+    """
 
     task_id: str
     agent: str
@@ -92,6 +108,18 @@ class Outcome(_Record):
     error: str | None = None
     final_frame: str | None = None
     final_hash: str | None = None
+    attempts: list[AttemptRecord] | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def retried(self) -> bool | None:
+        """Whether the episode ran again after losing its node (None: it did not run on a cluster)."""
+        return None if self.attempts is None else len(self.attempts) > 1
+
+    @property
+    def lost_nodes(self) -> list[str]:
+        """The nodes that died under earlier tries: their address, else the start of their id."""
+        return [attempt.address or str(attempt.node)[:8] for attempt in self.attempts or [] if attempt.lost]
 
     @property
     def time_per_step_s(self) -> float:
@@ -132,8 +160,13 @@ class Recorder:
         if final is not None:
             final.save(self.folder / FINAL_FRAME, compress_level=1)
             outcome = outcome.model_copy(update={"final_frame": FINAL_FRAME, "final_hash": frame_hash(final)})
-        _write_json(self.folder / OUTCOME_FILE, outcome)
+        write_outcome(self.folder, outcome)
         return outcome
+
+
+def write_outcome(folder: Path, outcome: Outcome) -> None:
+    """Write (or rewrite) an episode's ``outcome.json``."""
+    _write_json(folder / OUTCOME_FILE, outcome)
 
 
 def save_task(task: Task, folder: Path) -> None:

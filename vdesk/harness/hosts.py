@@ -1,0 +1,90 @@
+"""Where an environment's desktop lives: in this process, or in an actor on a cluster node.
+
+The environment needs little of a desktop: its screen, frames, and a way to run a function
+next to the real :class:`~vdesk.desktop.Desktop` — window queries, setup steps, checks and
+actions all go through ``call(function, *args)``, which runs ``function(desktop, *args)``.
+:class:`LocalHost` does that in this process; :class:`vdesk.ray.RemoteDesktop` does it on the
+node that holds the desktop. So one episode loop drives either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from PIL import Image
+
+from vdesk.coords import Screen
+from vdesk.desktop import Desktop
+from vdesk.harness.tasks import DesktopSettings
+from vdesk.image import IMAGE
+
+T = TypeVar("T")
+
+
+class DesktopHost(Protocol):
+    """What the environment needs of a desktop, wherever it runs."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def screen(self) -> Screen: ...
+
+    def screenshot(self, size: tuple[int, int] | None = None, *, fresh: bool = True) -> Image.Image:
+        """The screen at the logical size, or resized to ``size``."""
+        ...
+
+    def call(self, function: Callable[..., T], *args: Any, timeout: float = ...) -> T:
+        """``function(desktop, *args)`` run next to the real desktop; ``timeout`` bounds the
+        round trip when there is one (``function`` should be module-level: it may travel)."""
+        ...
+
+
+@dataclass(frozen=True)
+class LocalHost:
+    """A desktop of this process as a :class:`DesktopHost`."""
+
+    desktop: Desktop
+
+    @property
+    def name(self) -> str:
+        return self.desktop.name
+
+    @property
+    def screen(self) -> Screen:
+        return self.desktop.screen
+
+    def screenshot(self, size: tuple[int, int] | None = None, *, fresh: bool = True) -> Image.Image:
+        return self.desktop.screenshot(size, fresh=fresh)
+
+    def call(self, function: Callable[..., T], *args: Any, timeout: float = 0.0) -> T:
+        # No round trip to bound here: the function's own waits have their timeouts.
+        return function(self.desktop, *args)
+
+
+# Opens a desktop for a task's settings; leaving the context releases it (or leaves it to its owner).
+DesktopSource = Callable[[DesktopSettings], AbstractContextManager[DesktopHost]]
+
+
+def fresh_desktops(image: str = IMAGE, environment: Mapping[str, str] | None = None) -> DesktopSource:
+    """A new local desktop for each task, removed when the environment lets it go."""
+
+    @contextmanager
+    def open_desktop(settings: DesktopSettings) -> Iterator[DesktopHost]:
+        desktop = Desktop.up(settings.dimensions, scale=settings.scale, network=settings.network, image=image,
+                             environment=dict(environment or {}))
+        try:
+            yield LocalHost(desktop)
+        finally:
+            desktop.down()
+
+    return open_desktop
+
+
+def given(desktop: DesktopHost) -> DesktopSource:
+    """A desktop that is already up and that its owner releases (e.g. the scheduler of
+    :func:`vdesk.ray.run_episodes`); the task's settings were used to start it."""
+    return lambda settings: nullcontext(desktop)
