@@ -12,6 +12,7 @@ container stops and removes itself.
 from __future__ import annotations
 
 import getpass
+import itertools
 import os
 import re
 import secrets
@@ -44,6 +45,8 @@ VNC_PORT = 5900
 # nodelay: the RFB client sends small requests back to back; Nagle would hold the second one
 # for the peer's delayed acknowledgement (~40 ms per fresh frame).
 VNC_TARGET = f"TCP:127.0.0.1:{VNC_PORT},nodelay"
+WM_PROBE_TITLE = "vdesk-window-manager-probe"
+WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$")
 Network = Literal["none", "bridge"]
 
@@ -90,6 +93,7 @@ class Desktop:
         self.name: str = container.name
         self.id: str = container.id
         self._password = password
+        self._window_manager_ready = False
         self.screen = screen
         self._owned = owned
         self._lease = lease
@@ -271,6 +275,8 @@ class Desktop:
         argv = list(argv)
         if not argv or not all(isinstance(a, str) and a for a in argv):
             raise InvalidAction("argv must be a non-empty list of non-empty strings")
+        if not wait and not self._window_manager_ready:
+            self.wait_for_window_manager()  # else a window the program maps may stay unmanaged
         result = self._guard(lambda: self.channel.run(argv, stdin=stdin, timeout=timeout, detach=not wait))
         if wait and result.returncode == 124 and re.fullmatch(r"timed out after \S+ s", result.stderr):
             # The channel killed it at the deadline (its reply for that case, exactly).
@@ -278,6 +284,36 @@ class Desktop:
         if not wait and result.returncode != 0:
             result.check()
         return result
+
+    def wait_for_window_manager(self, timeout: float = WM_READY_TIMEOUT) -> None:
+        """Return once the window manager manages new windows; :meth:`run` does this before the
+        first program it starts.
+
+        Openbox manages windows a second or so after the desktop answers, and a window mapped
+        before that stays unmanaged for good (no frame, no focus, not listed). So a probe window
+        is shown until one is managed, an unmanaged one replaced by a new one given longer each
+        time (a busy machine makes the window manager slow), and the managed one closed again.
+        """
+        deadline = time.monotonic() + timeout
+        patience = 0.5
+        for attempt in itertools.count(1):
+            title = f"{WM_PROBE_TITLE}-{attempt}"
+            self._guard(lambda: self.channel.run(["xmessage", "-geometry", "+0+0", "-title", title, "-name", title, "."],
+                                                 detach=True, timeout=10).check())
+            try:
+                probe = self.windows.wait_for(title, timeout=min(patience, max(0.1, deadline - time.monotonic())))
+            except DesktopTimeout:
+                if time.monotonic() >= deadline:
+                    raise DesktopTimeout(f"desktop {self.name}: the window manager did not manage a window "
+                                         f"within {timeout:g} s") from None
+                patience = min(2 * patience, 8.0)
+                continue
+            finally:
+                self._guard(lambda: self.channel.run(["pkill", "-f", title], timeout=10))
+            # The next program may get the probe's window id: let the window manager finish with it.
+            self.windows.wait_gone(probe, timeout=max(1.0, deadline - time.monotonic()))
+            self._window_manager_ready = True
+            return
 
     def execute(self, actions: Any, *, settle: bool = False) -> Any:
         """Validate the whole batch, then run it in order; see :meth:`Operator.execute`."""

@@ -25,7 +25,7 @@ from PIL import Image
 
 from vdesk.actions import BaseAction, parse_batch
 from vdesk.coords import ImageSpace
-from vdesk.desktop import Desktop
+from vdesk.desktop import WM_READY_TIMEOUT, Desktop
 from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, VdeskError
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
 from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
@@ -41,8 +41,6 @@ SETUP_QUIET = 0.3
 SETTLE_TIMEOUT = 10.0
 # Openbox manages its first window only once its fonts are loaded, which can take many seconds
 # on a busy machine; a window mapped before that may stay unmanaged (no frame, not listed).
-WM_READY_TIMEOUT = 60.0
-WM_PROBE_TITLE = "vdesk-window-manager-probe"
 STEP_TIMEOUT = 60.0  # for a setup step that has no timeout of its own (start, write)
 
 
@@ -176,7 +174,7 @@ class DesktopEnv:
 # -- what runs next to the desktop (through DesktopHost.call) ---------------------------------
 def prepare(desktop: Desktop, task: Task) -> None:
     """Get a fresh desktop ready for ``task``: the window manager, then the task's setup."""
-    wait_for_window_manager(desktop)
+    desktop.wait_for_window_manager(WM_READY_TIMEOUT)
     run_setup(desktop, task)
 
 
@@ -194,27 +192,14 @@ def execute_action(desktop: Desktop, image: ImageSpace, action: BaseAction) -> E
 
 
 def setup_timeout(task: Task) -> float:
-    """A bound on :func:`prepare`: the window manager's two waits, then each step's own."""
-    return 2 * WM_READY_TIMEOUT + 10 + sum(getattr(step, "timeout", STEP_TIMEOUT) for step in task.setup)
+    """A bound on :func:`prepare`: the window manager's wait, then each step's own."""
+    return WM_READY_TIMEOUT + 10 + sum(getattr(step, "timeout", STEP_TIMEOUT) for step in task.setup)
 
 
 def action_timeout(action: BaseAction) -> float:
     """A bound on running one action: what it waits or holds, and its typing, beyond xdotool's own."""
     text = action.inputs.content or ""
     return 2 * XDOTOOL_TIMEOUT + (action.inputs.time or 0.0) + len(text) / 100
-
-
-def wait_for_window_manager(desktop: Desktop, timeout: float = WM_READY_TIMEOUT) -> None:
-    """Return once the window manager manages new windows: a probe window is shown, waited
-    for and closed again, so a task's own windows are never mapped too early."""
-    desktop.run(["xmessage", "-geometry", "+0+0", "-title", WM_PROBE_TITLE, "-name", WM_PROBE_TITLE, "."])
-    try:
-        desktop.windows.wait_for(WM_PROBE_TITLE, timeout=timeout)
-    finally:
-        desktop.run(["pkill", "-f", WM_PROBE_TITLE], wait=True, timeout=10)
-    deadline = time.monotonic() + timeout
-    while desktop.windows.find(WM_PROBE_TITLE) is not None and time.monotonic() < deadline:
-        time.sleep(0.02)
 
 
 def run_setup(desktop: Desktop, task: Task) -> None:
