@@ -122,8 +122,12 @@ class Windows:
             time.sleep(0.01)
 
     def close(self) -> None:
+        """Close the X connection; one the X server already closed (it died) is fine."""
         with self._lock:
-            self._display.close()
+            try:
+                self._display.close()
+            except (xerror.ConnectionClosedError, OSError):
+                pass
 
     def _property(self, window, name: str, kind: int) -> list[int] | None:  # type: ignore[no-untyped-def]
         reply = window.get_full_property(self._atoms[name], kind)

@@ -250,7 +250,9 @@ def test_a_fork_bomb_hits_the_process_limit_and_the_desktop_still_answers():
             subprocess.run(["true"], check=True)  # this machine can still start processes
             time.sleep(0.1)
         print(f"fork bomb: peak {peak} processes of a limit of {limit}; {shots_during} screenshots during it")
-        assert limit == 512 and peak == limit
+        # Processes that docker exec starts (the engine's health check, our tunnels) join the
+        # container's cgroup without forking, so they can take it a few past the limit.
+        assert limit == 512 and limit <= peak <= limit + 16
         # Once the bomb is over, the desktop answers again: a command, an action and a frame.
         deadline = time.monotonic() + 15
         while desktop.container.stats(stream=False, one_shot=True)["pids_stats"]["current"] > 50:
