@@ -39,8 +39,6 @@ STEP_QUIET = 0.1
 FINAL_QUIET = 0.5
 SETUP_QUIET = 0.3
 SETTLE_TIMEOUT = 10.0
-# Openbox manages its first window only once its fonts are loaded, which can take many seconds
-# on a busy machine; a window mapped before that may stay unmanaged (no frame, not listed).
 STEP_TIMEOUT = 60.0  # for a setup step that has no timeout of its own (start, write)
 
 
