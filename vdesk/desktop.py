@@ -133,7 +133,7 @@ class Desktop:
         desktop = cls(client, container, password, screen, owned=True)
         try:
             if lease:
-                desktop._lease = Lease(client.api, container.id, timeout=timeout)
+                desktop._lease = _take_lease(client, container, timeout)
             desktop._connect_frames(timeout)
         except BaseException:
             desktop.down()
@@ -505,6 +505,13 @@ def describe(container: Container) -> DesktopInfo:
         owner=labels.get("vdesk.owner", "?"), leased=labels.get("vdesk.leased") == "true",
         vnc_address=f"127.0.0.1::{port}" if (port := _published_port(container)) else None,
     )
+
+
+def _take_lease(client: docker.DockerClient, container: Container, timeout: float) -> Lease:
+    try:
+        return Lease(client.api, container.id, timeout=timeout)
+    except DesktopGone as error:  # its entrypoint gave up: say why
+        raise DesktopGone(f"{error}: {_last_log(container)}") from None
 
 
 def _published_port(container: Container) -> int | None:

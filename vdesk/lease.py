@@ -13,7 +13,7 @@ import threading
 
 import docker
 
-from vdesk.errors import DesktopTimeout
+from vdesk.errors import DesktopGone, DesktopTimeout
 from vdesk.execstream import ExecStream
 
 LEASE_ARGV = ["/usr/local/bin/vdesk-channel", "lease"]
@@ -24,12 +24,19 @@ class Lease:
     """Holds a desktop's lease until :meth:`release` (or until this process dies)."""
 
     def __init__(self, api: docker.APIClient, container_id: str, timeout: float = 10.0) -> None:
+        answered = threading.Event()  # the program said "leased", or its stream ended
         taken = threading.Event()
-        self._stream = ExecStream(api, container_id, LEASE_ARGV, on_data=lambda _: taken.set(),
-                                  on_close=taken.set)
-        if not taken.wait(timeout) or self._stream.closed:
+
+        def on_data(_: bytes) -> None:
+            taken.set()
+            answered.set()
+
+        self._stream = ExecStream(api, container_id, LEASE_ARGV, on_data=on_data, on_close=answered.set)
+        if not answered.wait(timeout):
             self._stream.close()
-            raise DesktopTimeout(f"could not take the lease of {container_id[:12]} within {timeout:g} s")
+            raise DesktopTimeout(f"the lease program of {container_id[:12]} did not answer within {timeout:g} s")
+        if not taken.is_set():
+            raise DesktopGone(f"desktop {container_id[:12]} stopped before its lease was taken")
 
     @property
     def held(self) -> bool:

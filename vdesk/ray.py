@@ -399,15 +399,15 @@ class Attempt:
     desktop: str | None = None
     seconds: float = 0.0
     error: str | None = None
-    lost: bool = False  # the node or actor died under it: worth a retry
+    lost: bool = False  # its node or actor died under it, or its desktop never came up: worth a retry
 
 
 @dataclass
 class EpisodeOutcome(Generic[T]):
     """How an item ended: its ``result`` or its ``error``, and every attempt it took.
 
-    ``retried`` says it was run again after losing its node; ``first_error`` is why the first
-    attempt was abandoned.
+    ``retried`` says it was run again after losing its desktop (its node died, or the desktop
+    did not start there); ``first_error`` is why the first attempt was abandoned.
     """
 
     index: int
@@ -442,8 +442,8 @@ class _Run:
 class Hooks(Generic[T]):
     """What a caller hears of items as they go, from the scheduling thread (keep them short).
 
-    ``retrying(index, attempt)``: the attempt lost its desktop and the item goes back in the
-    queue; the attempt's work has returned and its desktop is closed. ``done(outcome)``: the
+    ``retrying(index, attempt)``: the attempt lost its desktop (or never had one) and the item
+    goes back in the queue; the attempt's work has returned and its desktop is closed. ``done(outcome)``: the
     item ended, for good.
     """
 
@@ -460,8 +460,9 @@ def run_episodes(work: Callable[[RemoteDesktop, Item], T], items: Sequence[Item]
     At most ``parallel`` items run at once and at most ``per_node`` of them on one node (and
     never more than the node's ``vdesk_desktop``). ``work`` runs in a thread of this process
     and drives its desktop through :class:`RemoteDesktop`. ``spec`` is how every desktop
-    starts, or a function giving it for an item. When the desktop's actor or node dies, the
-    item runs again on another node, up to ``retries`` times. ``timeout`` bounds each
+    starts, or a function giving it for an item (asked again for each try). When the desktop's
+    actor or node dies, or the desktop does not start on its node, the item runs again on
+    another node, up to ``retries`` times. ``timeout`` bounds each
     attempt: past it the desktop is killed and the item fails. Returns one outcome per item,
     in order; ``hooks`` hear of each one as it ends.
     """
@@ -608,13 +609,14 @@ class _Scheduler(Generic[Item, T]):
         elif run.error is not None:
             attempt.error = _describe(run.error)
             attempt.lost = (isinstance(run.error, (DesktopLost, *LOST_ERRORS)) or lost is not None
-                            or not self._alive(attempt.node_id))
+                            or _never_started(run) or not self._alive(attempt.node_id))
         elif lost is not None:  # the work swallowed the loss of its desktop: its result is not to be trusted
             attempt.error, attempt.lost = lost, True
         if attempt.error is None:
             self._finish(run.index, result=run.result)
         elif attempt.lost and len(self.attempts[run.index]) <= self.retries:
-            self.progress(f"item {run.index}: lost its desktop on node {str(attempt.node_id)[:8]}; "
+            what = "lost its desktop" if attempt.desktop else "its desktop did not start"
+            self.progress(f"item {run.index}: {what} on node {str(attempt.node_id)[:8]}; "
                           f"retrying elsewhere ({attempt.error})")
             self.hooks.retrying(run.index, attempt)
             self.queue.appendleft(run.index)
@@ -634,6 +636,12 @@ class _Scheduler(Generic[Item, T]):
         self.hooks.done(outcome)
         self.progress(f"item {index}: {'done' if error is None else 'failed: ' + error}"
                       f"{' (retried)' if retried else ''}")
+
+
+def _never_started(run: _Run) -> bool:
+    """The desktop did not come up on its node (the node failed it, not the item's work): the
+    item has not run yet, so it may run elsewhere. A refused spec would fail anywhere."""
+    return run.desktop is None and isinstance(run.error, VdeskError) and not isinstance(run.error, InvalidAction)
 
 
 def _describe(error: BaseException) -> str:

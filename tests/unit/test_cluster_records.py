@@ -91,7 +91,7 @@ def test_the_summary_table_says_which_node_an_episode_lost():
     console = Console(record=True, width=200)
     console.print(summary_table(summary))
     text = console.export_text()
-    assert "retried after losing node 10.0.0.2" in text and text.count("retried") == 1
+    assert "retried after losing its desktop on node 10.0.0.2" in text and text.count("retried") == 1
 
 
 def test_per_node_needs_a_cluster(tmp_path: Path):

@@ -63,7 +63,7 @@ def summary_table(summary: SuiteSummary) -> Table:
 
 def _retry_note(outcome: Outcome) -> str:
     lost = outcome.lost_nodes
-    return f"retried after losing node {', '.join(lost)}" if lost else ""
+    return f"retried after losing its desktop on node {', '.join(lost)}" if lost else ""
 
 
 def replay_table(report: ReplayReport) -> Table:

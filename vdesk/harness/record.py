@@ -84,7 +84,7 @@ class AttemptRecord(_Record):
     desktop: str | None = None       # the desktop's name, once it came up
     seconds: float = 0.0
     error: str | None = None         # why the try ended without a result
-    lost: bool = False               # its desktop's node or actor died under it
+    lost: bool = False               # its desktop's node or actor died under it, or it never started there
     moved_to: str | None = None      # where its partial run folder went, relative to the suite folder
 
 
@@ -118,7 +118,8 @@ class Outcome(_Record):
 
     @property
     def lost_nodes(self) -> list[str]:
-        """The nodes that died under earlier tries: their address, else the start of their id."""
+        """The nodes that lost (or never started) the desktops of earlier tries: their address,
+        else the start of their id."""
         return [attempt.address or str(attempt.node)[:8] for attempt in self.attempts or [] if attempt.lost]
 
     @property

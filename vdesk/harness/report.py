@@ -278,7 +278,7 @@ def _section(episode: Episode) -> str:
         extra = f"<p>{_e(outcome.error or ('asked: ' + (outcome.request or '')))}</p>"
     if outcome and outcome.lost_nodes:
         moved = ", ".join(a.moved_to for a in outcome.attempts or [] if a.moved_to)
-        extra += (f"<p class='muted'>retried after losing node {_e(', '.join(outcome.lost_nodes))}"
+        extra += (f"<p class='muted'>retried after losing its desktop on node {_e(', '.join(outcome.lost_nodes))}"
                   f"{'; the lost try is in ' + _e(moved) if moved else ''}</p>")
     return f"""<section class="episode" id="{_e(run.task.id)}">
 <h2>{_e(run.task.id)}</h2>
