@@ -34,7 +34,7 @@ from vdesk.channel import Channel, Completed
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, VdeskError
 from vdesk.frames import LiveFramebuffer, PasswordRefused, Region
-from vdesk.keyboard import ScratchKeymap
+from vdesk.keyboard import ScratchKeymap, XKeyboardMapping
 from vdesk.lease import GRACE_SECONDS, Lease
 from vdesk.tunnel import Tunnel
 from vdesk.windows import Windows, open_display
@@ -98,10 +98,10 @@ class Desktop:
         self._owned = owned
         self._lease = lease
         self.channel = Channel(client.api, container.id, self.name)
-        self.keymap = ScratchKeymap(self.channel.run)
+        self._windows = Windows(lambda: self._guard(self.x_display))
+        self.keymap = ScratchKeymap(XKeyboardMapping(self._windows.request))
         self._vnc_tunnel: Tunnel | None = None
         self._frames: LiveFramebuffer | None = None
-        self._x: tuple[Windows, Tunnel] | None = None
         self._closed = False
         from vdesk.operator import Operator  # the operator drives this desktop
         self.operator = Operator(self)
@@ -157,8 +157,7 @@ class Desktop:
         if self._closed:
             return
         self._closed = True
-        x_parts = self._x or ()
-        for part in (self._frames, self._vnc_tunnel, *x_parts, self.channel):
+        for part in (self._frames, self._vnc_tunnel, self._windows, self.channel):
             if part is not None:
                 part.close()
         if self._lease is not None:
@@ -204,10 +203,7 @@ class Desktop:
         """Window queries (list, find, wait_for, focus) over a direct X connection."""
         if self._closed:
             raise DesktopGone(f"desktop {self.name} is closed")
-        if self._x is None:
-            display, tunnel = self._guard(lambda: open_display(self.client.api, self.id))
-            self._x = (Windows(display), tunnel)
-        return self._x[0]
+        return self._windows
 
     def x_display(self) -> tuple[XDisplay, Tunnel]:
         """A new python-xlib connection to the desktop's X server; the caller closes both."""

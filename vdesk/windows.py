@@ -2,7 +2,8 @@
 
 xdotool answers these with a process per question and polling; talking X directly through a
 tunnel into the desktop costs a fraction of a millisecond per request and sees the window
-manager's own view (``_NET_CLIENT_LIST``, ``_NET_ACTIVE_WINDOW``).
+manager's own view (``_NET_CLIENT_LIST``, ``_NET_ACTIVE_WINDOW``). The keyboard mapping
+(:mod:`vdesk.keyboard`) shares the connection.
 """
 
 from __future__ import annotations
@@ -11,16 +12,19 @@ import random
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import docker
 from Xlib import X, Xatom, display as xdisplay, error as xerror
 from Xlib.protocol import event as xevent
 
-from vdesk.errors import DesktopTimeout
+from vdesk.errors import DesktopGone, DesktopTimeout
 from vdesk.tunnel import Tunnel
 
 X_SOCKET = "UNIX-CONNECT:/tmp/.X11-unix/X0"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -55,25 +59,47 @@ def open_display(api: docker.APIClient, container_id: str) -> tuple[xdisplay.Dis
         raise
 
 
-class Windows:
-    """Window queries on one X display. Thread-safe."""
+@dataclass
+class _Link:
+    """An open connection: the display, the tunnel it travels through, and what was looked up once."""
 
-    def __init__(self, display: xdisplay.Display) -> None:
-        self._display = display
-        self._root = display.screen().root
+    display: xdisplay.Display
+    tunnel: Tunnel
+    root: Any
+    atoms: dict[str, int]
+
+    def close(self) -> None:
+        try:
+            self.display.close()
+        except (xerror.ConnectionClosedError, OSError):
+            pass  # the X server or the tunnel already closed it
+        self.tunnel.close()
+
+
+class Windows:
+    """Window queries on one desktop's X display. Thread-safe.
+
+    The connection is opened by ``connect`` at the first request and opened again when it
+    dropped (its tunnel died): a request that finds it closed is sent once more on a new one.
+    Other X requests share it through :meth:`request`.
+    """
+
+    def __init__(self, connect: Callable[[], tuple[xdisplay.Display, Tunnel]]) -> None:
+        self._connect = connect
         self._lock = threading.Lock()
-        self._atoms = {name: display.intern_atom(name) for name in
-                       ("_NET_CLIENT_LIST", "_NET_ACTIVE_WINDOW", "_NET_WM_NAME", "UTF8_STRING")}
+        self._link: _Link | None = None
+        self._closed = False
 
     def list(self) -> list[Window]:
         """Every managed top-level window, oldest first."""
-        with self._lock:
-            return [w for w in (self._describe(i) for i in self._client_ids()) if w is not None]
+        return self._x(lambda link: [w for w in (self._describe(link, i) for i in self._client_ids(link))
+                                     if w is not None])
 
     def focused(self) -> Window | None:
-        with self._lock:
-            ids = self._property(self._root, "_NET_ACTIVE_WINDOW", Xatom.WINDOW)
-            return self._describe(ids[0]) if ids and ids[0] else None
+        def ask(link: _Link) -> Window | None:
+            ids = self._property(link, link.root, "_NET_ACTIVE_WINDOW", Xatom.WINDOW)
+            return self._describe(link, ids[0]) if ids and ids[0] else None
+        return self._x(ask)
 
     def find(self, title: str, *, regex: bool = False) -> Window | None:
         """The newest window whose title contains ``title`` (or matches it, with ``regex``)."""
@@ -100,52 +126,83 @@ class Windows:
         seen). Wait for this before starting a program right after another one closed.
         """
         deadline = time.monotonic() + timeout
-        while True:
-            with self._lock:
-                if window.id not in self._client_ids():
-                    return
+        while window.id in self._x(self._client_ids):
             if time.monotonic() > deadline:
                 raise DesktopTimeout(f"window {window.title!r} was still managed after {timeout:g} s")
             time.sleep(0.01)
 
     def focus(self, window: Window, timeout: float = 5.0) -> None:
         """Ask the window manager to activate ``window`` and wait until it has the focus."""
-        with self._lock:
-            message = xevent.ClientMessage(window=window.id, client_type=self._atoms["_NET_ACTIVE_WINDOW"],
+        def ask(link: _Link) -> None:
+            message = xevent.ClientMessage(window=window.id, client_type=link.atoms["_NET_ACTIVE_WINDOW"],
                                            data=(32, [2, X.CurrentTime, 0, 0, 0]))
-            self._root.send_event(message, event_mask=X.SubstructureRedirectMask | X.SubstructureNotifyMask)
-            self._display.flush()
+            link.root.send_event(message, event_mask=X.SubstructureRedirectMask | X.SubstructureNotifyMask)
+            link.display.flush()
+        self._x(ask)
         deadline = time.monotonic() + timeout
         while (focused := self.focused()) is None or focused.id != window.id:
             if time.monotonic() > deadline:
                 raise DesktopTimeout(f"window {window.title!r} did not take the focus within {timeout:g} s")
             time.sleep(0.01)
 
-    def close(self) -> None:
-        """Close the X connection; one the X server already closed (it died) is fine."""
-        with self._lock:
-            try:
-                self._display.close()
-            except (xerror.ConnectionClosedError, OSError):
-                pass
+    def request(self, send: Callable[[xdisplay.Display], T]) -> T:
+        """Run ``send(display)`` on this connection, alone; it runs again on a new connection
+        when the old one turns out closed, so it must be safe to repeat."""
+        return self._x(lambda link: send(link.display))
 
-    def _property(self, window, name: str, kind: int) -> list[int] | None:  # type: ignore[no-untyped-def]
-        reply = window.get_full_property(self._atoms[name], kind)
+    def close(self) -> None:
+        """Close the connection and its tunnel; one the X server already closed is fine."""
+        with self._lock:
+            self._closed = True
+            if self._link is not None:
+                self._link.close()
+                self._link = None
+
+    def _x(self, send: Callable[[_Link], T]) -> T:
+        with self._lock:
+            if self._closed:
+                raise DesktopGone("the desktop's X connection is closed")
+            for retry in (False, True):
+                if self._link is None:
+                    self._link = self._open()
+                try:
+                    return send(self._link)
+                except xerror.ConnectionClosedError as error:
+                    self._link.close()
+                    self._link = None
+                    if retry:
+                        raise DesktopGone(f"the desktop's X connection dropped twice: {error}") from None
+        raise AssertionError("unreachable")
+
+    def _open(self) -> _Link:
+        display, tunnel = self._connect()
+        try:
+            atoms = {name: display.intern_atom(name) for name in
+                     ("_NET_CLIENT_LIST", "_NET_ACTIVE_WINDOW", "_NET_WM_NAME", "UTF8_STRING")}
+        except BaseException:
+            _Link(display, tunnel, None, {}).close()
+            raise
+        return _Link(display, tunnel, display.screen().root, atoms)
+
+    @staticmethod
+    def _property(link: _Link, window: Any, name: str, kind: int) -> list[int] | None:
+        reply = window.get_full_property(link.atoms[name], kind)
         return list(reply.value) if reply is not None else None
 
-    def _client_ids(self) -> list[int]:
-        """The managed windows' ids, oldest first; call with the lock held."""
-        return self._property(self._root, "_NET_CLIENT_LIST", Xatom.WINDOW) or []
+    def _client_ids(self, link: _Link) -> list[int]:
+        """The managed windows' ids, oldest first."""
+        return self._property(link, link.root, "_NET_CLIENT_LIST", Xatom.WINDOW) or []
 
-    def _describe(self, window_id: int) -> Window | None:
-        window = self._display.create_resource_object("window", window_id)
+    @staticmethod
+    def _describe(link: _Link, window_id: int) -> Window | None:
+        window = link.display.create_resource_object("window", window_id)
         try:
-            name = window.get_full_property(self._atoms["_NET_WM_NAME"], self._atoms["UTF8_STRING"])
+            name = window.get_full_property(link.atoms["_NET_WM_NAME"], link.atoms["UTF8_STRING"])
             title = name.value.decode("utf-8", "replace") if name else (window.get_wm_name() or "")
             wm_class = window.get_wm_class()
             geometry = window.get_geometry()
             viewable = window.get_attributes().map_state == X.IsViewable
-            origin = window.translate_coords(self._root, 0, 0)
+            origin = window.translate_coords(link.root, 0, 0)
         except (xerror.BadWindow, xerror.BadDrawable):
             return None  # it closed while we looked
         return Window(window_id, title if isinstance(title, str) else title.decode("latin-1"),

@@ -18,7 +18,7 @@ import pytest
 
 from vdesk import engine
 from vdesk.desktop import Desktop
-from tests.desktop.helpers import paints
+from tests.desktop.helpers import paints, xterm
 from vdesk.errors import DesktopGone, DesktopTimeout, EngineUnavailable
 
 VDESK = str(Path(sys.executable).parent / "vdesk")
@@ -113,6 +113,16 @@ def test_when_the_vnc_connection_drops_frames_resume_on_their_own():
         desktop.run(["xsetroot", "-solid", "#0000ff"], wait=True).check()
         desktop.wait_for_change(timeout=5)  # the server pushes the change by itself
         paints(desktop, (0, 0, 255))
+
+
+def test_when_the_x_connection_drops_window_queries_and_typing_go_on():
+    with Desktop.up() as desktop, xterm(desktop, "after-the-drop") as window:
+        assert desktop.windows.find("after-the-drop").id == window.id  # the connection is open
+        # The in-desktop end of the X tunnel: killing it drops the held connection.
+        desktop.run(["pkill", "-f", "UNIX-CONNECT:/tmp/.X11-unix/X0"], wait=True).check()
+        assert desktop.windows.find("after-the-drop").id == window.id  # asked again on a new connection
+        result = desktop.execute([{"type": "type", "inputs": {"content": "ça 日本"}}])  # binds keys over X
+        assert result.status == "success", result.error_message
 
 
 def test_a_hung_x_and_vnc_server_gives_desktop_timeout_and_frames_come_back_when_it_resumes():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from Xlib import X
 
 from tests.desktop.helpers import program_receiving_keys
 
@@ -63,6 +64,25 @@ def test_a_trailing_newline_presses_enter(typed):
 def test_a_thousand_characters_arrive_exactly(typed):
     text = "".join(chr(ord("a") + (i * 7) % 26) if i % 11 else " " for i in range(1000))
     assert typed(text) == text
+
+
+def test_a_texts_new_characters_are_bound_in_one_keymap_change(typed, typing_desktop):
+    """Every keymap change makes each X client re-read the keyboard (the window manager
+    re-grabs its keys); a text's characters cost one change, not one each."""
+    display, tunnel = typing_desktop.x_display()
+    try:
+        text = "Ⅰ Ⅱ Ⅲ Ⅳ Ⅴ Ⅵ Ⅶ Ⅷ"  # not in any other test's text: none of them is bound yet
+        assert typed(text) == text
+        display.sync()
+        changes = []
+        while display.pending_events():
+            event = display.next_event()
+            if event.type == X.MappingNotify and event.request == X.MappingKeyboard:
+                changes.append(event)
+        assert len(changes) == 1, [(e.first_keycode, e.count) for e in changes]
+    finally:
+        display.close()
+        tunnel.close()
 
 
 def test_control_characters_other_than_tab_and_newline_are_refused(shared_desktop):

@@ -10,12 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vdesk import keyboard
-from vdesk.channel import Completed
-from vdesk.errors import InvalidAction
-from vdesk.keyboard import KEYMAP_TYPEABLE, REUSE_GRACE_SECONDS, ScratchKeymap, normalise
+from vdesk.errors import DesktopGone, InvalidAction
+from vdesk.keyboard import KEYMAP_TYPEABLE, REUSE_GRACE_SECONDS, ScratchKeymap, keysym_of, normalise
 
-LISTING = "keycode  93 =\nkeycode  97 =\nkeycode  10 = 1 exclam 1 exclam\nkeycode 120 =\n"
-SPARE = {93, 97, 120}
+SPARE = [93, 97, 120]
 
 
 class FakeClock:
@@ -32,24 +30,26 @@ class FakeClock:
 
 
 class FakeX:
-    """Answers xmodmap like an X server would and remembers what each keycode types."""
+    """A keyboard mapping like an X server's that remembers what each keycode types."""
 
-    def __init__(self, clock: FakeClock, listing: str = LISTING) -> None:
-        self.clock, self.listing = clock, listing
-        self.calls: list[list[str]] = []
+    def __init__(self, clock: FakeClock, spare: list[int] = SPARE) -> None:
+        self.clock, self.spare = clock, spare
+        self.requests = 0  # mapping changes, each of which every X client must re-read
         self.bindings: list[tuple[float, int, str]] = []  # (when, keycode, character)
         self.keymap: dict[int, str] = {}
+        self.failing = False
 
-    def run(self, argv: list[str]) -> Completed:
-        self.calls.append(argv)
-        if argv == ["xmodmap", "-pke"]:
-            return Completed(tuple(argv), 0, self.listing, "")
-        assert argv[0] == "xmodmap" and set(argv[1::2]) == {"-e"}, argv
-        for expression in argv[2::2]:  # "keycode 93 = U00E9 U00E9"
-            _, code, _, sym, _ = expression.split()
-            self.keymap[int(code)] = chr(int(sym[1:], 16))
-            self.bindings.append((self.clock.now, int(code), self.keymap[int(code)]))
-        return Completed(tuple(argv), 0, "", "")
+    def spare_keycodes(self) -> list[int]:
+        return list(self.spare)
+
+    def bind(self, characters: dict[int, str]) -> None:
+        self.requests += 1
+        if self.failing:
+            raise DesktopGone("the X connection dropped")
+        for code, char in characters.items():
+            assert code in self.spare, code
+            self.keymap[code] = char
+            self.bindings.append((self.clock.now, code, char))
 
     def typeable(self, text: str) -> bool:
         bound = set(self.keymap.values())
@@ -108,30 +108,36 @@ def test_normalised_text_has_no_carriage_returns_and_is_stable(text: str) -> Non
 # --- segments -------------------------------------------------------------------------------
 
 
-def test_ascii_text_needs_no_xmodmap_call(clock: FakeClock) -> None:
+def test_ascii_text_needs_no_keymap_change(clock: FakeClock) -> None:
     x = FakeX(clock)
     text = "Hello, <world> & 'you'!\t~\n"
-    assert type_all(ScratchKeymap(x.run), x, text) == [("text", text)]
-    assert x.calls == []
+    assert type_all(ScratchKeymap(x), x, text) == [("text", text)]
+    assert x.requests == 0
+
+
+def test_the_characters_of_a_text_are_bound_in_one_change(clock: FakeClock) -> None:
+    x = FakeX(clock)
+    type_all(ScratchKeymap(x), x, "α β γ")
+    assert x.requests == 1 and {char for _, _, char in x.bindings} == {"α", "β", "γ"}
 
 
 def test_non_ascii_characters_are_bound_before_the_text_that_uses_them(clock: FakeClock) -> None:
     x = FakeX(clock)
-    pieces = type_all(ScratchKeymap(x.run), x, "café → 日本")
+    pieces = type_all(ScratchKeymap(x), x, "café → 日本")
     assert "".join(piece for _, piece in pieces) == "café → 日本"
     assert {char for _, _, char in x.bindings} == {"é", "→", "日", "本"}
 
 
 def test_only_spare_keycodes_are_bound(clock: FakeClock) -> None:
     x = FakeX(clock)
-    type_all(ScratchKeymap(x.run), x, "αβγδεζ")
-    assert {code for _, code, _ in x.bindings} <= SPARE
+    type_all(ScratchKeymap(x), x, "αβγδεζ")
+    assert {code for _, code, _ in x.bindings} <= set(SPARE)
 
 
 def test_more_distinct_characters_than_spare_keycodes_split_the_text(clock: FakeClock) -> None:
     x = FakeX(clock)
     text = "αβ-γδ-εζ-αη"
-    pieces = type_all(ScratchKeymap(x.run), x, text)
+    pieces = type_all(ScratchKeymap(x), x, text)
     assert len(pieces) >= 3
     assert "".join(piece for _, piece in pieces) == text
     assert all(len(set(piece) - KEYMAP_TYPEABLE) <= len(SPARE) for _, piece in pieces)
@@ -139,18 +145,28 @@ def test_more_distinct_characters_than_spare_keycodes_split_the_text(clock: Fake
 
 def test_characters_already_bound_are_not_rebound(clock: FakeClock) -> None:
     x = FakeX(clock)
-    keymap = ScratchKeymap(x.run)
+    keymap = ScratchKeymap(x)
     type_all(keymap, x, "éàé")
     assert [char for _, _, char in x.bindings] in (["é", "à"], ["à", "é"])
-    calls = len(x.calls)
+    requests = x.requests
     type_all(keymap, x, "à la é")
-    assert len(x.calls) == calls
+    assert x.requests == requests
+
+
+def test_characters_whose_binding_failed_are_bound_again_next_time(clock: FakeClock) -> None:
+    x = FakeX(clock)
+    keymap = ScratchKeymap(x)
+    x.failing = True
+    with pytest.raises(DesktopGone):
+        type_all(keymap, x, "αβ")
+    x.failing = False
+    assert type_all(keymap, x, "αβ") == [("text", "αβ")]  # typeable: checked as it is yielded
 
 
 def test_a_keycode_is_rebound_only_after_its_last_character_had_time_to_be_read(clock: FakeClock) -> None:
-    x = FakeX(clock, listing="keycode  93 =\n")
+    x = FakeX(clock, spare=[93])
     finished = []
-    for kind, piece in ScratchKeymap(x.run).segments("αβ"):
+    for kind, piece in ScratchKeymap(x).segments("αβ"):
         clock.now += 0.01
         finished.append(clock.now)
     (_, _, first), (second_bound_at, _, second) = x.bindings
@@ -160,14 +176,14 @@ def test_a_keycode_is_rebound_only_after_its_last_character_had_time_to_be_read(
 
 def test_editing_control_characters_become_key_presses(clock: FakeClock) -> None:
     x = FakeX(clock)
-    assert type_all(ScratchKeymap(x.run), x, "ab\bc\x1b") == [
+    assert type_all(ScratchKeymap(x), x, "ab\bc\x1b") == [
         ("text", "ab"), ("key", "BackSpace"), ("text", "c"), ("key", "Escape")]
 
 
 def test_a_keyboard_without_spare_keycodes_refuses_non_ascii_text(clock: FakeClock) -> None:
-    x = FakeX(clock, listing="keycode  10 = 1 exclam 1 exclam\n")
+    x = FakeX(clock, spare=[])
     with pytest.raises(InvalidAction, match="spare keycode"):
-        list(ScratchKeymap(x.run).segments("é"))
+        list(ScratchKeymap(x).segments("é"))
 
 
 printable = st.characters(exclude_categories=("Cc", "Cs"))
@@ -176,10 +192,15 @@ mostly_few_characters = st.sampled_from("ab é→日本αβγ😀") | printable
 
 @given(text=st.text(mostly_few_characters, max_size=60), spare=st.integers(1, 4))
 def test_segments_give_back_every_character_in_order_each_bound_when_typed(text: str, spare: int) -> None:
-    listing = "".join(f"keycode {200 + n} =\n" for n in range(spare))
     with mock.patch.object(keyboard, "time", FakeClock()) as fake_clock:
-        x = FakeX(fake_clock, listing)
-        pieces = type_all(ScratchKeymap(x.run), x, text)
+        x = FakeX(fake_clock, [200 + n for n in range(spare)])
+        pieces = type_all(ScratchKeymap(x), x, text)
     assert all(kind == "text" for kind, _ in pieces)
     assert "".join(piece for _, piece in pieces) == text
     assert all(len(set(piece) - KEYMAP_TYPEABLE) <= spare for _, piece in pieces)
+
+
+@pytest.mark.parametrize("char, keysym", [(" ", 0x20), ("é", 0xE9), ("ÿ", 0xFF), ("€", 0x10020AC),
+                                          ("日", 0x10065E5), ("😀", 0x101F600)])
+def test_keysyms_are_latin1_or_unicode_as_xlib_names_them(char: str, keysym: int) -> None:
+    assert keysym_of(char) == keysym
