@@ -63,6 +63,7 @@ CALL_SLACK = 30.0      # seconds a call may take beyond its own timeout (queuein
 CALL_TIMEOUT = 60.0    # seconds for a call that has no timeout of its own
 CLOSE_TIMEOUT = 30.0   # seconds for a graceful close before the actor is killed anyway
 ABANDON_GRACE = 30.0   # seconds an item may run past its timeout (after its desktop was killed)
+INTERRUPT_GRACE = 15.0 # seconds the items' threads get to leave Ray alone after an interrupt
 POLL = 0.2             # seconds between looks at the running items
 NODE_REFRESH = 0.5     # seconds between reads of the cluster's node table
 
@@ -190,10 +191,11 @@ class RemoteDesktop:
 
     @classmethod
     def up(cls, spec: DesktopSpec | None = None, *, node_id: str | None = None,
-           timeout: float = UP_TIMEOUT) -> RemoteDesktop:
+           timeout: float = UP_TIMEOUT, on_actor: Callable[[Any], None] = lambda actor: None) -> RemoteDesktop:
         """Start a desktop on the cluster (on ``node_id`` if given) and return once it is ready.
 
         Needs a connected Ray (see :func:`connect`) and a node with a free ``vdesk_desktop``.
+        ``on_actor`` hears of the hosting actor as soon as it exists: killing it ends the wait.
         """
         if not ray.is_initialized():
             raise VdeskError("Ray is not connected: call vdesk.ray.connect(ADDRESS) first")
@@ -203,7 +205,8 @@ class RemoteDesktop:
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
         actor = actor_class().options(**options).remote(spec or DesktopSpec())
         try:
-            info = _get(actor.describe.remote(), timeout, "starting a desktop on the cluster")
+            on_actor(actor)
+            info = _ask(actor.describe.remote, timeout, "starting a desktop on the cluster")
         except BaseException:
             ray.kill(actor, no_restart=True)  # a desktop that came up late is removed by its lease
             raise
@@ -264,7 +267,7 @@ class RemoteDesktop:
         self._closed = True
         try:
             if self.lost is None:
-                _get(self.actor.close.remote(), CLOSE_TIMEOUT, f"closing {self.name}")
+                _ask(self.actor.close.remote, CLOSE_TIMEOUT, f"closing {self.name}")
         except (VdeskError, ray.exceptions.RayError) as error:
             log.debug("closing %s: %s", self.name, error)  # the kill below removes it all the same
         finally:
@@ -274,7 +277,7 @@ class RemoteDesktop:
         """Ask the actor whether it is still there; a loss (or no answer) sets :attr:`lost`."""
         if self.lost is None and not self._closed:
             try:
-                _get(self.actor.describe.remote(), timeout, f"checking {self.name}")
+                _ask(self.actor.describe.remote, timeout, f"checking {self.name}")
             except VdeskError as error:  # DesktopLost, or a node too far gone to answer
                 self.lost = str(error)
         return self.lost is None
@@ -288,7 +291,7 @@ class RemoteDesktop:
         if self._closed:
             raise DesktopGone(f"desktop {self.name} is closed")
         try:
-            return _get(getattr(self.actor, method).remote(*args), timeout + CALL_SLACK,
+            return _ask(functools.partial(getattr(self.actor, method).remote, *args), timeout + CALL_SLACK,
                         f"{method} on {self.name}")
         except DesktopLost as error:
             self.lost = self.lost or str(error)
@@ -297,16 +300,21 @@ class RemoteDesktop:
 
 def kill(actor: Any) -> None:
     """Kill an actor; a dead one, or a Ray already shut down, is fine."""
+    if not ray.is_initialized():
+        return  # its actors went with the connection; a Ray call now would start a new local Ray
     try:
         ray.kill(actor, no_restart=True)
     except Exception as error:  # nothing left to kill
         log.debug("killing an actor: %s", error)
 
 
-def _get(ref: Any, timeout: float, what: str) -> Any:
-    """``ray.get`` with a deadline, turning Ray's errors into vdesk's."""
+def _ask(send: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Send an actor call and wait for its answer, with a deadline, turning Ray's errors into
+    vdesk's. Not once Ray has shut down: any Ray call then would start a new local Ray."""
+    if not ray.is_initialized():
+        raise DesktopLost(f"{what}: Ray has shut down in this process")
     try:
-        return ray.get(ref, timeout=timeout)
+        return ray.get(send(), timeout=timeout)
     except ray.exceptions.GetTimeoutError:
         raise DesktopTimeout(f"{what} did not answer within {timeout:g} s") from None
     except ray.exceptions.RayTaskError as error:
@@ -436,6 +444,8 @@ class _Run:
     result: Any = None
     error: BaseException | None = None
     timed_out: bool = False
+    actor: Any = None  # the desktop's actor, from the moment it exists
+    abandoned: bool = False  # the run was interrupted: kill the actor the moment it exists
 
 
 @dataclass(frozen=True)
@@ -512,10 +522,21 @@ class _Scheduler(Generic[Item, T]):
                 self._check_starved()
                 self.changed.wait(POLL)
         finally:
-            for run in self.running.values():  # only on an interrupt: leave nothing behind
-                if run.desktop is not None:
-                    run.desktop.kill()
+            self._abandon()  # only on an interrupt is anything still running
         return [outcome for outcome in self.outcomes if outcome is not None]
+
+    def _abandon(self) -> None:
+        """Kill every desktop still running or starting, and give the items' threads a moment to
+        notice: Ray ends the whole process when a thread calls it after it shut down."""
+        for run in self.running.values():
+            run.abandoned = True
+            if run.desktop is not None:
+                run.desktop.kill()  # its own calls now fail at once, its close does nothing
+            elif run.actor is not None:
+                kill(run.actor)
+        deadline = time.monotonic() + INTERRUPT_GRACE
+        for run in self.running.values():
+            run.done.wait(max(0.0, deadline - time.monotonic()))
 
     # -- placing ------------------------------------------------------------------------------
     def _start(self) -> None:
@@ -564,7 +585,8 @@ class _Scheduler(Generic[Item, T]):
         try:
             up_timeout = max(1.0, min(UP_TIMEOUT, run.deadline - time.monotonic()))
             spec = self.spec_of(self.items[run.index])
-            run.desktop = RemoteDesktop.up(spec, node_id=run.attempt.node_id, timeout=up_timeout)
+            run.desktop = RemoteDesktop.up(spec, node_id=run.attempt.node_id, timeout=up_timeout,
+                                           on_actor=functools.partial(self._started, run))
             run.attempt.desktop = run.desktop.name
             if run.timed_out:  # the deadline passed while it came up: the scheduler could not kill it
                 raise DesktopTimeout(f"the desktop came up after the item's {self.timeout:g} s")
@@ -582,6 +604,12 @@ class _Scheduler(Generic[Item, T]):
             finally:
                 run.done.set()
                 self.changed.set()
+
+    @staticmethod
+    def _started(run: _Run, actor: Any) -> None:
+        run.actor = actor
+        if run.abandoned:  # the interrupt came while the actor was being made
+            kill(actor)
 
     # -- collecting ---------------------------------------------------------------------------
     def _reap(self) -> None:

@@ -44,7 +44,10 @@ EVAL_TASKS = ("terminal-clear", "terminal-title", "clipboard-copy", "terminal-ec
 SLOTS = 2  # vdesk_desktop per node
 CLICK = [{"type": "click", "inputs": {"point": {"raw": {"x": 40, "y": 30}}}}]
 # Ray notices a dead node after period × threshold; the defaults would take far longer.
-FAST_FAILURE = {"RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "3"}
+# Authentication is off for the nodes as it is for the driver, which joins by address: a token
+# another Ray left in ~/.ray/auth_token would otherwise turn it on for the nodes alone.
+NODE_ENVIRONMENT = {"RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "3",
+                    "RAY_AUTH_MODE": "disabled"}
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 30.0
 CLIENT = docker.from_env()
@@ -82,7 +85,7 @@ def start_node(*args: str) -> RayNode:
             "--disable-usage-stats", "--temp-dir", str(temp_dir), "--dashboard-agent-listen-port", str(free_port()),
             "--min-worker-port", "0", "--max-worker-port", "0"]
     with log.open("wb") as output:
-        process = subprocess.Popen(argv, stdout=output, stderr=subprocess.STDOUT, env={**os.environ, **FAST_FAILURE})
+        process = subprocess.Popen(argv, stdout=output, stderr=subprocess.STDOUT, env={**os.environ, **NODE_ENVIRONMENT})
     return RayNode(process, temp_dir, log)
 
 
