@@ -362,8 +362,16 @@ def connect(address: str) -> bool:
     try:
         ray.init(address=address, namespace="vdesk", logging_level=logging.WARNING, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as error:  # ValueError: an address Ray cannot parse
-        raise VdeskError(f"could not join the Ray cluster at {address}: {_first_line(error)}") from None
+        raise VdeskError(f"could not join the Ray cluster at {address}: {_first_line(error)}{_auth_hint()}") from None
     return True
+
+
+def _auth_hint() -> str:
+    # Ray turns token authentication on for a driver that joins by address only when told to.
+    if os.environ.get("RAY_AUTH_MODE", "").lower() == "token":
+        return ""
+    return (" (if the cluster uses token authentication, set RAY_AUTH_MODE=token here, with the "
+            "cluster's token in RAY_AUTH_TOKEN or ~/.ray/auth_token)")
 
 
 def _check_reachable(address: str, timeout: float = 5.0) -> None:

@@ -43,10 +43,11 @@ SUITE = Path(__file__).resolve().parents[2] / "examples" / "suite"
 EVAL_TASKS = ("terminal-clear", "terminal-title", "clipboard-copy", "terminal-echo")
 SLOTS = 2  # vdesk_desktop per node
 CLICK = [{"type": "click", "inputs": {"point": {"raw": {"x": 40, "y": 30}}}}]
-# Ray notices a dead node after period × threshold; the defaults would take far longer.
+# Ray notices a dead node after period × threshold; the defaults would take far longer, and a
+# shorter one takes a node starved of CPU for a few seconds (a loaded CI machine) for dead.
 # Authentication is off for the nodes as it is for the driver, which joins by address: a token
 # another Ray left in ~/.ray/auth_token would otherwise turn it on for the nodes alone.
-NODE_ENVIRONMENT = {"RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "3",
+NODE_ENVIRONMENT = {"RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "10",
                     "RAY_AUTH_MODE": "disabled"}
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 30.0
@@ -77,7 +78,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_node(*args: str) -> RayNode:
+def start_node(*args: str, environment: dict[str, str] | None = None) -> RayNode:
     """``ray start --block`` with its own temporary folder, dashboard-agent port and OS-chosen worker ports."""
     temp_dir = Path(tempfile.mkdtemp(prefix="vdesk-ray-", dir="/tmp"))  # short: Ray puts sockets in it
     log = temp_dir / "start.log"
@@ -85,7 +86,7 @@ def start_node(*args: str) -> RayNode:
             "--disable-usage-stats", "--temp-dir", str(temp_dir), "--dashboard-agent-listen-port", str(free_port()),
             "--min-worker-port", "0", "--max-worker-port", "0"]
     with log.open("wb") as output:
-        process = subprocess.Popen(argv, stdout=output, stderr=subprocess.STDOUT, env={**os.environ, **NODE_ENVIRONMENT})
+        process = subprocess.Popen(argv, stdout=output, stderr=subprocess.STDOUT, env={**os.environ, **NODE_ENVIRONMENT, **(environment or {})})
     return RayNode(process, temp_dir, log)
 
 
@@ -182,20 +183,28 @@ def wait_none_left(timeout: float) -> None:
     assert not own_desktops(), f"desktops left behind: {sorted(own_desktops())}"
 
 
+def start_head(port: int, environment: dict[str, str] | None = None) -> RayNode:
+    """A head node, once its GCS answers (a second node or a driver can join then)."""
+    head = start_node("--head", "--port", str(port), "--include-dashboard=false", "--dashboard-port", str(free_port()),
+                      "--ray-client-server-port", str(free_port()), environment=environment)
+    deadline = time.monotonic() + START_TIMEOUT
+    while not _answers(port):
+        if head.process.poll() is not None or time.monotonic() > deadline:
+            log = head.log.read_text()[-3000:]
+            stop_node(head)
+            pytest.fail(f"the head did not start: {log}")
+        time.sleep(0.3)
+    return head
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
     """A head and a second node on this machine; the test process joins as the driver."""
     port = free_port()
     address = f"127.0.0.1:{port}"
-    head = start_node("--head", "--port", str(port), "--include-dashboard=false",
-                      "--dashboard-port", str(free_port()), "--ray-client-server-port", str(free_port()))
+    head = start_head(port)
     nodes = [head]
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while not _answers(port):  # the GCS is up before a second node can join
-            if head.process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the head did not start: {head.log.read_text()[-3000:]}")
-            time.sleep(0.3)
         connect(address)
         head_id = wait_for_nodes(1, nodes)[0]
         second = start_node("--address", address)
@@ -461,6 +470,23 @@ def desktops_of(nodes: list[RayNode]) -> set[str]:
     listed = CLIENT.api.containers(all=True, filters={"label": "vdesk=desktop"})
     return {name.lstrip("/") for item in listed if item["Labels"].get("vdesk.owner", "").rsplit(":", 1)[-1] in pids
             for name in item["Names"]}
+
+
+def test_a_cluster_with_token_authentication_is_joined_with_its_token_and_named_without():
+    token = secrets.token_hex(32)
+    port = free_port()
+    head = start_head(port, {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token})
+    join = [sys.executable, "-c", "import sys; from vdesk.ray import connect, desktop_nodes; "
+            "connect(sys.argv[1]); print(len(desktop_nodes()))", f"127.0.0.1:{port}"]
+    bare = {name: value for name, value in os.environ.items() if not name.startswith("RAY_AUTH")}
+    try:
+        joined = subprocess.run(join, env={**bare, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token},
+                                capture_output=True, text=True, timeout=120)
+        assert joined.returncode == 0 and joined.stdout.strip() == "1", joined.stderr[-2000:]
+        refused = subprocess.run(join, env=bare, capture_output=True, text=True, timeout=180)
+        assert refused.returncode != 0 and "set RAY_AUTH_MODE=token" in refused.stderr, refused.stderr[-2000:]
+    finally:
+        stop_node(head)
 
 
 def test_ctrl_c_during_an_eval_on_the_cluster_leaves_no_desktop(cluster, two_nodes, tmp_path):
