@@ -352,15 +352,16 @@ def test_items_survive_a_node_dying_mid_run(cluster):
     assert on_second.is_set(), "no item ran on the second node"
     assert len(outcomes) == 6 and all(o.ok for o in outcomes), [(o.index, o.error) for o in outcomes]
     retried = [o for o in outcomes if o.retried]
-    assert any(o.attempts[0].node_id == cluster.second_id for o in retried), "no item was retried after its node died"
+    assert any(o.attempts[0].desktop and o.attempts[0].node_id == cluster.second_id for o in retried), \
+        "no item running on the node that died was retried"
     for outcome in retried:
         first, last = outcome.attempts[0], outcome.attempts[-1]
         assert first.lost and last.error is None
-        if first.node_id == cluster.second_id:
-            assert "DesktopLost" in outcome.first_error
+        if first.desktop is not None:  # it ran on the node that died
+            assert first.node_id == cluster.second_id and "DesktopLost" in outcome.first_error
             assert last.node_id == cluster.head_id and outcome.result["node"] == cluster.head_id
-        else:  # a desktop that did not come up on the head, busy as it was: nothing had run
-            assert first.desktop is None, outcome
+        # else it was placed before Ray noticed the death, or its desktop did not come up on the
+        # busy head: nothing of it had run
     for outcome in outcomes:
         if not outcome.retried:
             assert len(outcome.attempts) == 1 and outcome.first_error is None
@@ -545,12 +546,18 @@ def test_an_eval_survives_a_node_dying_mid_suite(cluster, two_nodes, tmp_path):
     assert [o.task_id for o in summary.episodes] == [t.id for t in tasks]  # every episode has a result
     assert all(o.success for o in summary.episodes), [(o.task_id, o.error) for o in summary.episodes]
     retried = [o for o in summary.episodes if o.retried]
-    assert len(retried) == 2 and {e.task_id for e in retrying} == {o.task_id for o in retried}
+    assert {e.task_id for e in retrying} == {o.task_id for o in retried}
+    # The two episodes it ran when it died; others placed there before Ray noticed (it takes
+    # seconds) did not start and ran again too.
+    assert len([o for o in retried if o.attempts[0].desktop]) == 2, retried
     for outcome in retried:
         lost, last = outcome.attempts
-        assert lost.node == spare_id and lost.lost and lost.desktop and lost.address
-        assert "died" in lost.error, lost.error
+        assert lost.node == spare_id and lost.lost and lost.address
         assert last.node == head_id and last.error is None and not last.lost
+        if not lost.desktop:
+            assert lost.moved_to is None
+            continue
+        assert "died" in lost.error, lost.error
         assert lost.moved_to == f".lost/{outcome.task_id}/attempt-1" and (out / lost.moved_to / "steps.jsonl").is_file()
         run = load_run(out / outcome.task_id)  # the folder holds the new try only
         assert run.outcome.attempts == outcome.attempts and run.outcome.retried
