@@ -66,6 +66,7 @@ ABANDON_GRACE = 30.0   # seconds an item may run past its timeout (after its des
 INTERRUPT_GRACE = 15.0 # seconds the items' threads get to leave Ray alone after an interrupt
 POLL = 0.2             # seconds between looks at the running items
 NODE_REFRESH = 0.5     # seconds between reads of the cluster's node table
+SUSPECT = 30.0         # seconds a node that lost a desktop gets new items only if no other can
 
 # The errors that mean the desktop's host went away (its actor, its worker or its node), not
 # that the work on it failed: only these make an item worth running again elsewhere.
@@ -480,7 +481,8 @@ def run_episodes(work: Callable[[RemoteDesktop, Item], T], items: Sequence[Item]
     and drives its desktop through :class:`RemoteDesktop`. ``spec`` is how every desktop
     starts, or a function giving it for an item (asked again for each try). When the desktop's
     actor or node dies, or the desktop does not start on its node, the item runs again on
-    another node, up to ``retries`` times. ``timeout`` bounds each
+    another node, up to ``retries`` times; for 30 s that node gets new items only when no
+    other node can take them. ``timeout`` bounds each
     attempt: past it the desktop is killed and the item fails. Returns one outcome per item,
     in order; ``hooks`` hear of each one as it ends.
     """
@@ -520,6 +522,7 @@ class _Scheduler(Generic[Item, T]):
         self._nodes: list[Node] = []
         self._nodes_read = 0.0
         self._starved_since: float | None = None
+        self._lost_at: dict[str | None, float] = {}  # node → when it last lost (or failed to start) a desktop
 
     def run(self) -> list[EpisodeOutcome[T]]:
         try:
@@ -550,7 +553,7 @@ class _Scheduler(Generic[Item, T]):
     def _start(self) -> None:
         while self.queue and len(self.running) < self.parallel:
             index = self.queue[0]
-            node = self._pick({a.node_id for a in self.attempts[index] if a.lost})
+            node = self._pick(self._avoid(index))
             if node is None:
                 return
             self.queue.popleft()
@@ -559,6 +562,13 @@ class _Scheduler(Generic[Item, T]):
             self.attempts[index].append(run.attempt)
             self.running[index] = run
             threading.Thread(target=self._attempt, args=(run,), name=f"vdesk-episode-{index}", daemon=True).start()
+
+    def _avoid(self, index: int) -> set[str | None]:
+        """The nodes to place item ``index`` elsewhere than, when another can take it: those
+        that lost its earlier tries, and any that lost a desktop lately (Ray takes seconds to
+        notice a node died, and a dying node takes every new item it is given with it)."""
+        lately = {node for node, when in self._lost_at.items() if time.monotonic() - when < SUSPECT}
+        return {a.node_id for a in self.attempts[index] if a.lost} | lately
 
     def _pick(self, avoid: set[str | None]) -> Node | None:
         """The least busy node with a free slot, preferring nodes other than ``avoid``;
@@ -648,6 +658,8 @@ class _Scheduler(Generic[Item, T]):
                             or _never_started(run) or not self._alive(attempt.node_id))
         elif lost is not None:  # the work swallowed the loss of its desktop: its result is not to be trusted
             attempt.error, attempt.lost = lost, True
+        if attempt.lost:
+            self._lost_at[attempt.node_id] = time.monotonic()
         if attempt.error is None:
             self._finish(run.index, result=run.result)
         elif attempt.lost and len(self.attempts[run.index]) <= self.retries:

@@ -305,20 +305,23 @@ def test_a_failing_item_fails_once_and_is_not_retried(cluster):
     assert {o.attempts[0].node_id for o in outcomes} == {cluster.head_id, cluster.second_id}  # per_node=1 spreads them
 
 
-def test_an_item_whose_desktop_did_not_start_runs_again_elsewhere(cluster):
-    tries: dict[int, int] = {}
+def test_an_item_whose_desktop_did_not_start_runs_again_elsewhere_and_the_node_is_avoided(cluster):
+    tries: list[int] = []
 
-    def spec(item: int) -> DesktopSpec:  # the first try names an image no node has
-        tries[item] = tries.get(item, 0) + 1
-        return SPEC.model_copy(update={"image": "vdesk/no-such-image:0"}) if tries[item] == 1 else SPEC
+    def spec(item: int) -> DesktopSpec:  # item 0's first try names an image no node has
+        tries.append(item)
+        return SPEC.model_copy(update={"image": "vdesk/no-such-image:0"}) if tries == [0] else SPEC
 
-    outcomes = run_episodes(lambda desktop, item: desktop.node_id, [0], parallel=1, per_node=1,
+    # One at a time: item 1 starts after item 0's retry, with both nodes idle.
+    outcomes = run_episodes(lambda desktop, item: desktop.node_id, [0, 1], parallel=1, per_node=1,
                             timeout=120, spec=spec)
-    [outcome] = outcomes
-    assert outcome.ok and outcome.retried, outcome
-    first, last = outcome.attempts
-    assert first.desktop is None and first.lost and "no-such-image" in outcome.first_error
-    assert last.node_id != first.node_id and outcome.result == last.node_id
+    assert all(o.ok for o in outcomes), outcomes
+    retried, then = outcomes
+    assert retried.retried and not then.retried
+    first, last = retried.attempts
+    assert first.desktop is None and first.lost and "no-such-image" in retried.first_error
+    assert last.node_id != first.node_id and retried.result == last.node_id
+    assert then.result == last.node_id  # not the node that just failed a desktop, idle as it was
 
 
 def test_items_survive_a_node_dying_mid_run(cluster):
