@@ -462,8 +462,8 @@ class Hooks(Generic[T]):
     """What a caller hears of items as they go, from the scheduling thread (keep them short).
 
     ``retrying(index, attempt)``: the attempt lost its desktop (or never had one) and the item
-    goes back in the queue; the attempt's work has returned and its desktop is closed. ``done(outcome)``: the
-    item ended, for good.
+    goes back in the queue; the attempt's work has returned and its desktop is closed.
+    ``done(outcome)``: the item ended, for good.
     """
 
     retrying: Callable[[int, Attempt], None] = lambda index, attempt: None
@@ -482,9 +482,9 @@ def run_episodes(work: Callable[[RemoteDesktop, Item], T], items: Sequence[Item]
     starts, or a function giving it for an item (asked again for each try). When the desktop's
     actor or node dies, or the desktop does not start on its node, the item runs again on
     another node, up to ``retries`` times; for 30 s that node gets new items only when no
-    other node can take them. ``timeout`` bounds each
-    attempt: past it the desktop is killed and the item fails. Returns one outcome per item,
-    in order; ``hooks`` hear of each one as it ends.
+    other node can take them. ``timeout`` bounds each attempt: past it the desktop is killed
+    and the item fails. Returns one outcome per item, in order; ``hooks`` hear of each one as
+    it ends.
     """
     if parallel < 1 or per_node < 1 or retries < 0 or timeout <= 0:
         raise InvalidAction("parallel and per_node must be at least 1, retries at least 0, timeout positive")
@@ -538,7 +538,8 @@ class _Scheduler(Generic[Item, T]):
 
     def _abandon(self) -> None:
         """Kill every desktop still running or starting, and give the items' threads a moment to
-        notice: Ray ends the whole process when a thread calls it after it shut down."""
+        notice and end: a thread still inside Ray when this process shuts Ray down makes Ray end
+        the process."""
         for run in self.running.values():
             run.abandoned = True
             if run.desktop is not None:

@@ -154,25 +154,31 @@ class Windows:
         """Close the connection and its tunnel; one the X server already closed is fine."""
         with self._lock:
             self._closed = True
-            if self._link is not None:
-                self._link.close()
-                self._link = None
+            self._drop()
 
     def _x(self, send: Callable[[_Link], T]) -> T:
         with self._lock:
             if self._closed:
                 raise DesktopGone("the desktop's X connection is closed")
-            for retry in (False, True):
-                if self._link is None:
-                    self._link = self._open()
-                try:
-                    return send(self._link)
-                except xerror.ConnectionClosedError as error:
-                    self._link.close()
-                    self._link = None
-                    if retry:
-                        raise DesktopGone(f"the desktop's X connection dropped twice: {error}") from None
-        raise AssertionError("unreachable")
+            try:
+                return send(self._connected())
+            except xerror.ConnectionClosedError:
+                self._drop()
+            try:
+                return send(self._connected())  # once more, on a new connection
+            except xerror.ConnectionClosedError as error:
+                self._drop()
+                raise DesktopGone(f"the desktop's X connection dropped twice: {error}") from None
+
+    def _drop(self) -> None:
+        if self._link is not None:
+            self._link.close()
+            self._link = None
+
+    def _connected(self) -> _Link:
+        if self._link is None:
+            self._link = self._open()
+        return self._link
 
     def _open(self) -> _Link:
         display, tunnel = self._connect()
