@@ -418,6 +418,12 @@ class Attempt:
     error: str | None = None
     lost: bool = False  # its node or actor died under it, or its desktop never came up: worth a retry
 
+    @property
+    def loss(self) -> str:
+        """What befell a lost try, for people: ``lost its desktop on node 10.0.0.7``."""
+        what = "lost its desktop" if self.desktop else "its desktop did not start"
+        return f"{what} on node {self.address or str(self.node_id)[:8]}"
+
 
 @dataclass
 class EpisodeOutcome(Generic[T]):
@@ -664,9 +670,7 @@ class _Scheduler(Generic[Item, T]):
         if attempt.error is None:
             self._finish(run.index, result=run.result)
         elif attempt.lost and len(self.attempts[run.index]) <= self.retries:
-            what = "lost its desktop" if attempt.desktop else "its desktop did not start"
-            self.progress(f"item {run.index}: {what} on node {str(attempt.node_id)[:8]}; "
-                          f"retrying elsewhere ({attempt.error})")
+            self.progress(f"item {run.index}: {attempt.loss}; retrying elsewhere ({attempt.error})")
             self.hooks.retrying(run.index, attempt)
             self.queue.appendleft(run.index)
         else:

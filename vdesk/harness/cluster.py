@@ -55,9 +55,7 @@ def run_on_cluster(episodes: Episodes, tasks: Sequence[Task], *, address: str, p
     def retrying(index: int, attempt: Attempt) -> None:
         task = tasks[index]
         moved[index].append(move_aside(episodes.out, task.id, len(moved[index]) + 1) if attempt.desktop else None)
-        node = attempt.address or str(attempt.node_id)[:8]
-        what = "lost its desktop on" if attempt.desktop else "no desktop started on"
-        episodes.notify(SuiteEvent("retrying", task.id, detail=f"{what} node {node}: {attempt.error}"))
+        episodes.notify(SuiteEvent("retrying", task.id, detail=f"{attempt.loss}: {attempt.error}"))
 
     def done(ended: EpisodeOutcome[EpisodeResult]) -> None:
         task = tasks[ended.index]

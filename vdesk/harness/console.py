@@ -50,7 +50,7 @@ def summary_table(summary: SuiteSummary) -> Table:
                         + (" — interrupted" if summary.interrupted else ""))
     for outcome in summary.episodes:
         failed = [c.detail for c in outcome.checks if not c.passed]
-        notes = [_retry_note(outcome), outcome.error or outcome.request or "; ".join(failed)]
+        notes = [outcome.retry_note, outcome.error or outcome.request or "; ".join(failed)]
         detail = "; ".join(note for note in notes if note)
         table.add_row(outcome.task_id, outcome.status, "[green]yes[/]" if outcome.success else "[red]no[/]",
                       str(outcome.steps), f"{outcome.elapsed_s:.2f} s", f"{outcome.time_per_step_s:.2f} s",
@@ -59,11 +59,6 @@ def summary_table(summary: SuiteSummary) -> Table:
     table.add_row("all", "", f"{summary.success_rate:.0%}", f"{summary.mean_steps:.1f} avg", f"{summary.elapsed_s:.1f} s",
                   f"{summary.time_per_step_s:.2f} s", "")
     return table
-
-
-def _retry_note(outcome: Outcome) -> str:
-    lost = outcome.lost_nodes
-    return f"retried after losing its desktop on node {', '.join(lost)}" if lost else ""
 
 
 def replay_table(report: ReplayReport) -> Table:

@@ -113,7 +113,7 @@ class Outcome(_Record):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def retried(self) -> bool | None:
-        """Whether the episode ran again after losing its node (None: it did not run on a cluster)."""
+        """Whether the episode ran again after losing its desktop (None: it did not run on a cluster)."""
         return None if self.attempts is None else len(self.attempts) > 1
 
     @property
@@ -121,6 +121,12 @@ class Outcome(_Record):
         """The nodes that lost (or never started) the desktops of earlier tries: their address,
         else the start of their id."""
         return [attempt.address or str(attempt.node)[:8] for attempt in self.attempts or [] if attempt.lost]
+
+    @property
+    def retry_note(self) -> str:
+        """``retried after losing its desktop on node …``, or "" for an episode run once."""
+        lost = self.lost_nodes
+        return f"retried after losing its desktop on node {', '.join(lost)}" if lost else ""
 
     @property
     def time_per_step_s(self) -> float:

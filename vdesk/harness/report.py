@@ -276,9 +276,9 @@ def _section(episode: Episode) -> str:
     extra = ""
     if outcome and (outcome.error or outcome.request):
         extra = f"<p>{_e(outcome.error or ('asked: ' + (outcome.request or '')))}</p>"
-    if outcome and outcome.lost_nodes:
+    if outcome and outcome.retry_note:
         moved = ", ".join(a.moved_to for a in outcome.attempts or [] if a.moved_to)
-        extra += (f"<p class='muted'>retried after losing its desktop on node {_e(', '.join(outcome.lost_nodes))}"
+        extra += (f"<p class='muted'>{_e(outcome.retry_note)}"
                   f"{'; the lost try is in ' + _e(moved) if moved else ''}</p>")
     return f"""<section class="episode" id="{_e(run.task.id)}">
 <h2>{_e(run.task.id)}</h2>
