@@ -27,6 +27,10 @@ class DesktopTimeout(VdeskError):
     """An operation on a desktop did not finish within its timeout."""
 
 
+class InvalidArgument(VdeskError, ValueError):
+    """An argument that is not an action is wrong (a size, a name, a path, an option); nothing was done."""
+
+
 class InvalidAction(VdeskError, ValueError):
     """An action is malformed or cannot be honoured on a desktop; nothing was executed."""
 
