@@ -1,3 +1,67 @@
-"""vdesk: disposable, sandboxed Linux desktops for GUI agents."""
+"""vdesk: disposable, sandboxed Linux desktops for GUI agents.
 
-__version__ = "0.2.0"
+    from vdesk import Desktop
+
+    with Desktop.up(size=(1280, 800)) as desktop:
+        desktop.execute([{"type": "click", "inputs": {"point": {"raw": {"x": 10, "y": 10}}}}])
+        desktop.screenshot().save("shot.png")
+
+The names below are the public surface. Each is imported on first use, so ``import vdesk`` (and
+the ``vdesk`` command) stays quick; ``from vdesk import Desktop`` works as usual. No module of
+vdesk imports this one: it only re-exports.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from vdesk.version import __version__
+
+if TYPE_CHECKING:
+    from vdesk.actions import BaseAction, Coordinates, ExecuteResult
+    from vdesk.container import Limits, Network
+    from vdesk.coords import ImageSpace, Screen
+    from vdesk.desktop import Desktop
+    from vdesk.errors import (AgentError, BenchError, CommandFailed, DesktopGone, DesktopNotFound, DesktopTimeout,
+                              EngineUnavailable, ImageError, InvalidAction, InvalidArgument, ParseError,
+                              PasswordRefused, RunError, SetupError, TaskError, UnknownKey, VdeskError,
+                              ViewerUnavailable)
+    from vdesk.inventory import DesktopInfo
+    from vdesk.operator import ExecuteRequest, Operator, ScreenContext, ScreenshotOutput
+
+__all__ = [
+    "__version__",
+    # the desktop
+    "Desktop", "DesktopInfo", "Limits", "Network", "Screen", "ImageSpace",
+    # actions and the agent contract
+    "BaseAction", "Coordinates", "ExecuteResult", "Operator", "ExecuteRequest", "ScreenContext",
+    "ScreenshotOutput",
+    # errors
+    "VdeskError", "EngineUnavailable", "ImageError", "DesktopNotFound", "DesktopGone", "DesktopTimeout",
+    "PasswordRefused", "CommandFailed", "InvalidArgument", "InvalidAction", "UnknownKey", "ParseError",
+    "TaskError", "SetupError", "AgentError", "RunError", "ViewerUnavailable", "BenchError",
+]
+
+# Where each name lives: its module is imported when the name is first asked for.
+_HOMES = {
+    "Desktop": "vdesk.desktop", "DesktopInfo": "vdesk.inventory", "Limits": "vdesk.container",
+    "Network": "vdesk.container", "Screen": "vdesk.coords", "ImageSpace": "vdesk.coords",
+    "BaseAction": "vdesk.actions", "Coordinates": "vdesk.actions", "ExecuteResult": "vdesk.actions",
+    "Operator": "vdesk.operator", "ExecuteRequest": "vdesk.operator", "ScreenContext": "vdesk.operator",
+    "ScreenshotOutput": "vdesk.operator",
+    **{name: "vdesk.errors" for name in __all__[__all__.index("VdeskError"):]},
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'vdesk' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # found once; later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,4 +1,5 @@
-"""BaseAction: the action format vdesk speaks natively, with the aliases models emit.
+"""BaseAction: the action format vdesk speaks natively, with the aliases models emit, and
+ExecuteResult, what running a batch of them reports.
 
 An action is ``{"type": ..., "inputs": {...}, "meta": {...}}``. Parsing normalises action
 names (``left_click`` → ``click``) and input names (``start_box`` → ``start``), checks that each
@@ -253,7 +254,7 @@ class BaseAction(BaseModel):
                 return cls.model_validate_json(data)
             return cls.model_validate(data)
         except ValidationError as error:
-            raise InvalidAction(describe(error)) from None
+            raise InvalidAction(validation_message(error)) from None
 
     @classmethod
     def of(cls, type: str, meta: dict[str, Any] | None = None, **inputs: Any) -> BaseAction:
@@ -276,7 +277,7 @@ def parse_batch(items: Any) -> list[BaseAction]:
     return batch
 
 
-def describe(error: ValidationError) -> str:
+def validation_message(error: ValidationError) -> str:
     """One line naming each failing field, e.g. ``inputs.point.raw.x: Input should be ...``."""
     parts = []
     for item in error.errors():
@@ -284,3 +285,15 @@ def describe(error: ValidationError) -> str:
         message = item["msg"].removeprefix("Value error, ")
         parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts)
+
+
+class ExecuteResult(BaseModel):
+    """The outcome of a batch. ``finished`` / ``call_user`` report those actions to the loop."""
+
+    status: Literal["success", "failed"] = "success"
+    error_message: str | None = None
+    executed: int = 0  # how many actions ran to completion
+    finished: bool = False
+    finished_content: str | None = None
+    call_user: str | None = None
+    elapsed_ms: float = 0.0

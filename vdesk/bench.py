@@ -36,10 +36,12 @@ from PIL import Image
 from rich.table import Table
 from vncdotool import api as vnc_api
 
-from vdesk import __version__, engine, image as desktop_image
-from vdesk.desktop import DEFAULT_SIZE, LABEL, Desktop
-from vdesk.errors import VdeskError
+from vdesk import engine, image as desktop_image
+from vdesk.container import DEFAULT_SIZE, LABEL
+from vdesk.desktop import Desktop
+from vdesk.errors import BenchError
 from vdesk.operator import encode
+from vdesk.version import __version__
 
 Progress = Callable[[str], None]
 
@@ -86,10 +88,6 @@ out.write(b"%d %d %d\n" % (width, height, image.bytes_per_line))
 out.write(ctypes.string_at(image.data, image.bytes_per_line * height))
 out.flush()
 """
-
-
-class BenchError(VdeskError):
-    """The bench could not take a measurement (an action failed, a desktop did not come up)."""
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,9 @@ from rich.table import Table
 
 from vdesk import engine as engines, image as desktop_image
 from vdesk.adapters import Format, to_actions
-from vdesk.desktop import VNC_TARGET, Desktop, list_desktops, parse_size, prune_desktops, remove_desktops
+from vdesk.container import VNC_TARGET, parse_size
+from vdesk.desktop import Desktop
+from vdesk.inventory import list_desktops, prune_desktops, remove_desktops
 from vdesk.errors import InvalidAction, VdeskError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -155,7 +157,7 @@ def _read_actions_file(file: str) -> str:
 
 def _parse_payload(format: Format, payload: str, desktop: Desktop) -> list:
     try:
-        return to_actions(format, payload, desktop.operator.image)
+        return to_actions(format, payload, desktop.screen.image())
     except json.JSONDecodeError as error:
         raise InvalidAction(f"not valid JSON ({error.msg} at line {error.lineno} column {error.colno}): {payload[:80]!r}") from None
     except RecursionError:

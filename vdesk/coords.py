@@ -10,17 +10,26 @@ Three spaces are involved:
 
 Every pixel index names the pixel's centre, so mapping a pixel of the image an agent saw gives
 the physical pixel whose footprint contains that centre — the round trip the property tests prove.
+
+Scaling is exact (integers and fractions, never a float product): a float cannot hold 0.575,
+and 0.575 × 800 computed in floating point is 459.99…, one pixel short of 460.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
-from vdesk.errors import InvalidAction
+from vdesk.errors import InvalidAction, InvalidArgument
 
 # Anthropic's computer-use tool scales screenshots to one of these, chosen by aspect ratio.
 ANTHROPIC_TARGETS: tuple[tuple[int, int], ...] = ((1024, 768), (1280, 800), (1366, 768))
+
+# The largest denominator a fraction of the screen is read with: far above any grid a model
+# writes in (0..1000, a smart-resized image's pixels, their half-steps for a box's centre),
+# and its neighbours are still 1e-12 apart, far below a pixel of any screen.
+MAX_DENOMINATOR = 10**6
 
 
 @dataclass(frozen=True)
@@ -33,9 +42,9 @@ class Screen:
 
     def __post_init__(self) -> None:
         if self.width < 1 or self.height < 1:
-            raise ValueError(f"screen size must be positive, got {self.width}x{self.height}")
+            raise InvalidArgument(f"screen size must be positive, got {self.width}x{self.height}")
         if not 0.5 <= self.scale <= 4:
-            raise ValueError(f"scale must be between 0.5 and 4, got {self.scale}")
+            raise InvalidArgument(f"scale must be between 0.5 and 4, got {self.scale}")
 
     @property
     def size(self) -> tuple[int, int]:
@@ -59,7 +68,7 @@ class ImageSpace:
 
     def __post_init__(self) -> None:
         if self.width < 1 or self.height < 1:
-            raise ValueError(f"image size must be positive, got {self.width}x{self.height}")
+            raise InvalidArgument(f"image size must be positive, got {self.width}x{self.height}")
 
     @property
     def size(self) -> tuple[int, int]:
@@ -84,9 +93,7 @@ def from_image(x: float, y: float, image: ImageSpace, screen: Screen) -> Physica
             f"point ({_fmt(x)}, {_fmt(y)}) is outside the {image.width}x{image.height} screen"
         )
     pw, ph = screen.physical_size
-    return PhysicalPoint(
-        _cell(math.floor(x) + 0.5, image.width, pw), _cell(math.floor(y) + 0.5, image.height, ph)
-    )
+    return PhysicalPoint(_centre_cell(math.floor(x), image.width, pw), _centre_cell(math.floor(y), image.height, ph))
 
 
 def from_normalized(x: float, y: float, screen: Screen) -> PhysicalPoint:
@@ -96,7 +103,7 @@ def from_normalized(x: float, y: float, screen: Screen) -> PhysicalPoint:
             f"normalized point ({_fmt(x)}, {_fmt(y)}) is outside the screen (0..1)"
         )
     pw, ph = screen.physical_size
-    return PhysicalPoint(min(math.floor(x * pw), pw - 1), min(math.floor(y * ph), ph - 1))
+    return PhysicalPoint(min(math.floor(_fraction(x) * pw), pw - 1), min(math.floor(_fraction(y) * ph), ph - 1))
 
 
 def to_image(point: PhysicalPoint, image: ImageSpace, screen: Screen) -> tuple[float, float]:
@@ -105,8 +112,14 @@ def to_image(point: PhysicalPoint, image: ImageSpace, screen: Screen) -> tuple[f
     return ((point.x + 0.5) * image.width / pw, (point.y + 0.5) * image.height / ph)
 
 
-def _cell(position: float, extent: int, target_extent: int) -> int:
-    return min(math.floor(position * target_extent / extent), target_extent - 1)
+def _centre_cell(index: int, extent: int, target_extent: int) -> int:
+    """The cell of ``target_extent`` cells under the centre of cell ``index`` of ``extent``."""
+    return min((2 * index + 1) * target_extent // (2 * extent), target_extent - 1)
+
+
+def _fraction(value: float) -> Fraction:
+    """The fraction a float stands for: 0.575 (stored as 0.57499999999999995559…) is 23/40."""
+    return Fraction(value).limit_denominator(MAX_DENOMINATOR)
 
 
 def _fmt(value: float) -> str:
@@ -116,11 +129,11 @@ def _fmt(value: float) -> str:
 def fit_max_pixels(screen: Screen, max_pixels: int) -> ImageSpace:
     """The largest image with the screen's aspect ratio and at most ``max_pixels`` pixels."""
     if max_pixels < 1:
-        raise ValueError("max_pixels must be positive")
+        raise InvalidArgument("max_pixels must be positive")
     factor = min(1.0, math.sqrt(max_pixels / (screen.width * screen.height)))
     width, height = math.floor(screen.width * factor), math.floor(screen.height * factor)
     if width < 1 or height < 1:
-        raise ValueError(f"max_pixels={max_pixels} is too small for a {screen.width}x{screen.height} screen")
+        raise InvalidArgument(f"max_pixels={max_pixels} is too small for a {screen.width}x{screen.height} screen")
     return ImageSpace(width, height)
 
 
@@ -145,7 +158,7 @@ def smart_resize(
     """The image size UI-TARS-1.5 (Qwen2.5-VL) sees: both sides multiples of ``factor``, the
     pixel count within bounds, the aspect ratio kept as closely as those allow."""
     if max(width, height) / min(width, height) > max_ratio:
-        raise ValueError(f"aspect ratio of {width}x{height} exceeds {max_ratio}")
+        raise InvalidArgument(f"aspect ratio of {width}x{height} exceeds {max_ratio}")
     h_bar = max(factor, round(height / factor) * factor)
     w_bar = max(factor, round(width / factor) * factor)
     if h_bar * w_bar > max_pixels:

@@ -6,22 +6,19 @@
 
 A desktop owns its container, a held VNC connection (frames), a persistent exec channel
 (commands) and, when started from Python, a lease: if this process dies in any way, the
-container stops and removes itself.
+container stops and removes itself. How the container is started is :mod:`vdesk.container`;
+the desktops on an engine are :mod:`vdesk.inventory`; what a batch of actions turns into is
+:mod:`vdesk.plan`, which :meth:`Desktop.execute` runs.
 """
 
 from __future__ import annotations
 
-import getpass
 import itertools
-import os
 import re
 import secrets
-import socket
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Literal
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import docker
 import docker.errors
@@ -30,57 +27,24 @@ from PIL import Image
 from Xlib.display import Display as XDisplay
 
 from vdesk import engine as engines, image as desktop_image
+from vdesk.actions import ExecuteResult, parse_batch
 from vdesk.channel import Channel, Completed
+from vdesk.container import (DEFAULT_SIZE, VNC_TARGET, Limits, Network, RunOptions, check_name, last_log,
+                             parse_size, published_port, remove_container, run_container, screen_of,
+                             stop_reason)
 from vdesk.coords import ImageSpace, Screen
-from vdesk.errors import DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, VdeskError
-from vdesk.frames import LiveFramebuffer, PasswordRefused, Region
-from vdesk.keyboard import ScratchKeymap, XKeyboardMapping
-from vdesk.lease import GRACE_SECONDS, Lease
+from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, PasswordRefused, VdeskError
+from vdesk.frames import LiveFramebuffer, Region
+from vdesk.inventory import DesktopInfo, desktop_info, find_desktop
+from vdesk.keymap import ScratchKeymap, XKeyboardMapping
+from vdesk.lease import Lease
+from vdesk.plan import Mark, Sleep, Step, TypeText, Xdo, chained, plan
 from vdesk.tunnel import Tunnel
 from vdesk.windows import Windows, open_display
 
-LABEL = "vdesk"
-DEFAULT_SIZE = (1280, 800)
-VNC_PORT = 5900
-# nodelay: the RFB client sends small requests back to back; Nagle would hold the second one
-# for the peer's delayed acknowledgement (~40 ms per fresh frame).
-VNC_TARGET = f"TCP:127.0.0.1:{VNC_PORT},nodelay"
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
 WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
-NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$")
-Network = Literal["none", "bridge"]
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits of a desktop's container."""
-
-    memory: str = "2g"
-    cpus: float = 2.0
-    pids: int = 512
-    shm: str = "256m"
-
-
-@dataclass(frozen=True)
-class DesktopInfo:
-    """What ``vdesk ls`` shows of a desktop, read from its container's labels and state."""
-
-    name: str
-    id: str
-    status: str
-    size: tuple[int, int]
-    scale: float
-    created: datetime
-    expires_at: datetime | None
-    owner: str
-    leased: bool
-    vnc_address: str | None
-
-    @property
-    def ttl_left(self) -> float | None:
-        if self.expires_at is None:
-            return None
-        return max(0.0, (self.expires_at - datetime.now(timezone.utc)).total_seconds())
+XDOTOOL_TIMEOUT = 30.0  # one chained xdotool invocation
 
 
 class Desktop:
@@ -103,8 +67,6 @@ class Desktop:
         self._vnc_tunnel: Tunnel | None = None
         self._frames: LiveFramebuffer | None = None
         self._closed = False
-        from vdesk.operator import Operator  # the operator drives this desktop
-        self.operator = Operator(self)
 
     # -- lifecycle ----------------------------------------------------------------------------
     @classmethod
@@ -119,18 +81,14 @@ class Desktop:
         process ends, however it ends. ``ttl`` (seconds) stops it after that long regardless.
         ``network="none"`` (the default) gives it no network at all.
         """
-        screen = _screen(size, scale)
-        name = _check_name(name) if name else f"vdesk-{secrets.token_hex(4)}"
-        if network not in ("none", "bridge"):
-            raise InvalidAction(f"network must be 'none' or 'bridge', got {network!r}")
-        if ttl is not None and not 0 <= ttl <= 10**9:  # also refuses nan and inf
-            raise InvalidAction(f"ttl must be 0 (none) or a number of seconds up to 1e9, got {ttl}")
+        options = RunOptions(
+            name=name or f"vdesk-{secrets.token_hex(4)}", screen=screen_of(size, scale),
+            password=secrets.token_urlsafe(12)[:8],  # VNC authentication uses at most 8 characters
+            network=network, ttl=ttl, leased=lease, limits=limits, environment=environment or {})
         client = engines.connect(engine)
         image_name = desktop_image.ensure(client, image, source=_local_engine() if engine else None)
-        password = secrets.token_urlsafe(12)[:8]  # VNC authentication uses at most 8 characters
-        container = _run_container(client, image_name, name, screen, password, network, ttl,
-                                   lease, limits, environment or {})
-        desktop = cls(client, container, password, screen, owned=True)
+        container = run_container(client, image_name, options)
+        desktop = cls(client, container, options.password, options.screen, owned=True)
         try:
             if lease:
                 desktop._lease = _take_lease(client, container, timeout)
@@ -144,8 +102,9 @@ class Desktop:
     def attach(cls, name: str, *, engine: str | None = None, timeout: float = 10.0) -> Desktop:
         """Drive a desktop started elsewhere (e.g. by ``vdesk up``). Leaving a ``with`` block
         of an attached desktop only disconnects; :meth:`down` still removes it."""
+        check_name(name)
         client = engines.connect(engine)
-        container = _find(client, name)
+        container = find_desktop(client, name)
         if container.status != "running":
             raise DesktopGone(f"desktop {name} is {container.status}, not running")
         labels = container.labels
@@ -166,7 +125,7 @@ class Desktop:
     def down(self) -> None:
         """Remove the desktop's container (idempotent) and disconnect."""
         self.close()
-        _remove(self.container)
+        remove_container(self.container)
 
     def __enter__(self) -> Desktop:
         return self
@@ -213,17 +172,17 @@ class Desktop:
     def vnc_address(self) -> str:
         """Where a VNC viewer reaches this desktop from this machine: a published
         ``127.0.0.1::PORT`` (bridge network) or this process's private tunnel socket."""
-        published = _published_port(self.container)
+        published = published_port(self.container)
         if not published and self.container.attrs.get("HostConfig", {}).get("PortBindings"):
             self.container.reload()  # ports are assigned on start, after `run` read the attributes
-            published = _published_port(self.container)
+            published = published_port(self.container)
         if published:
             return f"127.0.0.1::{published}"
         return self.frames.address
 
     def info(self) -> DesktopInfo:
         self.container.reload()
-        return describe(self.container)
+        return desktop_info(self.container)
 
     def is_alive(self) -> bool:
         try:
@@ -253,6 +212,14 @@ class Desktop:
         """Return the screen once it has not changed for ``quiet`` seconds."""
         return self.to_image(self._with_frames(lambda frames: frames.wait_until_settled(quiet, timeout)).image)
 
+    def settle(self, quiet: float = 0.03, timeout: float = 10.0) -> None:
+        """Wait until the screen has not changed for ``quiet`` seconds, for ``timeout`` at most:
+        a screen that never stops changing (a video, a spinner) is taken as it is."""
+        try:
+            self.wait_until_settled(quiet, timeout)
+        except DesktopTimeout:
+            pass
+
     def wait_for_change(self, region: Region | None = None, timeout: float = 10.0) -> Image.Image:
         """Return the first frame that differs from the current one, within ``region``
         (logical pixels: left, top, right, bottom) if given."""
@@ -270,7 +237,7 @@ class Desktop:
         """
         argv = list(argv)
         if not argv or not all(isinstance(a, str) and a for a in argv):
-            raise InvalidAction("argv must be a non-empty list of non-empty strings")
+            raise InvalidArgument("argv must be a non-empty list of non-empty strings")
         if not wait and not self._window_manager_ready:
             self.wait_for_window_manager()  # else a window the program maps may stay unmanaged
         result = self._guard(lambda: self.channel.run(argv, stdin=stdin, timeout=timeout, detach=not wait))
@@ -311,11 +278,57 @@ class Desktop:
             self._window_manager_ready = True
             return
 
-    def execute(self, actions: Any, *, settle: bool = False) -> Any:
-        """Validate the whole batch, then run it in order; see :meth:`Operator.execute`."""
-        return self.operator.execute({"actions": actions}, settle=settle)
+    def execute(self, actions: Any, *, image: ImageSpace | None = None, settle: bool = False) -> ExecuteResult:
+        """Validate the whole batch (names, inputs, keys, every point against the screen), then
+        run it in order through the channel.
+
+        ``actions`` are BaseActions or their dicts or JSON; ``raw`` points are pixels of
+        ``image`` (default: a screenshot at the logical size). A malformed action fails the
+        whole batch before anything runs. Failures come back as ``status="failed"``, never
+        raised. With ``settle=True`` it returns once the screen stopped changing after the
+        last action.
+        """
+        started = time.perf_counter()
+        try:
+            steps = plan(parse_batch(actions), self.screen, image)
+        except InvalidAction as error:
+            return ExecuteResult(status="failed", error_message=str(error))
+        result = ExecuteResult()
+        try:
+            for step in self._run(steps.steps):
+                result.executed = step.action + 1
+                if isinstance(step, Mark) and step.kind == "finished":
+                    result.finished, result.finished_content = True, step.content
+                elif isinstance(step, Mark):
+                    result.call_user = step.content or ""
+            if settle:
+                self.wait_until_settled()
+        except VdeskError as error:
+            result.status, result.error_message = "failed", str(error)
+        result.elapsed_ms = (time.perf_counter() - started) * 1000
+        return result
 
     # -- internals ----------------------------------------------------------------------------
+    def _run(self, steps: list[Step]) -> Iterator[Step]:
+        for batch in chained(steps):
+            if isinstance(batch, Xdo):
+                self.channel.run(["xdotool", *batch.args], timeout=XDOTOOL_TIMEOUT).check()
+            elif isinstance(batch, TypeText):
+                self._type(batch.text)
+            elif isinstance(batch, Sleep):
+                time.sleep(batch.seconds)
+            yield batch
+
+    def _type(self, text: str) -> None:
+        # The text travels on stdin: a leading '-', quotes and shell characters are just text.
+        for kind, piece in self.keymap.segments(text):
+            if kind == "key":
+                argv = ["xdotool", "key", "--delay", "0", piece]
+                self.channel.run(argv, timeout=XDOTOOL_TIMEOUT).check()
+            else:
+                argv = ["xdotool", "type", "--delay", "0", "--clearmodifiers", "--file", "-"]
+                self.channel.run(argv, stdin=piece, timeout=XDOTOOL_TIMEOUT + len(piece) / 100).check()
+
     def _connect_frames(self, timeout: float) -> None:
         if self._vnc_tunnel is None:
             self._vnc_tunnel = Tunnel(self.client.api, self.id, VNC_TARGET)
@@ -331,7 +344,7 @@ class Desktop:
                 if time.monotonic() > deadline:
                     raise DesktopTimeout(f"desktop {self.name} did not show a first frame within {timeout:g} s: {error}") from None
                 if not self.is_alive():
-                    raise DesktopGone(f"desktop {self.name} stopped while starting: {_last_log(self.container)}") from None
+                    raise DesktopGone(f"desktop {self.name} stopped while starting: {last_log(self.container)}") from None
                 time.sleep(0.05)
 
     def _reconnect_frames(self) -> None:
@@ -362,50 +375,8 @@ class Desktop:
                 time.sleep(0.05)
             if not self._closed and not self.is_alive():
                 raise DesktopGone(f"desktop {self.name} is gone (its container stopped or was removed)"
-                                  f"{_stop_reason(self.container)}") from error
+                                  f"{stop_reason(self.container)}") from error
             raise
-
-
-# -- containers -------------------------------------------------------------------------------
-def _run_container(client: docker.DockerClient, image_name: str, name: str, screen: Screen,
-                   password: str, network: Network, ttl: float | None, leased: bool,
-                   limits: Limits, environment: dict[str, str]) -> Container:
-    width, height = screen.physical_size
-    expires_at = int(time.time() + ttl) if ttl else 0
-    labels = {
-        LABEL: "desktop",
-        "vdesk.owner": f"{getpass.getuser()}@{socket.gethostname()}:{os.getpid()}",
-        "vdesk.created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "vdesk.size": f"{screen.width}x{screen.height}",
-        "vdesk.scale": f"{screen.scale:g}",
-        "vdesk.expires-at": str(expires_at),
-        "vdesk.leased": "true" if leased else "false",
-    }
-    env = {**environment, "VDESK_WIDTH": str(width), "VDESK_HEIGHT": str(height),
-           "VDESK_DPI": str(round(96 * screen.scale)), "VDESK_VNC_PASSWORD": password,
-           "VDESK_EXPIRES_AT": str(expires_at), "VDESK_LEASED": "1" if leased else "0",
-           "VDESK_LEASE_GRACE": str(GRACE_SECONDS)}
-    try:
-        return client.containers.run(
-            image_name, name=name, detach=True, labels=labels, environment=env,
-            auto_remove=leased, network_mode=network,
-            ports={f"{VNC_PORT}/tcp": ("127.0.0.1", None)} if network == "bridge" else None,
-            read_only=True, tmpfs={"/tmp": "rw,nosuid,nodev,size=512m",
-                                   "/home/desk": "rw,nosuid,nodev,uid=1000,gid=1000,mode=0700,size=512m"},
-            cap_drop=["ALL"], security_opt=["no-new-privileges"], privileged=False,
-            mem_limit=limits.memory, nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
-            shm_size=limits.shm, init=False, stop_signal="SIGTERM",
-        )
-    except docker.errors.APIError as error:
-        if error.status_code == 409:
-            raise InvalidAction(f"a container named {name!r} already exists") from None
-        try:  # created but not started (e.g. its network failed): it would linger, unleased
-            leftover = client.containers.get(name)
-            if leftover.status == "created" and leftover.labels.get("vdesk.owner") == labels["vdesk.owner"]:
-                _remove(leftover)
-        except docker.errors.APIError:
-            pass
-        raise VdeskError(f"starting desktop {name} failed: {error.explanation}") from None
 
 
 def _local_engine() -> docker.DockerClient | None:
@@ -416,144 +387,10 @@ def _local_engine() -> docker.DockerClient | None:
         return None
 
 
-def _find(client: docker.DockerClient, name: str) -> Container:
-    _check_name(name)
-    try:
-        container = client.containers.get(name)
-    except docker.errors.NotFound:
-        raise DesktopNotFound(f"no desktop named {name!r} (see `vdesk ls`)") from None
-    if LABEL not in container.labels:
-        raise DesktopNotFound(f"container {name!r} is not a vdesk desktop")
-    return container
-
-
-def _remove(container: Container) -> None:
-    try:
-        container.remove(force=True)
-    except docker.errors.NotFound:
-        pass
-    except docker.errors.APIError as error:
-        if "already in progress" not in str(error):
-            raise
-
-
-def list_desktops(engine: str | None = None, client: docker.DockerClient | None = None) -> list[DesktopInfo]:
-    """Every vdesk desktop on the engine, running or not."""
-    client = client or engines.connect(engine)
-    containers = client.containers.list(all=True, filters={"label": f"{LABEL}=desktop"})
-    return sorted((describe(c) for c in containers), key=lambda info: info.created)
-
-
-def remove_desktops(names: Sequence[str], engine: str | None = None) -> list[str]:
-    """Remove the named desktops; raises :class:`DesktopNotFound` before removing any if one is missing."""
-    client = engines.connect(engine)
-    containers = [_find(client, name) for name in names]
-    for container in containers:
-        _remove(container)
-    return [c.name for c in containers]
-
-
-def prune_desktops(engine: str | None = None, *, only: Sequence[str] | None = None) -> list[str]:
-    """Remove the desktops nobody can use any more and return their names: those past their
-    time-to-live, stopped ones (exited, dead, or created over a minute ago and never started),
-    and leased ones that are not running (their owner is gone). A running desktop within its
-    time-to-live and any container not labelled ``vdesk=desktop`` are never touched.
-    ``only`` limits the candidates to those names."""
-    client = engines.connect(engine)
-    now = time.time()
-    removed = []
-    containers = client.containers.list(all=True, filters={"label": f"{LABEL}=desktop"}, ignore_removed=True)
-    for container in containers:
-        labels = container.labels
-        if labels.get(LABEL) != "desktop" or (only is not None and container.name not in only):
-            continue
-        expires = _label_number(labels, "vdesk.expires-at")
-        expired = 0 < expires <= now
-        stopped = container.status in ("exited", "dead") or (container.status == "created" and _age(container) > 60)
-        orphaned = labels.get("vdesk.leased") == "true" and container.status not in ("running", "paused", "created")
-        if expired or stopped or orphaned:
-            _remove(container)
-            removed.append(container.name)
-    return removed
-
-
-def _label_number(labels: dict[str, str], key: str) -> float:
-    try:
-        return float(labels.get(key) or 0)
-    except ValueError:
-        return 0.0
-
-
-def _age(container: Container) -> float:
-    """Seconds since the engine created ``container``."""
-    created = datetime.strptime(container.attrs["Created"][:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
-    return time.time() - created.timestamp()
-
-
-def describe(container: Container) -> DesktopInfo:
-    labels = container.labels
-    expires = int(labels.get("vdesk.expires-at", "0") or 0)
-    return DesktopInfo(
-        name=container.name, id=container.short_id, status=container.status,
-        size=parse_size(labels.get("vdesk.size", "0x0")), scale=float(labels.get("vdesk.scale", "1")),
-        created=datetime.fromisoformat(labels.get("vdesk.created", "1970-01-01T00:00:00+00:00")),
-        expires_at=datetime.fromtimestamp(expires, timezone.utc) if expires else None,
-        owner=labels.get("vdesk.owner", "?"), leased=labels.get("vdesk.leased") == "true",
-        vnc_address=f"127.0.0.1::{port}" if (port := _published_port(container)) else None,
-    )
-
-
 def _take_lease(client: docker.DockerClient, container: Container, timeout: float) -> Lease:
     try:
         return Lease(client.api, container.id, timeout=timeout)
     except DesktopGone as error:  # its entrypoint gave up: say why
-        raise DesktopGone(f"{error}: {_last_log(container)}") from None
+        raise DesktopGone(f"{error}: {last_log(container)}") from None
 
-
-def _published_port(container: Container) -> int | None:
-    bindings = (container.attrs.get("NetworkSettings", {}).get("Ports") or {}).get(f"{VNC_PORT}/tcp")
-    return int(bindings[0]["HostPort"]) if bindings else None
-
-
-def _stop_reason(container: Container) -> str:
-    """Why a desktop stopped, when it is still there to ask: ``": the X server died"``."""
-    if container.attrs.get("State", {}).get("OOMKilled"):
-        return ": it ran out of memory"
-    said = [line.removeprefix("vdesk-entrypoint: ") for line in _last_log(container).splitlines()
-            if line.startswith("vdesk-entrypoint: ") and "ready:" not in line]
-    return f": {said[-1]}" if said else ""
-
-
-def _last_log(container: Container) -> str:
-    try:
-        return container.logs(tail=5).decode(errors="replace").strip() or "no log"
-    except docker.errors.APIError:
-        return "no log"
-
-
-def _screen(size: tuple[int, int], scale: float) -> Screen:
-    width, height = size
-    if not (64 <= width <= 7680 and 64 <= height <= 4320):
-        raise InvalidAction(f"size {width}x{height} is outside 64x64..7680x4320")
-    try:
-        screen = Screen(int(width), int(height), float(scale))
-    except ValueError as error:
-        raise InvalidAction(str(error)) from None
-    if screen.physical_size[0] > 7680 or screen.physical_size[1] > 4320:
-        raise InvalidAction(f"size {width}x{height} at scale {scale:g} exceeds 7680x4320 pixels")
-    return screen
-
-
-def _check_name(name: str) -> str:
-    if not NAME_PATTERN.fullmatch(name):  # match() would let a trailing newline through
-        raise InvalidAction(f"invalid desktop name {name!r}: use letters, digits, '_', '.', '-' (max 63)")
-    return name
-
-
-def parse_size(text: str) -> tuple[int, int]:
-    """``"1280x800"`` → ``(1280, 800)``; raises :class:`InvalidAction` naming the bad text."""
-    match = re.fullmatch(r"([0-9]{1,6})[x×]([0-9]{1,6})", text.strip())  # int() refuses > 4300 digits
-    if not match:
-        raise InvalidAction(f"invalid size {text!r}: write WIDTHxHEIGHT, e.g. 1280x800")
-    return int(match.group(1)), int(match.group(2))
 

@@ -1,4 +1,29 @@
-"""The exceptions vdesk raises. Catch :class:`VdeskError` to catch them all."""
+"""Every exception vdesk raises on purpose. Catch :class:`VdeskError` to catch them all.
+
+::
+
+    VdeskError
+    ├── EngineUnavailable     no Docker engine answers
+    ├── ImageError            the desktop image is missing or could not be built
+    ├── DesktopNotFound       no desktop of that name
+    ├── DesktopGone           the desktop's container went away
+    ├── DesktopTimeout        an operation did not finish within its timeout
+    ├── PasswordRefused       the VNC server refused the password
+    ├── CommandFailed         a program run in the desktop exited with an error
+    ├── InvalidArgument       a bad size, name, path, option (also a ValueError)
+    ├── InvalidAction         a bad action (also a ValueError)
+    │   ├── UnknownKey        a key name vdesk does not know
+    │   └── ParseError        a model reply that could not be read
+    ├── TaskError             a task file is missing or invalid
+    ├── SetupError            a task's setup step failed
+    ├── AgentError            a model agent got no usable reply
+    ├── RunError              a run folder is missing or unreadable
+    ├── ViewerUnavailable     websockify or noVNC is not installed
+    └── BenchError            the bench could not take a measurement
+
+Nothing was done when an ``Invalid…`` error is raised: arguments and whole batches of actions
+are checked before anything reaches a desktop.
+"""
 
 from __future__ import annotations
 
@@ -27,6 +52,14 @@ class DesktopTimeout(VdeskError):
     """An operation on a desktop did not finish within its timeout."""
 
 
+class PasswordRefused(VdeskError):
+    """The VNC server refused the password."""
+
+
+class CommandFailed(VdeskError):
+    """A program run inside the desktop exited with an error."""
+
+
 class InvalidArgument(VdeskError, ValueError):
     """An argument that is not an action is wrong (a size, a name, a path, an option); nothing was done."""
 
@@ -39,9 +72,40 @@ class UnknownKey(InvalidAction):
     """A key name that vdesk does not know. The message names it."""
 
 
-class CommandFailed(VdeskError):
-    """A program run inside the desktop exited with an error."""
-
-
 class ParseError(InvalidAction):
     """A model reply could not be parsed; the message quotes the offending part."""
+
+
+class TaskError(VdeskError):
+    """A task file is missing, unreadable or invalid; the message names the file and field."""
+
+
+class SetupError(VdeskError):
+    """A task's setup step failed; the message names the step."""
+
+
+class AgentError(VdeskError):
+    """A model agent could not get or read a reply; the message quotes the server."""
+
+
+class RunError(VdeskError):
+    """A run folder is missing or unreadable; the message names the file."""
+
+
+class ViewerUnavailable(VdeskError):
+    """websockify or noVNC is not installed on this machine."""
+
+
+class BenchError(VdeskError):
+    """The bench could not take a measurement (an action failed, a desktop did not come up)."""
+
+
+def first_line(error: BaseException | str, limit: int = 300) -> str:
+    """The first non-blank line of an error's message, at most ``limit`` characters; the
+    exception's type name when it says nothing. For one-line reports of long messages
+    (engine answers, remote tracebacks)."""
+    text = str(error)
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if not line:
+        return type(error).__name__ if isinstance(error, BaseException) else ""
+    return line[:limit]

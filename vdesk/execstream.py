@@ -85,9 +85,6 @@ class ExecStream:
         except OSError:
             pass
 
-    def wait_closed(self, timeout: float) -> bool:
-        return self._closed.wait(timeout)
-
     def _read(self) -> None:
         try:
             for _stream, data in frames_iter(self._raw, tty=False):

@@ -34,10 +34,12 @@ from PIL import Image, ImageDraw, ImageFont
 from rich.console import Group
 from rich.table import Table
 
-from vdesk import __version__, engine, image as desktop_image
-from vdesk.bench import CLICK, BenchError, percentile, stats_memory_mib
-from vdesk.desktop import DEFAULT_SIZE, LABEL, Desktop
-from vdesk.errors import InvalidAction, VdeskError
+from vdesk import engine, image as desktop_image
+from vdesk.bench import CLICK, percentile, stats_memory_mib
+from vdesk.container import DEFAULT_SIZE, LABEL
+from vdesk.desktop import Desktop
+from vdesk.errors import BenchError, InvalidAction, VdeskError
+from vdesk.version import __version__
 
 Progress = Callable[[str], None]
 

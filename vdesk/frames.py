@@ -22,15 +22,15 @@ from twisted.internet import reactor
 from vncdotool import api as vnc_api
 from vncdotool.client import AuthenticationError, VNCDoToolClient, VNCDoToolFactory
 
-from vdesk.errors import DesktopGone, DesktopTimeout, VdeskError
+from vdesk.errors import DesktopGone, DesktopTimeout, PasswordRefused, VdeskError
 
 # vncdotool's VNC authentication uses a cipher that cryptography has moved; harmless here.
 warnings.filterwarnings("ignore", message=".*TripleDES.*")
 # vncdotool asks to hear from subclasses that override updateRectangle; ours only adds a lock.
 warnings.filterwarnings("ignore", message="updateRectangle will change", category=FutureWarning)
 
-Region = tuple[int, int, int, int]
-_REACTOR_START = threading.Lock()  # left, top, right, bottom (physical pixels)
+Region = tuple[int, int, int, int]  # left, top, right, bottom (physical pixels)
+_REACTOR_START = threading.Lock()  # the first connections of a process start the shared reactor
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,6 @@ class Frame:
 
     image: Image.Image
     version: int
-    taken_at: float
 
 
 class _LiveClient(VNCDoToolClient):
@@ -91,10 +90,6 @@ class _LiveFactory(VNCDoToolFactory):
         super().clientConnectionLost(connector, reason)
 
 
-class PasswordRefused(VdeskError):
-    """The VNC server refused the password."""
-
-
 class LiveFramebuffer:
     """The live screen of one desktop, fed by a held VNC connection.
 
@@ -123,7 +118,7 @@ class LiveFramebuffer:
         factory_class = type("BoundLiveFactory", (_LiveFactory,), {"protocol": protocol})
         done = threading.Event()
         outcome: list[object] = []
-        with _REACTOR_START:  # the first connections of a process start the shared reactor
+        with _REACTOR_START:
             proxy = vnc_api.connect(self.address, self._password, factory_class=factory_class, timeout=timeout)
         factory = proxy.factory
 
@@ -165,7 +160,7 @@ class LiveFramebuffer:
         with self._lock:
             assert client.screen is not None
             image = client.screen.copy()
-        return Frame(image, self._version, time.monotonic())
+        return Frame(image, self._version)
 
     def fresh(self, timeout: float = 5.0) -> Frame:
         """The screen including every change the server knew of when asked: one round trip."""
@@ -232,10 +227,6 @@ class LiveFramebuffer:
             current = frame.image.crop(region) if region else frame.image
             if current.tobytes() != reference.tobytes():
                 return frame
-
-    @property
-    def version(self) -> int:
-        return self._version
 
     # -- called from the reactor thread -----------------------------------------------------
     def _on_update(self, rectangles: list[tuple[int, int, int, int]], changed: bool) -> None:

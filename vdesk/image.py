@@ -21,7 +21,7 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from vdesk import __version__
+from vdesk.version import __version__
 from vdesk.errors import ImageError
 
 IMAGE_REPOSITORY = "vdesk/desktop"

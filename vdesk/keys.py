@@ -80,8 +80,6 @@ _CHARACTERS: dict[str, str] = {
 # Names written as two words; joined before the combination is split.
 _TWO_WORD_NAMES = re.compile(r"\b(page|caps|num|scroll|print)[ _-](up|down|lock|screen)\b", re.I)
 
-MODIFIER_KEYSYMS = frozenset(_MODIFIERS.values())
-
 
 @lru_cache(maxsize=1024)
 def keysym(name: str) -> str:

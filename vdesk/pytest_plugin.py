@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from vdesk.desktop import Desktop, parse_size
+from vdesk.container import parse_size
+from vdesk.desktop import Desktop
 from vdesk.image import IMAGE
 
 

@@ -40,12 +40,14 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
+from vdesk.actions import ExecuteResult
 from vdesk.channel import Completed
 from vdesk.coords import Screen
-from vdesk.desktop import DEFAULT_SIZE, Desktop, Limits
-from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, VdeskError
+from vdesk.container import DEFAULT_SIZE, Limits, Network
+from vdesk.desktop import Desktop
+from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
 from vdesk.image import IMAGE
-from vdesk.operator import ExecuteResult, encode
+from vdesk.operator import encode
 
 try:
     import ray
@@ -97,7 +99,7 @@ class DesktopSpec(BaseModel):
     size: tuple[int, int] = DEFAULT_SIZE
     scale: float = 1.0
     image: str = IMAGE
-    network: Literal["none", "bridge"] = "none"
+    network: Network = "none"
     ttl: float | None = None
     memory: str = Limits.memory
     cpus: float = Limits.cpus
@@ -694,7 +696,8 @@ class _Scheduler(Generic[Item, T]):
 def _never_started(run: _Run) -> bool:
     """The desktop did not come up on its node (the node failed it, not the item's work): the
     item has not run yet, so it may run elsewhere. A refused spec would fail anywhere."""
-    return run.desktop is None and isinstance(run.error, VdeskError) and not isinstance(run.error, InvalidAction)
+    return (run.desktop is None and isinstance(run.error, VdeskError)
+            and not isinstance(run.error, (InvalidAction, InvalidArgument)))
 
 
 def _describe(error: BaseException) -> str:

@@ -3,7 +3,7 @@
 xdotool answers these with a process per question and polling; talking X directly through a
 tunnel into the desktop costs a fraction of a millisecond per request and sees the window
 manager's own view (``_NET_CLIENT_LIST``, ``_NET_ACTIVE_WINDOW``). The keyboard mapping
-(:mod:`vdesk.keyboard`) shares the connection.
+(:mod:`vdesk.keymap`) shares the connection.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import docker
 from Xlib import X, Xatom, display as xdisplay, error as xerror
 from Xlib.protocol import event as xevent
 
-from vdesk.errors import DesktopGone, DesktopTimeout
+from vdesk.errors import DesktopGone, DesktopTimeout, VdeskError
 from vdesk.tunnel import Tunnel
 
 X_SOCKET = "UNIX-CONNECT:/tmp/.X11-unix/X0"
@@ -51,7 +51,7 @@ def open_display(api: docker.APIClient, container_id: str) -> tuple[xdisplay.Dis
         except OSError:
             continue
     else:
-        raise OSError("no free local port for the X tunnel")
+        raise VdeskError("no free local port for the X tunnel")
     try:
         return xdisplay.Display(f"127.0.0.1:{number}"), tunnel
     except BaseException:
@@ -92,13 +92,13 @@ class Windows:
 
     def list(self) -> list[Window]:
         """Every managed top-level window, oldest first."""
-        return self._x(lambda link: [w for w in (self._describe(link, i) for i in self._client_ids(link))
+        return self._x(lambda link: [w for w in (self._window(link, i) for i in self._client_ids(link))
                                      if w is not None])
 
     def focused(self) -> Window | None:
         def ask(link: _Link) -> Window | None:
             ids = self._property(link, link.root, "_NET_ACTIVE_WINDOW", Xatom.WINDOW)
-            return self._describe(link, ids[0]) if ids and ids[0] else None
+            return self._window(link, ids[0]) if ids and ids[0] else None
         return self._x(ask)
 
     def find(self, title: str, *, regex: bool = False) -> Window | None:
@@ -200,7 +200,7 @@ class Windows:
         return self._property(link, link.root, "_NET_CLIENT_LIST", Xatom.WINDOW) or []
 
     @staticmethod
-    def _describe(link: _Link, window_id: int) -> Window | None:
+    def _window(link: _Link, window_id: int) -> Window | None:
         window = link.display.create_resource_object("window", window_id)
         try:
             name = window.get_full_property(link.atoms["_NET_WM_NAME"], link.atoms["UTF8_STRING"])

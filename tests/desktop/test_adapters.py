@@ -27,6 +27,7 @@ from vdesk.adapters.openai import OpenAIComputer, call_output
 from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
 from vdesk.errors import InvalidAction
+from vdesk.operator import Operator
 
 FIXTURES = Path(__file__).parents[1] / "unit" / "fixtures"
 PARK = (3, 797)  # where the pointer waits between cases: no case expects motion to end there
@@ -104,7 +105,7 @@ def test_uitars_reply_arrives_as_the_events_it_names(shared_desktop, probe, case
 
 def test_uitars_smart_resize_reads_pixels_of_the_image_the_operator_hands_out(shared_desktop, probe):
     # The agent is shown 1024x640 screenshots; UI-TARS-1.5 sees those smart-resized to 1036x644.
-    operator = shared_desktop.operator.__class__(shared_desktop, image=ImageSpace(1024, 640))
+    operator = Operator(shared_desktop, image=ImageSpace(1024, 640))
     result = uitars.run_reply(shared_desktop, "Action: click(start_box='(518,322)')",
                               mode="smart_resize", operator=operator)
     assert result.status == "success", result.error_message

@@ -35,7 +35,7 @@ def test_unchanged_and_fresh_frames_agree_on_a_static_screen(shared_desktop, pro
 
 @pytest.mark.parametrize(("format", "magic"), [("png", b"\x89PNG"), ("jpeg", b"\xff\xd8")])
 def test_screenshot_output_for_agents_is_base64_of_the_format(shared_desktop, format, magic):
-    output = shared_desktop.operator.screenshot(format=format)
+    output = Operator(shared_desktop).screenshot(format=format)
     data = base64.b64decode(output.base64)
     assert output.status == "success" and output.content_type == f"image/{format}" and data.startswith(magic)
     assert Image.open(io.BytesIO(data)).size == (1280, 800)
@@ -79,7 +79,7 @@ def test_hidpi_desktop_has_a_scaled_framebuffer_and_logical_screenshots():
     with Desktop.up(size=(640, 400), scale=2) as desktop, EventProbe(desktop) as probe:
         assert probe.display.screen().width_in_pixels == 1280
         assert desktop.screenshot().size == (640, 400)
-        assert desktop.operator.screen_context().model_dump() == {
+        assert Operator(desktop).screen_context().model_dump() == {
             "screen_width": 640, "screen_height": 400, "scale_x": 2.0, "scale_y": 2.0}
         desktop.execute([{"type": "click", "inputs": {"point": {"normalized": {"x": 0.5, "y": 0.5}}}},
                          {"type": "click", "inputs": {"point": {"raw": {"x": 10, "y": 20}}}}])

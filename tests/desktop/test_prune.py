@@ -7,7 +7,8 @@ import time
 import docker
 
 from tests.desktop.helpers import vdesk_containers
-from vdesk.desktop import Desktop, prune_desktops
+from vdesk.desktop import Desktop
+from vdesk.inventory import prune_desktops
 from vdesk.image import IMAGE
 
 CLIENT = docker.from_env()

@@ -18,7 +18,8 @@ import docker
 import pytest
 
 from tests.desktop.helpers import vdesk_containers, wait_gone
-from vdesk.desktop import Desktop, list_desktops
+from vdesk.desktop import Desktop
+from vdesk.inventory import list_desktops
 from vdesk.engine import connect
 
 VDESK = str(Path(sys.executable).parent / "vdesk")

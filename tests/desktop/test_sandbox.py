@@ -13,9 +13,10 @@ import pytest
 
 from tests.desktop.helpers import paints
 from vdesk.channel import Completed
-from vdesk.desktop import Desktop, Limits
-from vdesk.errors import VdeskError
-from vdesk.frames import LiveFramebuffer, PasswordRefused
+from vdesk.container import Limits
+from vdesk.desktop import Desktop
+from vdesk.errors import PasswordRefused, VdeskError
+from vdesk.frames import LiveFramebuffer
 
 CLIENT = docker.from_env()
 RFB_NONE, RFB_VNC_AUTH = 1, 2

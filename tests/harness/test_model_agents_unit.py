@@ -15,7 +15,8 @@ from vdesk.coords import ImageSpace, Screen
 from vdesk.harness.http_agents import (AgentError, AnthropicAgent, AnthropicSettings, ChatSettings, OpenAIChatAgent,
                                        OpenAIComputerAgent, OpenAISettings)
 from vdesk.harness.env import Observation
-from vdesk.operator import ExecuteResult, ScreenContext
+from vdesk.actions import ExecuteResult
+from vdesk.operator import ScreenContext
 
 SCREEN = ScreenContext(screen_width=800, screen_height=600, scale_x=1, scale_y=1)
 

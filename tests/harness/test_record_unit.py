@@ -10,7 +10,7 @@ from vdesk.actions import BaseAction
 from vdesk.harness.checks import differing_fraction, region_check
 from vdesk.harness.record import StepRecord, frame_hash
 from vdesk.harness.tasks import RegionCheck
-from vdesk.operator import ExecuteResult
+from vdesk.actions import ExecuteResult
 
 
 def test_frame_hash_depends_on_pixels_not_on_the_file_encoding():

@@ -18,9 +18,9 @@ from vdesk import cli
 from vdesk.actions import ACTION_ALIASES, INPUT_ALIASES, UNSUPPORTED_ON_DESKTOP, ActionType, BaseAction, parse_batch
 from vdesk.adapters import anthropic, openai, uitars
 from vdesk.coords import ImageSpace, Screen
-from vdesk.desktop import NAME_PATTERN, _check_name, parse_size
-from vdesk.errors import InvalidAction, ParseError, VdeskError
-from vdesk.operator import Operator
+from vdesk.container import NAME_PATTERN, check_name, parse_size
+from vdesk.errors import InvalidAction, InvalidArgument, ParseError, VdeskError
+from vdesk.plan import Plan, plan
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NO_ENGINE = "unix:///nonexistent.sock"
@@ -50,8 +50,9 @@ plausible_actions = st.fixed_dictionaries(
 batches = st.lists(plausible_actions | json_values, max_size=5) | plausible_actions | json_values
 
 
-def operator() -> Operator:
-    return Operator(SimpleNamespace(screen=Screen(1280, 800, 1.5)), image=ImageSpace(1024, 640))  # type: ignore[arg-type]
+def planned(actions: list[BaseAction]) -> Plan:
+    """Plan ``actions`` for an agent shown 1024x640 frames of a 1280x800 screen at scale 1.5."""
+    return plan(actions, Screen(1280, 800, 1.5), ImageSpace(1024, 640))
 
 
 # -- BaseAction JSON ---------------------------------------------------------------------------
@@ -79,7 +80,7 @@ def test_any_action_json_is_accepted_whole_or_refused_naming_the_action_and_fiel
     assert all(isinstance(action, BaseAction) for action in batch)
     # A batch that validates either plans against a real screen or is refused as a whole.
     try:
-        operator().plan(batch)
+        planned(batch)
     except InvalidAction as error:
         assert re.match(r"action \d+ \(\w+\): ", str(error)), str(error)
 
@@ -116,7 +117,7 @@ def test_any_uitars_reply_parses_or_raises_parse_error(text: str, mode: str) -> 
         assert str(error)
         return
     try:  # what parses either plans against a real screen or is refused as a whole
-        operator().plan(reply.actions)
+        planned(reply.actions)
     except InvalidAction as error:
         assert str(error)
 
@@ -170,7 +171,7 @@ def test_any_openai_action_translates_or_raises_invalid_action(data: Any) -> Non
 @example("openai", '{"type": "click", "x": 1e999, "y": 1, "button": "left"}')
 def test_any_exec_payload_becomes_actions_or_one_line_invalid_action(format: str, payload: str) -> None:
     # What `vdesk exec` does with each ACTION argument once the desktop is attached.
-    desktop = SimpleNamespace(operator=SimpleNamespace(image=ImageSpace(1280, 800)))
+    desktop = SimpleNamespace(screen=Screen(1280, 800))
     try:
         actions = cli._parse_payload(format, payload, desktop)  # type: ignore[arg-type]
     except InvalidAction as error:
@@ -189,8 +190,8 @@ def test_any_exec_payload_becomes_actions_or_one_line_invalid_action(format: str
 @example("$(id)")
 def test_a_desktop_name_is_checked_whole(name: str) -> None:
     try:
-        assert _check_name(name) == name
-    except InvalidAction as error:
+        assert check_name(name) == name
+    except InvalidArgument as error:
         assert repr(name) in str(error)
         assert not re.fullmatch(r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}", name)
         return
@@ -207,7 +208,7 @@ def test_a_desktop_name_is_checked_whole(name: str) -> None:
 def test_a_size_parses_to_two_whole_numbers_or_names_the_bad_text(text: str) -> None:
     try:
         width, height = parse_size(text)
-    except InvalidAction as error:
+    except InvalidArgument as error:
         assert repr(text) in str(error)
         return
     assert re.fullmatch(r"[0-9]+[x×][0-9]+", text.strip())
@@ -232,7 +233,7 @@ def test_desktop_up_checks_every_argument_before_it_reaches_an_engine(size: tupl
 
     try:
         Desktop.up(size, scale=scale, ttl=ttl, name=name, network=network, engine=NO_ENGINE)  # type: ignore[arg-type]
-    except InvalidAction:
+    except InvalidArgument:
         return
     except EngineUnavailable:
         # Only arguments a desktop can honour get this far: nothing later can trip on them.
@@ -289,7 +290,7 @@ def test_vdesk_up_with_any_size_name_ttl_and_network_exits_cleanly(size: str, na
 
 
 def test_a_deeply_nested_exec_payload_is_refused_as_invalid_action() -> None:
-    desktop = SimpleNamespace(operator=SimpleNamespace(image=ImageSpace(1280, 800)))
+    desktop = SimpleNamespace(screen=Screen(1280, 800))
     with pytest.raises(InvalidAction):
         cli._parse_payload("base", "[" * 100000, desktop)  # type: ignore[arg-type]
 

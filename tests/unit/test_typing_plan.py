@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vdesk import keyboard
+from vdesk import keymap
 from vdesk.errors import DesktopGone, InvalidAction
-from vdesk.keyboard import KEYMAP_TYPEABLE, REUSE_GRACE_SECONDS, ScratchKeymap, keysym_of, normalise
+from vdesk.keymap import KEYMAP_TYPEABLE, REUSE_GRACE_SECONDS, ScratchKeymap, keysym_of, normalise
 
 SPARE = [93, 97, 120]
 
@@ -58,7 +58,7 @@ class FakeX:
 
 @pytest.fixture
 def clock() -> FakeClock:
-    with mock.patch.object(keyboard, "time", FakeClock()) as fake:
+    with mock.patch.object(keymap, "time", FakeClock()) as fake:
         yield fake
 
 
@@ -192,7 +192,7 @@ mostly_few_characters = st.sampled_from("ab é→日本αβγ😀") | printable
 
 @given(text=st.text(mostly_few_characters, max_size=60), spare=st.integers(1, 4))
 def test_segments_give_back_every_character_in_order_each_bound_when_typed(text: str, spare: int) -> None:
-    with mock.patch.object(keyboard, "time", FakeClock()) as fake_clock:
+    with mock.patch.object(keymap, "time", FakeClock()) as fake_clock:
         x = FakeX(fake_clock, [200 + n for n in range(spare)])
         pieces = type_all(ScratchKeymap(x), x, text)
     assert all(kind == "text" for kind, _ in pieces)

@@ -28,6 +28,7 @@ coordinates back to the screen, and answers each call with a :class:`ToolResult`
 from __future__ import annotations
 
 import base64
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -36,10 +37,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 
 from vdesk import keys
-from vdesk.actions import BaseAction, describe
+from vdesk.actions import BaseAction, validation_message
 from vdesk.coords import ImageSpace, PhysicalPoint, anthropic_target, to_image
-from vdesk.errors import InvalidAction
-from vdesk.operator import Operator, encode
+from vdesk.errors import InvalidAction, InvalidArgument
+from vdesk.operator import ExecuteRequest, Operator, encode
 
 if TYPE_CHECKING:
     from vdesk.desktop import Desktop
@@ -191,7 +192,7 @@ def tool_definition(
 def _check_version(version: str) -> None:
     if version not in get_args(Version):
         choices = ", ".join(get_args(Version))
-        raise ValueError(f"unknown computer tool version {version!r}; use one of {choices}")
+        raise InvalidArgument(f"unknown computer tool version {version!r}; use one of {choices}")
 
 
 def _validate(tool_input: Any) -> ComputerInput:
@@ -203,7 +204,7 @@ def _validate(tool_input: Any) -> ComputerInput:
     except ValidationError as error:
         action = tool_input.get("action")
         prefix = f"{action}: " if isinstance(action, str) else ""
-        raise InvalidAction(prefix + describe(error)) from None
+        raise InvalidAction(prefix + validation_message(error)) from None
 
 
 def _check_action(call: ComputerInput, version: str) -> None:
@@ -434,16 +435,12 @@ class AnthropicComputer:
             return ToolResult(error=str(error) or type(error).__name__)
 
     def _execute(self, actions: list[BaseAction], tool_input: dict[str, Any]) -> str | None:
-        """Run the actions (the raw tool input rides along); the error message, if any."""
-        result = self.operator.execute({"actions": actions, "tool_input": tool_input})
+        """Run the actions (the raw tool input goes with them); the error message, if any."""
+        request = ExecuteRequest(actions=actions, raw_content=json.dumps(tool_input, default=str))
+        result = self.operator.execute(request)
         if result.status != "success":
             return result.error_message or "the action failed"
-        # Answer with the screen the actions led to, but a screen that never stops changing
-        # (a video, a spinner) still gets its screenshot rather than an error.
-        try:
-            self.desktop.wait_until_settled(timeout=self.settle_timeout)
-        except Exception:
-            pass
+        self.desktop.settle(timeout=self.settle_timeout)  # answer with the screen they led to
         return None
 
     def _screenshot(self) -> ToolResult:

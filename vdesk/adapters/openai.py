@@ -30,16 +30,17 @@ a screenshot, as the OpenAI loop expects.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 
 from vdesk import keys
-from vdesk.actions import BaseAction, describe
+from vdesk.actions import BaseAction, validation_message
 from vdesk.coords import ImageSpace
 from vdesk.errors import InvalidAction, VdeskError
-from vdesk.operator import Operator, ScreenshotOutput
+from vdesk.operator import ExecuteRequest, Operator, ScreenshotOutput
 
 if TYPE_CHECKING:
     from vdesk.desktop import Desktop
@@ -217,7 +218,7 @@ def _validate(action: Any) -> _Action:
     try:
         return _MODELS[kind].model_validate(action)
     except ValidationError as error:
-        raise InvalidAction(f"{kind}: {describe(error)}") from None
+        raise InvalidAction(f"{kind}: {validation_message(error)}") from None
 
 
 def _held(names: list[str] | None) -> list[str]:
@@ -381,13 +382,14 @@ class OpenAIComputer:
         call = translate_call(action) if is_item else translate(action)
         self.operator.plan(call.actions)  # resolves every point: raises before anything runs
         if call.actions:
-            result = self.operator.execute({"actions": call.actions, "computer_action": action})
+            request = ExecuteRequest(actions=call.actions, raw_content=json.dumps(action, default=str))
+            result = self.operator.execute(request)
             if result.status != "success":
                 return ScreenshotOutput(status="failed", error_message=result.error_message)
             try:
-                self.desktop.wait_until_settled(timeout=self.settle_timeout)
-            except Exception:
-                pass  # a screen that never stops changing still gets its screenshot
+                self.desktop.settle(timeout=self.settle_timeout)
+            except VdeskError as error:  # the desktop went away: folded, as the contract says
+                return ScreenshotOutput(status="failed", error_message=f"{type(error).__name__}: {error}")
         return self.operator.screenshot()
 
 

@@ -32,14 +32,13 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from vdesk.actions import ACTION_ALIASES, UNSUPPORTED_ON_DESKTOP, ActionType, BaseAction
+from vdesk.actions import ACTION_ALIASES, UNSUPPORTED_ON_DESKTOP, ActionType, BaseAction, ExecuteResult
 from vdesk.coords import ImageSpace, smart_resize
-from vdesk.errors import InvalidAction, ParseError
-from vdesk.operator import ExecuteResult
+from vdesk.errors import InvalidAction, InvalidArgument, ParseError
+from vdesk.operator import ExecuteRequest, Operator
 
 if TYPE_CHECKING:
     from vdesk.desktop import Desktop
-    from vdesk.operator import Operator
 
 __all__ = ["GRID_SIZE", "Mode", "UITarsReply", "parse", "run_reply"]
 
@@ -58,14 +57,15 @@ class UITarsReply:
     action_summary: str | None
     actions: list[BaseAction]
     raw: str
+    action_strings: tuple[str, ...] = ()  # each action's call as the model wrote it
 
 
 def parse(text: str, *, mode: Mode = "grid", image: ImageSpace | None = None) -> UITarsReply:
     """Parse one UI-TARS reply into BaseActions.
 
     ``image`` is the size of the screenshot the model was shown; ``mode="smart_resize"``
-    needs it (a :class:`ValueError` says so otherwise, since that is a caller's mistake and
-    not the model's). Raises :class:`~vdesk.errors.ParseError` for any malformed reply.
+    needs it (an :class:`~vdesk.errors.InvalidArgument` says so otherwise, since that is a
+    caller's mistake and not the model's). Raises :class:`~vdesk.errors.ParseError` for any malformed reply.
     """
     units = _units(mode, image)
     # The box tokens only mark where a coordinate is; they are noise to every layout.
@@ -74,7 +74,8 @@ def parse(text: str, *, mode: Mode = "grid", image: ImageSpace | None = None) ->
         raise ParseError('empty reply: no action found in ""')
     reply = _split_reply(cleaned)
     actions = [_action(call, units) for call in reply.calls]
-    return UITarsReply(reply.thought, reply.reflection, reply.action_summary, actions, text)
+    return UITarsReply(reply.thought, reply.reflection, reply.action_summary, actions, text,
+                       tuple(call.source for call in reply.calls))
 
 
 def run_reply(desktop: Desktop, text: str, mode: Mode = "grid", *,
@@ -82,18 +83,19 @@ def run_reply(desktop: Desktop, text: str, mode: Mode = "grid", *,
     """Parse a UI-TARS reply and run its actions on ``desktop``.
 
     Coordinates are read against the screenshot size the operator hands out
-    (``operator.image``; default: the desktop's own operator, at the logical screen size).
+    (``operator.image``; default: an operator at the logical screen size).
     A malformed reply runs nothing and comes back as ``status="failed"`` with the
-    :class:`~vdesk.errors.ParseError` message quoting the part at fault. The raw reply and the
-    model's thought ride along in the batch as extra fields.
+    :class:`~vdesk.errors.ParseError` message quoting the part at fault. The raw reply, each
+    action as written and the model's thought go with the actions in the request.
     """
-    operator = operator or desktop.operator
+    operator = operator or Operator(desktop)
     try:
         reply = parse(text, mode=mode, image=operator.image)
     except InvalidAction as error:
         return ExecuteResult(status="failed", error_message=str(error))
-    return operator.execute({"actions": reply.actions, "raw_reply": text, "thought": reply.thought},
-                            settle=settle)
+    request = ExecuteRequest(actions=reply.actions, raw_content=text,
+                             raw_action_strings=list(reply.action_strings), thought=reply.thought)
+    return operator.execute(request, settle=settle)
 
 
 # --------------------------------------------------------------------------- internal model
@@ -134,7 +136,7 @@ def _units(mode: Mode, image: ImageSpace | None) -> _Units:
         return _Units(GRID_SIZE, GRID_SIZE, f"the 0..{GRID_SIZE} grid")
     if mode == "smart_resize":
         if image is None:
-            raise ValueError(
+            raise InvalidArgument(
                 "mode='smart_resize' needs image=ImageSpace(width, height): the size of the "
                 "screenshot the model was shown, to know the size it was resized to"
             )
@@ -144,7 +146,7 @@ def _units(mode: Mode, image: ImageSpace | None) -> _Units:
             f"the {seen.width}x{seen.height} image the model saw "
             f"(a {image.width}x{image.height} screenshot, smart-resized)",
         )
-    raise ValueError(f"unknown mode {mode!r}: use 'grid' or 'smart_resize'")
+    raise InvalidArgument(f"unknown mode {mode!r}: use 'grid' or 'smart_resize'")
 
 
 def _quote(text: str, limit: int = 160) -> str:

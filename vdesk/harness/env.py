@@ -15,7 +15,6 @@ the real desktop — setup, actions, settle waits, checks — runs next to it th
 from __future__ import annotations
 
 import base64
-import time
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -23,15 +22,15 @@ from typing import Any
 
 from PIL import Image
 
-from vdesk.actions import BaseAction, parse_batch
+from vdesk.actions import BaseAction, ExecuteResult, parse_batch
 from vdesk.coords import ImageSpace
-from vdesk.desktop import WM_READY_TIMEOUT, Desktop
-from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, VdeskError
+from vdesk.desktop import WM_READY_TIMEOUT, XDOTOOL_TIMEOUT, Desktop
+from vdesk.errors import DesktopGone, InvalidAction, SetupError, VdeskError
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
 from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
 from vdesk.harness.tasks import RunStep, SetupStep, StartStep, Task, WaitWindowStep, WriteStep, in_home
 from vdesk.image import IMAGE
-from vdesk.operator import XDOTOOL_TIMEOUT, ExecuteResult, Operator, ScreenContext, encode, screen_context
+from vdesk.operator import Operator, ScreenContext, encode, screen_context
 
 # How long the screen must stay unchanged before a frame counts as settled: short between
 # steps (an agent can look again), long before the final frame, whose hash replays compare.
@@ -40,10 +39,6 @@ FINAL_QUIET = 0.5
 SETUP_QUIET = 0.3
 SETTLE_TIMEOUT = 10.0
 STEP_TIMEOUT = 60.0  # for a setup step that has no timeout of its own (start, write)
-
-
-class SetupError(VdeskError):
-    """A task's setup step failed; the message names the step."""
 
 
 @dataclass(frozen=True)
@@ -178,10 +173,7 @@ def prepare(desktop: Desktop, task: Task) -> None:
 
 def settle(desktop: Desktop, quiet: float, timeout: float) -> None:
     """Return once the screen has not changed for ``quiet`` seconds, or after ``timeout``."""
-    try:
-        desktop.wait_until_settled(quiet=quiet, timeout=timeout)
-    except DesktopTimeout:
-        pass  # a screen that never stops changing (an animation) is observed as it is
+    desktop.settle(quiet=quiet, timeout=timeout)
 
 
 def execute_action(desktop: Desktop, image: ImageSpace, action: BaseAction) -> ExecuteResult:

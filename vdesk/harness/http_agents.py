@@ -21,19 +21,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vdesk.actions import BaseAction, describe
+from vdesk.actions import BaseAction, validation_message
 from vdesk.adapters import anthropic as anthropic_adapter, openai as openai_adapter, uitars
 from vdesk.coords import ImageSpace, Screen, anthropic_target
-from vdesk.errors import InvalidAction, VdeskError
+from vdesk.errors import AgentError, InvalidAction
 from vdesk.harness.agents import Agent, AgentReply
 from vdesk.harness.env import Observation
 from vdesk.harness.tasks import Task
 
 ERROR_BODY_LIMIT = 300
-
-
-class AgentError(VdeskError):
-    """A model agent could not get or read a reply; the message quotes the server."""
 
 
 def post_json(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: float) -> dict[str, Any]:
@@ -77,7 +73,7 @@ class _Settings(BaseModel):
         try:
             return cls.model_validate({k: v for k, v in values.items() if v is not None})
         except ValidationError as error:
-            raise AgentError(f"{cls.__name__} from the environment: {describe(error)}") from None
+            raise AgentError(f"{cls.__name__} from the environment: {validation_message(error)}") from None
 
 
 def _failures(observation: Observation) -> str | None:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from vdesk.actions import ExecuteResult
 from vdesk.coords import Screen
 from vdesk.errors import VdeskError
 from vdesk.harness.agents import Agent, AgentReply
@@ -35,7 +36,6 @@ from vdesk.harness.env import DesktopEnv, Observation
 from vdesk.harness.record import CheckRecord, Outcome, Recorder, RunInfo, StepRecord, frame_hash
 from vdesk.harness.tasks import Task
 from vdesk.image import IMAGE
-from vdesk.operator import ExecuteResult
 
 
 class Status(str, Enum):

@@ -24,18 +24,13 @@ from pathlib import Path
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from vdesk import __version__
-from vdesk.actions import BaseAction
-from vdesk.errors import VdeskError
+from vdesk.actions import BaseAction, ExecuteResult
+from vdesk.errors import RunError
 from vdesk.harness.tasks import Task, parse_task
-from vdesk.operator import ExecuteResult
+from vdesk.version import __version__
 
 RUN_FILE, TASK_FILE, STEPS_FILE, OUTCOME_FILE = "run.json", "task.json", "steps.jsonl", "outcome.json"
 FINAL_FRAME, FRAMES_DIR = "final.png", "frames"
-
-
-class RunError(VdeskError):
-    """A run folder is missing or unreadable; the message names the file."""
 
 
 class _Record(BaseModel):

@@ -27,23 +27,19 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Union
 
 import yaml
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag,
                       ValidationError, field_validator)
 
-from vdesk.actions import BaseAction, describe, parse_batch
-from vdesk.desktop import parse_size
-from vdesk.errors import InvalidAction, VdeskError
+from vdesk.actions import BaseAction, parse_batch, validation_message
+from vdesk.container import Network, parse_size
+from vdesk.errors import InvalidAction, InvalidArgument, TaskError
 
 Command = Union[str, Annotated[list[str], Field(min_length=1)]]
 TASK_SUFFIXES = (".yaml", ".yml", ".json")
 ID_PATTERN = r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,79}$"
-
-
-class TaskError(VdeskError):
-    """A task file is missing, unreadable or invalid; the message names the file and field."""
 
 
 class _Strict(BaseModel):
@@ -56,14 +52,14 @@ class DesktopSettings(_Strict):
 
     size: str = "1280x800"
     scale: float = Field(default=1.0, ge=0.5, le=4)
-    network: Literal["none", "bridge"] = "none"
+    network: Network = "none"
 
     @field_validator("size")
     @classmethod
     def _size(cls, value: str) -> str:
         try:
             parse_size(value)
-        except InvalidAction as error:
+        except InvalidArgument as error:
             raise ValueError(str(error)) from None
         return value
 
@@ -257,7 +253,7 @@ def parse_task(data: Any, *, source: str = "<task>", base_dir: Path | None = Non
     try:
         task = Task.model_validate(data)
     except ValidationError as error:
-        raise TaskError(f"{source}: {describe(error)}") from None
+        raise TaskError(f"{source}: {validation_message(error)}") from None
     return task.with_base_dir(base_dir or Path.cwd())
 
 

@@ -18,16 +18,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from vdesk.desktop import VNC_TARGET, Desktop
-from vdesk.errors import DesktopTimeout, VdeskError
+from vdesk.container import VNC_TARGET
+from vdesk.desktop import Desktop
+from vdesk.errors import DesktopTimeout, VdeskError, ViewerUnavailable
 from vdesk.tunnel import Tunnel
 
 NOVNC_DIRS = (Path("/usr/share/novnc"), Path("/usr/share/webapps/novnc"))
 START_TIMEOUT = 10.0
-
-
-class ViewerUnavailable(VdeskError):
-    """websockify or noVNC is not installed on this machine."""
 
 
 @dataclass

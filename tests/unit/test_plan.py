@@ -1,33 +1,40 @@
-"""Operator.plan: what a validated batch turns into, before anything touches a desktop."""
+"""The planner: what a validated batch turns into, before anything touches a desktop."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vdesk.actions import parse_batch
+from vdesk.actions import BaseAction, parse_batch
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import InvalidAction
-from vdesk.operator import Operator, Sleep, TypeText, Xdo, _chained
+from vdesk.plan import Plan, Sleep, TypeText, Xdo, chained as _chained, plan
 
 
-def operator(screen: Screen = Screen(1280, 800), image: ImageSpace | None = None) -> Operator:
-    return Operator(SimpleNamespace(screen=screen), image=image)  # type: ignore[arg-type]
+@dataclass(frozen=True)
+class Target:
+    """A screen and the image an agent saw of it: what a batch is planned for."""
+
+    screen: Screen = Screen(1280, 800)
+    image: ImageSpace | None = None
+
+    def plan(self, actions: list[BaseAction]) -> Plan:
+        return plan(actions, self.screen, self.image)
 
 
-def steps(*actions: dict[str, Any], op: Operator | None = None) -> list[Any]:
-    return (op or operator()).plan(parse_batch(list(actions))).steps
+def steps(*actions: dict[str, Any], op: Target | None = None) -> list[Any]:
+    return (op or Target()).plan(parse_batch(list(actions))).steps
 
 
-def chained(*actions: dict[str, Any], op: Operator | None = None) -> list[Any]:
+def chained(*actions: dict[str, Any], op: Target | None = None) -> list[Any]:
     return list(_chained(steps(*actions, op=op)))
 
 
-def xdo_args(*actions: dict[str, Any], op: Operator | None = None) -> tuple[str, ...]:
+def xdo_args(*actions: dict[str, Any], op: Target | None = None) -> tuple[str, ...]:
     (only,) = chained(*actions, op=op)
     assert isinstance(only, Xdo)
     return only.args
@@ -123,14 +130,14 @@ def test_mouse_down_and_up_use_the_named_button() -> None:
 
 
 def test_raw_coordinates_from_a_model_sized_screenshot_map_to_the_screen() -> None:
-    op = operator(Screen(1280, 800), image=ImageSpace(1024, 640))  # both 16:10
+    op = Target(Screen(1280, 800), image=ImageSpace(1024, 640))  # both 16:10
     assert moves(xdo_args(act("click", point=[512, 320]), op=op)) == [(640, 400)]
     assert moves(xdo_args(act("click", point=[1023, 639]), op=op)) == [(1279, 799)]
     assert moves(xdo_args(act("click", point=[0, 0]), op=op)) == [(0, 0)]
 
 
 def test_hidpi_scale_two_doubles_physical_coordinates() -> None:
-    op = operator(Screen(1280, 800, scale=2))
+    op = Target(Screen(1280, 800, scale=2))
     (x, y), = moves(xdo_args(act("click", point=[100, 200]), op=op))
     assert x // 2 == 100 and y // 2 == 200  # a pixel of logical pixel (100, 200)'s 2x2 footprint
     assert moves(xdo_args(act("click", point={"normalized": {"x": 0.5, "y": 0.5}}), op=op)) == [(1280, 800)]
@@ -167,7 +174,7 @@ planned_actions = st.one_of(
 
 @given(st.lists(planned_actions, min_size=1, max_size=4), st.sampled_from([1, 1.5, 2]))
 def test_planning_parsed_actions_only_ever_raises_invalid_action(actions: list[dict[str, Any]], scale: float) -> None:
-    op = operator(Screen(1280, 800, scale), image=ImageSpace(1024, 640))
+    op = Target(Screen(1280, 800, scale), image=ImageSpace(1024, 640))
     try:
         plan = op.plan(parse_batch(actions))
     except InvalidAction:

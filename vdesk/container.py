@@ -1,0 +1,211 @@
+"""A desktop's container: its run options (size, name, network, time-to-live, limits), the
+labels that make it findable, the hardening every desktop gets, and starting it.
+
+Everything a caller can get wrong is checked here, before anything reaches an engine, and
+refused with :class:`~vdesk.errors.InvalidArgument` naming the bad value.
+"""
+
+from __future__ import annotations
+
+import getpass
+import math
+import os
+import re
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from numbers import Integral, Real
+from typing import Any, Literal, get_args
+
+import docker
+import docker.errors
+from docker.models.containers import Container
+
+from vdesk.coords import Screen
+from vdesk.errors import InvalidArgument, VdeskError
+from vdesk.lease import GRACE_SECONDS
+
+LABEL = "vdesk"
+DEFAULT_SIZE = (1280, 800)
+MAX_SIZE = (7680, 4320)
+VNC_PORT = 5900
+# nodelay: the RFB client sends small requests back to back; Nagle would hold the second one
+# for the peer's delayed acknowledgement (~40 ms per fresh frame).
+VNC_TARGET = f"TCP:127.0.0.1:{VNC_PORT},nodelay"
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$")
+MAX_TTL = 10**9
+
+Network = Literal["none", "bridge"]
+"""A desktop's network: ``none`` (the default: no network at all) or Docker's ``bridge``."""
+NETWORKS: tuple[str, ...] = get_args(Network)
+
+# What every desktop runs with: a read-only root, private writable /tmp and home, no
+# capabilities, no privilege gain; the entrypoint is its own init and stops on SIGTERM.
+HARDENING: dict[str, Any] = {
+    "read_only": True,
+    "tmpfs": {"/tmp": "rw,nosuid,nodev,size=512m",
+              "/home/desk": "rw,nosuid,nodev,uid=1000,gid=1000,mode=0700,size=512m"},
+    "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"], "privileged": False,
+    "init": False, "stop_signal": "SIGTERM",
+}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of a desktop's container."""
+
+    memory: str = "2g"
+    cpus: float = 2.0
+    pids: int = 512
+    shm: str = "256m"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How one desktop's container is started; checked when made."""
+
+    name: str
+    screen: Screen
+    password: str
+    network: Network = "none"
+    ttl: float | None = None  # seconds; None or 0: no time-to-live
+    leased: bool = True
+    limits: Limits = Limits()
+    environment: Mapping[str, str] = field(default_factory=dict)
+    owner: str = field(default_factory=lambda: f"{getpass.getuser()}@{socket.gethostname()}:{os.getpid()}")
+
+    def __post_init__(self) -> None:
+        check_name(self.name)
+        if self.network not in NETWORKS:
+            raise InvalidArgument(f"network must be 'none' or 'bridge', got {self.network!r}")
+        ttl = self.ttl
+        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, Real) or not 0 <= ttl <= MAX_TTL):
+            # The comparison also refuses nan and inf.
+            raise InvalidArgument(f"ttl must be 0 (none) or a number of seconds up to 1e9, got {ttl}")
+        if not isinstance(self.limits, Limits):
+            raise InvalidArgument(f"limits must be a Limits, got {type(self.limits).__name__}")
+
+    @property
+    def expires_at(self) -> int:
+        """The Unix time the desktop stops itself at; 0 for never."""
+        return int(time.time() + self.ttl) if self.ttl else 0
+
+    def labels(self, expires_at: int) -> dict[str, str]:
+        """What ``vdesk ls`` and prune read back from the container."""
+        return {
+            LABEL: "desktop",
+            "vdesk.owner": self.owner,
+            "vdesk.created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "vdesk.size": f"{self.screen.width}x{self.screen.height}",
+            "vdesk.scale": f"{self.screen.scale:g}",
+            "vdesk.expires-at": str(expires_at),
+            "vdesk.leased": "true" if self.leased else "false",
+        }
+
+    def variables(self, expires_at: int) -> dict[str, str]:
+        """The entrypoint's environment, over the caller's own variables."""
+        width, height = self.screen.physical_size
+        return {**self.environment, "VDESK_WIDTH": str(width), "VDESK_HEIGHT": str(height),
+                "VDESK_DPI": str(round(96 * self.screen.scale)), "VDESK_VNC_PASSWORD": self.password,
+                "VDESK_EXPIRES_AT": str(expires_at), "VDESK_LEASED": "1" if self.leased else "0",
+                "VDESK_LEASE_GRACE": str(GRACE_SECONDS)}
+
+
+def run_container(client: docker.DockerClient, image_name: str, options: RunOptions) -> Container:
+    """Start the desktop's container; a name already taken is an :class:`InvalidArgument`."""
+    expires_at = options.expires_at
+    limits = options.limits
+    try:
+        return client.containers.run(
+            image_name, name=options.name, detach=True, labels=options.labels(expires_at),
+            environment=options.variables(expires_at), auto_remove=options.leased,
+            network_mode=options.network,
+            ports={f"{VNC_PORT}/tcp": ("127.0.0.1", None)} if options.network == "bridge" else None,
+            mem_limit=limits.memory, nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
+            shm_size=limits.shm, **HARDENING,
+        )
+    except docker.errors.APIError as error:
+        if error.status_code == 409:
+            raise InvalidArgument(f"a container named {options.name!r} already exists") from None
+        _remove_unstarted(client, options)
+        raise VdeskError(f"starting desktop {options.name} failed: {error.explanation}") from None
+
+
+def _remove_unstarted(client: docker.DockerClient, options: RunOptions) -> None:
+    # Created but not started (e.g. its network failed): it would linger, unleased.
+    try:
+        leftover = client.containers.get(options.name)
+        if leftover.status == "created" and leftover.labels.get("vdesk.owner") == options.owner:
+            remove_container(leftover)
+    except docker.errors.APIError:
+        pass
+
+
+def remove_container(container: Container) -> None:
+    """Remove ``container`` whatever its state; one already gone (or going) is fine."""
+    try:
+        container.remove(force=True)
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.APIError as error:
+        if "already in progress" not in str(error):
+            raise
+
+
+def published_port(container: Container) -> int | None:
+    """The host port of the container's VNC server (bridge network only)."""
+    bindings = (container.attrs.get("NetworkSettings", {}).get("Ports") or {}).get(f"{VNC_PORT}/tcp")
+    return int(bindings[0]["HostPort"]) if bindings else None
+
+
+def last_log(container: Container) -> str:
+    """The container's last few log lines (the entrypoint says why it stopped)."""
+    try:
+        return container.logs(tail=5).decode(errors="replace").strip() or "no log"
+    except docker.errors.APIError:
+        return "no log"
+
+
+def stop_reason(container: Container) -> str:
+    """Why a desktop stopped, when it is still there to ask: ``": the X server died"``."""
+    if container.attrs.get("State", {}).get("OOMKilled"):
+        return ": it ran out of memory"
+    said = [line.removeprefix("vdesk-entrypoint: ") for line in last_log(container).splitlines()
+            if line.startswith("vdesk-entrypoint: ") and "ready:" not in line]
+    return f": {said[-1]}" if said else ""
+
+
+# -- checking what callers pass ------------------------------------------------------------------
+def screen_of(size: Any, scale: Any = 1.0) -> Screen:
+    """The screen of a desktop of logical ``size`` (width, height) at HiDPI ``scale``."""
+    if not (isinstance(size, (tuple, list)) and len(size) == 2
+            and all(isinstance(v, Integral) and not isinstance(v, bool) for v in size)):
+        raise InvalidArgument(f"size must be a pair of whole numbers (width, height), got {size!r}")
+    width, height = int(size[0]), int(size[1])
+    max_width, max_height = MAX_SIZE
+    if not (64 <= width <= max_width and 64 <= height <= max_height):
+        raise InvalidArgument(f"size {width}x{height} is outside 64x64..{max_width}x{max_height}")
+    if isinstance(scale, bool) or not isinstance(scale, Real) or not math.isfinite(scale):
+        raise InvalidArgument(f"scale must be a number between 0.5 and 4, got {scale!r}")
+    screen = Screen(width, height, float(scale))  # refuses a scale outside 0.5..4
+    physical_width, physical_height = screen.physical_size
+    if physical_width > max_width or physical_height > max_height:
+        raise InvalidArgument(f"size {width}x{height} at scale {scale:g} exceeds {max_width}x{max_height} pixels")
+    return screen
+
+
+def check_name(name: Any) -> str:
+    """``name`` if it is a valid desktop (container) name."""
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):  # match() would let a trailing newline through
+        raise InvalidArgument(f"invalid desktop name {name!r}: use letters, digits, '_', '.', '-' (max 63)")
+    return name
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """``"1280x800"`` → ``(1280, 800)``; raises :class:`InvalidArgument` naming the bad text."""
+    match = re.fullmatch(r"([0-9]{1,6})[x×]([0-9]{1,6})", text.strip()) if isinstance(text, str) else None
+    if not match:  # at most 6 digits: int() refuses more than 4300
+        raise InvalidArgument(f"invalid size {text!r}: write WIDTHxHEIGHT, e.g. 1280x800")
+    return int(match.group(1)), int(match.group(2))
