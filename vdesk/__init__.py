@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from vdesk.container import Limits, Network
     from vdesk.coords import ImageSpace, Screen
     from vdesk.desktop import Desktop
-    from vdesk.errors import (AgentError, BenchError, CommandFailed, DesktopGone, DesktopNotFound, DesktopTimeout,
-                              EngineUnavailable, ImageError, InvalidAction, InvalidArgument, ParseError,
-                              PasswordRefused, RunError, SetupError, TaskError, UnknownKey, VdeskError,
+    from vdesk.errors import (AgentError, BenchError, CommandFailed, DesktopGone, DesktopLost, DesktopNotFound,
+                              DesktopTimeout, EngineUnavailable, ImageError, InvalidAction, InvalidArgument,
+                              ParseError, PasswordRefused, RunError, SetupError, TaskError, UnknownKey, VdeskError,
                               ViewerUnavailable)
     from vdesk.inventory import DesktopInfo
     from vdesk.operator import ExecuteRequest, Operator, ScreenContext, ScreenshotOutput
@@ -38,9 +38,9 @@ __all__ = [
     "BaseAction", "Coordinates", "ExecuteResult", "Operator", "ExecuteRequest", "ScreenContext",
     "ScreenshotOutput",
     # errors
-    "VdeskError", "EngineUnavailable", "ImageError", "DesktopNotFound", "DesktopGone", "DesktopTimeout",
-    "PasswordRefused", "CommandFailed", "InvalidArgument", "InvalidAction", "UnknownKey", "ParseError",
-    "TaskError", "SetupError", "AgentError", "RunError", "ViewerUnavailable", "BenchError",
+    "VdeskError", "EngineUnavailable", "ImageError", "DesktopNotFound", "DesktopGone", "DesktopLost",
+    "DesktopTimeout", "PasswordRefused", "CommandFailed", "InvalidArgument", "InvalidAction", "UnknownKey",
+    "ParseError", "TaskError", "SetupError", "AgentError", "RunError", "ViewerUnavailable", "BenchError",
 ]
 
 # Where each name lives: its module is imported when the name is first asked for.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import docker
 
-from vdesk.errors import CommandFailed, DesktopGone, DesktopTimeout
+from vdesk.errors import CommandFailed, DesktopGone, DesktopTimeout, InvalidArgument
 from vdesk.execstream import ExecStream
 
 CHANNEL_PROGRAM = "/usr/local/bin/vdesk-channel"
@@ -64,7 +64,7 @@ class Channel:
         grace) and :class:`DesktopGone` when the desktop cannot be reached.
         """
         if not argv or not all(isinstance(arg, str) for arg in argv):
-            raise ValueError("argv must be a non-empty list of strings")
+            raise InvalidArgument("argv must be a non-empty list of strings")
         request = {"id": next(self._ids), "argv": list(argv), "stdin": stdin,
                    "timeout": timeout, "detach": detach}
         with self._lock:

@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args
 import docker
 import docker.errors
 from docker.models.containers import Container
+from docker.utils import parse_bytes
 
 from vdesk.coords import Screen
 from vdesk.errors import InvalidArgument, VdeskError
@@ -54,12 +55,27 @@ HARDENING: dict[str, Any] = {
 
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits of a desktop's container."""
+    """Resource limits of a desktop's container: memory and shared memory as Docker writes
+    sizes (``"2g"``, ``"256m"``), CPUs (may be fractional), processes."""
 
     memory: str = "2g"
     cpus: float = 2.0
     pids: int = 512
     shm: str = "256m"
+
+    def __post_init__(self) -> None:
+        for name in ("memory", "shm"):
+            value = getattr(self, name)
+            try:
+                valid = isinstance(value, (str, int)) and not isinstance(value, bool) and parse_bytes(value) > 0
+            except docker.errors.DockerException:
+                valid = False
+            if not valid:
+                raise InvalidArgument(f"limits.{name} must be a size such as '2g' or '256m', got {value!r}")
+        if isinstance(self.cpus, bool) or not isinstance(self.cpus, Real) or not 0 < self.cpus <= 1024:
+            raise InvalidArgument(f"limits.cpus must be a positive number of CPUs, got {self.cpus!r}")
+        if isinstance(self.pids, bool) or not isinstance(self.pids, Integral) or self.pids < 1:
+            raise InvalidArgument(f"limits.pids must be a whole number of processes, at least 1, got {self.pids!r}")
 
 
 @dataclass(frozen=True)

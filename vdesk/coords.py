@@ -41,9 +41,9 @@ class Screen:
     scale: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.width < 1 or self.height < 1:
-            raise InvalidArgument(f"screen size must be positive, got {self.width}x{self.height}")
-        if not 0.5 <= self.scale <= 4:
+        if not _positive_whole(self.width) or not _positive_whole(self.height):
+            raise InvalidArgument(f"screen size must be positive whole numbers, got {self.width!r}x{self.height!r}")
+        if not isinstance(self.scale, (int, float)) or not 0.5 <= self.scale <= 4:
             raise InvalidArgument(f"scale must be between 0.5 and 4, got {self.scale}")
 
     @property
@@ -67,12 +67,16 @@ class ImageSpace:
     height: int
 
     def __post_init__(self) -> None:
-        if self.width < 1 or self.height < 1:
-            raise InvalidArgument(f"image size must be positive, got {self.width}x{self.height}")
+        if not _positive_whole(self.width) or not _positive_whole(self.height):
+            raise InvalidArgument(f"image size must be positive whole numbers, got {self.width!r}x{self.height!r}")
 
     @property
     def size(self) -> tuple[int, int]:
         return (self.width, self.height)
+
+
+def _positive_whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 @dataclass(frozen=True)

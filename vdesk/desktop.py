@@ -203,7 +203,7 @@ class Desktop:
 
     def to_image(self, physical: Image.Image, size: tuple[int, int] | ImageSpace | None = None) -> Image.Image:
         """Scale a physical frame to the logical size, or to ``size`` for a model."""
-        target = size.size if isinstance(size, ImageSpace) else (size or self.screen.size)
+        target = _image_space(size).size if size is not None else self.screen.size
         if physical.size == target:
             return physical
         return physical.resize(target, Image.Resampling.LANCZOS, reducing_gap=2.0)
@@ -223,8 +223,8 @@ class Desktop:
     def wait_for_change(self, region: Region | None = None, timeout: float = 10.0) -> Image.Image:
         """Return the first frame that differs from the current one, within ``region``
         (logical pixels: left, top, right, bottom) if given."""
-        physical = tuple(round(v * self.screen.scale) for v in region) if region else None
-        frame = self._with_frames(lambda frames: frames.wait_for_change(physical, timeout))  # type: ignore[arg-type]
+        physical = _region(region, self.screen.scale) if region else None
+        frame = self._with_frames(lambda frames: frames.wait_for_change(physical, timeout))
         return self.to_image(frame.image)
 
     # -- programs and actions -----------------------------------------------------------------
@@ -289,6 +289,7 @@ class Desktop:
         last action.
         """
         started = time.perf_counter()
+        image = _image_space(image) if image is not None else None
         try:
             steps = plan(parse_batch(actions), self.screen, image)
         except InvalidAction as error:
@@ -385,6 +386,26 @@ def _local_engine() -> docker.DockerClient | None:
         return engines.connect()
     except VdeskError:
         return None
+
+
+def _image_space(size: tuple[int, int] | ImageSpace) -> ImageSpace:
+    """``size`` as an image space: a (width, height) pair or an ImageSpace."""
+    if isinstance(size, ImageSpace):
+        return size
+    if not (isinstance(size, (tuple, list)) and len(size) == 2):
+        raise InvalidArgument(f"an image size must be (width, height) or an ImageSpace, got {size!r}")
+    return ImageSpace(*size)
+
+
+def _region(region: Region, scale: float) -> Region:
+    """A region of the logical screen (left, top, right, bottom) in physical pixels."""
+    if not (isinstance(region, (tuple, list)) and len(region) == 4
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in region)
+            and region[0] <= region[2] and region[1] <= region[3]):
+        raise InvalidArgument(f"a region must be (left, top, right, bottom) with left <= right and top <= bottom, "
+                              f"got {region!r}")
+    left, top, right, bottom = (round(v * scale) for v in region)
+    return left, top, right, bottom
 
 
 def _take_lease(client: docker.DockerClient, container: Container, timeout: float) -> Lease:

@@ -7,6 +7,7 @@
     ├── ImageError            the desktop image is missing or could not be built
     ├── DesktopNotFound       no desktop of that name
     ├── DesktopGone           the desktop's container went away
+    │   └── DesktopLost       the Ray actor or node hosting it died
     ├── DesktopTimeout        an operation did not finish within its timeout
     ├── PasswordRefused       the VNC server refused the password
     ├── CommandFailed         a program run in the desktop exited with an error
@@ -46,6 +47,10 @@ class DesktopNotFound(VdeskError):
 
 class DesktopGone(VdeskError):
     """The desktop's container went away (killed, removed, or its X server died)."""
+
+
+class DesktopLost(DesktopGone):
+    """The actor hosting a desktop, its worker process or its node died."""
 
 
 class DesktopTimeout(VdeskError):

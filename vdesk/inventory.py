@@ -80,6 +80,7 @@ def list_desktops(engine: str | None = None, client: docker.DockerClient | None 
 
 def remove_desktops(names: Sequence[str], engine: str | None = None) -> list[str]:
     """Remove the named desktops; raises :class:`DesktopNotFound` before removing any if one is missing."""
+    names = [check_name(name) for name in names]
     client = engines.connect(engine)
     containers = [find_desktop(client, name) for name in names]
     for container in containers:

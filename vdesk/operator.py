@@ -94,6 +94,8 @@ class Operator:
     """
 
     def __init__(self, desktop: Desktop, image: ImageSpace | None = None) -> None:
+        if image is not None and not isinstance(image, ImageSpace):
+            raise InvalidArgument(f"image must be an ImageSpace (the size of the agent's screenshots), got {image!r}")
         self.desktop = desktop
         self.image = image or desktop.screen.image()
         self._initialized = False

@@ -45,7 +45,7 @@ from vdesk.channel import Completed
 from vdesk.coords import Screen
 from vdesk.container import DEFAULT_SIZE, Limits, Network
 from vdesk.desktop import Desktop
-from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
+from vdesk.errors import DesktopGone, DesktopLost, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
 from vdesk.image import IMAGE
 from vdesk.operator import encode
 
@@ -85,10 +85,6 @@ T = TypeVar("T")
 Item = TypeVar("Item")
 Progress = Callable[[str], None]
 log = logging.getLogger(__name__)
-
-
-class DesktopLost(DesktopGone):
-    """The actor hosting a desktop, its worker process or its node died."""
 
 
 # -- what crosses the wire --------------------------------------------------------------------

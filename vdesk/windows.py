@@ -20,7 +20,7 @@ import docker
 from Xlib import X, Xatom, display as xdisplay, error as xerror
 from Xlib.protocol import event as xevent
 
-from vdesk.errors import DesktopGone, DesktopTimeout, VdeskError
+from vdesk.errors import DesktopGone, DesktopTimeout, InvalidArgument, VdeskError
 from vdesk.tunnel import Tunnel
 
 X_SOCKET = "UNIX-CONNECT:/tmp/.X11-unix/X0"
@@ -103,7 +103,12 @@ class Windows:
 
     def find(self, title: str, *, regex: bool = False) -> Window | None:
         """The newest window whose title contains ``title`` (or matches it, with ``regex``)."""
-        matches = (lambda t: re.search(title, t) is not None) if regex else (lambda t: title in t)
+        if regex:
+            try:
+                pattern = re.compile(title)
+            except re.error as error:
+                raise InvalidArgument(f"invalid regular expression {title!r}: {error}") from None
+        matches = (lambda t: pattern.search(t) is not None) if regex else (lambda t: title in t)
         found = [w for w in self.list() if matches(w.title)]
         return found[-1] if found else None
 

@@ -7,7 +7,7 @@ the two characters backslash and n, which the parser decodes (hence the raw stri
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from vdesk.actions import ActionType, BaseAction
@@ -688,3 +688,41 @@ def test_smart_resize_points_map_to_value_over_resized_side(case):
     image, seen, x, y = case
     action = action_of(f"Action: click(start_box='({x},{y})')", mode="smart_resize", image=image)
     assert normalized(action.inputs.point) == (x / seen.width, y / seen.height)
+
+
+# --- exact grid arithmetic ----------------------------------------------------------------------
+
+
+@given(st.integers(0, GRID_SIZE), st.integers(0, GRID_SIZE), st.integers(1, 8000), st.integers(1, 8000),
+       st.sampled_from([1, 1.25, 1.5, 2]))
+@example(575, 575, 800, 800, 1)  # in floating point 0.575 × 800 is 459.99…: row 459, not 460
+@example(145, 285, 800, 800, 1)
+@example(290, 565, 800, 800, 1)
+@example(175, 350, 1440, 1440, 1)
+@example(575, 700, 1440, 1440, 1)
+@settings(max_examples=500)
+def test_a_grid_value_k_of_a_screen_of_n_pixels_lands_on_floor_k_n_over_1000(
+        kx: int, ky: int, width: int, height: int, scale: float) -> None:
+    screen = Screen(width, height, scale)
+    (action,) = parse(f"click(start_box='({kx},{ky})')").actions
+    point = action.inputs.point.resolve(screen)
+    pw, ph = screen.physical_size
+    # The last grid value, 1000, is the screen's far edge: its last pixel.
+    assert (point.x, point.y) == (min(kx * pw // GRID_SIZE, pw - 1), min(ky * ph // GRID_SIZE, ph - 1))
+
+
+@pytest.mark.parametrize(("value", "size"), [(k, 800) for k in (145, 285, 290, *range(565, 581))]
+                         + [(k, 1440) for k in (175, 350, 575, 700)])
+def test_the_grid_values_float_scaling_got_wrong_land_exactly(value: int, size: int) -> None:
+    (action,) = parse(f"click(start_box='({value},{value})')").actions
+    point = action.inputs.point.resolve(Screen(size, size))
+    assert point.x == point.y == value * size // GRID_SIZE
+
+
+@given(st.integers(0, 2 * GRID_SIZE), st.integers(0, 2 * GRID_SIZE), st.integers(1, 8000))
+def test_a_box_centre_on_the_grid_lands_exactly_too(a: int, b: int, width: int) -> None:
+    # A box's centre falls on half-steps of the grid: (a + b) / 2 of 1000.
+    x1, x2 = sorted((a // 2, b // 2))
+    (action,) = parse(f"click(start_box='({x1},0,{x2},10)')").actions
+    point = action.inputs.point.resolve(Screen(width, 100))
+    assert point.x == min((x1 + x2) * width // (2 * GRID_SIZE), width - 1)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Any, Literal, get_args
 
 from vdesk.actions import BaseAction, parse_batch
 from vdesk.coords import ImageSpace
+from vdesk.errors import InvalidArgument, ParseError
 
 Format = Literal["base", "uitars", "anthropic", "openai"]
+FORMATS: tuple[str, ...] = get_args(Format)
 
 
 def to_actions(format: Format, payload: str, image: ImageSpace | None = None) -> list[BaseAction]:
@@ -18,11 +20,13 @@ def to_actions(format: Format, payload: str, image: ImageSpace | None = None) ->
     Observations they ask for (screenshot, zoom, cursor position) carry no desktop input and
     are left to the caller.
     """
+    if format not in FORMATS:
+        raise InvalidArgument(f"format must be {', '.join(FORMATS)}, got {format!r}")
     if format == "uitars":
         from vdesk.adapters import uitars
 
         return uitars.parse(payload, image=image).actions
-    data = json.loads(payload)
+    data = _json(payload)
     items = data if isinstance(data, list) else [data]
     if format == "base":
         return parse_batch(items)
@@ -33,3 +37,13 @@ def to_actions(format: Format, payload: str, image: ImageSpace | None = None) ->
     from vdesk.adapters import openai
 
     return [a for item in items for a in openai.translate(item).actions]
+
+
+def _json(payload: str) -> Any:
+    try:
+        return json.loads(payload)
+    except json.JSONDecodeError as error:
+        raise ParseError(f"not valid JSON ({error.msg} at line {error.lineno} column {error.colno}): "
+                         f"{payload[:80]!r}") from None
+    except RecursionError:
+        raise ParseError(f"actions nested too deeply to read: {payload[:80]!r}") from None

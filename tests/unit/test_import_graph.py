@@ -1,0 +1,183 @@
+"""The import graph of ``vdesk/`` has no cycle, counting every import: at module level, inside
+functions, under ``TYPE_CHECKING``, relative ones. And no module imports the package face
+(``vdesk/__init__.py``), which only re-exports."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "vdesk"
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # the importing module
+    target: str  # the imported vdesk module
+    line: int
+    face_names: tuple[str, ...] = ()  # names taken from the package face itself
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> list[Import]:
+    """Every import of a vdesk module in ``path``, wherever it stands in the file."""
+    is_package = path.name == "__init__.py"
+    found: list[Import] = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                target = _known_prefix(alias.name, known)
+                if target is not None:
+                    found.append(Import(name, target, node.lineno))
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node, name, is_package)
+            if _known_prefix(base, known) is None:
+                continue
+            plain: list[str] = []
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                if submodule in known:  # `from vdesk import engine`: the module vdesk.engine
+                    found.append(Import(name, submodule, node.lineno))
+                else:
+                    plain.append(alias.name)
+            if plain:
+                target = _known_prefix(base, known)
+                assert target is not None
+                face = tuple(plain) if target == "vdesk" else ()
+                found.append(Import(name, target, node.lineno, face))
+    return found
+
+
+def _absolute(node: ast.ImportFrom, name: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    package = name.split(".") if is_package else name.split(".")[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _known_prefix(dotted: str, known: set[str]) -> str | None:
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in known:
+            return ".".join(parts[:end])
+    return None
+
+
+def graph() -> tuple[dict[str, set[str]], list[Import]]:
+    found = modules()
+    known = set(found)
+    edges: dict[str, set[str]] = {name: set() for name in known}
+    every: list[Import] = []
+    for name, path in found.items():
+        for item in imports_of(name, path, known):
+            every.append(item)
+            if item.target != name:
+                edges[name].add(item.target)
+    return edges, every
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle through each strongly connected group of modules (Tarjan), e.g.
+    ``[a, b, a]``, sorted so the report is stable."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(edges[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.add(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return sorted(_cycle_in(group, edges) for group in groups)
+
+
+def _cycle_in(group: set[str], edges: dict[str, set[str]]) -> list[str]:
+    """A shortest cycle through the group's first module (breadth-first)."""
+    start = min(group)
+    paths = {start: [start]}
+    queue = [start]
+    while queue:
+        node = queue.pop(0)
+        for target in sorted(edges[node] & group):
+            if target == start:
+                return paths[node] + [start]
+            if target not in paths:
+                paths[target] = paths[node] + [target]
+                queue.append(target)
+    raise AssertionError(f"no cycle in {sorted(group)}")
+
+
+# -- the checker checks what it should ------------------------------------------------------------
+def test_the_walker_sees_imports_inside_functions_under_type_checking_and_relative_ones(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "import vdesk.coords\n"
+        "if TYPE_CHECKING:\n"
+        "    from vdesk.desktop import Desktop\n"
+        "def f():\n"
+        "    from . import keys\n"
+        "    from .adapters import uitars\n"
+        "    from vdesk import Desktop\n")
+    known = {"vdesk", "vdesk.m", "vdesk.coords", "vdesk.desktop", "vdesk.keys", "vdesk.adapters",
+             "vdesk.adapters.uitars"}
+    found = imports_of("vdesk.m", source, known)
+    assert sorted({item.target for item in found}) == ["vdesk", "vdesk.adapters.uitars", "vdesk.coords",
+                                                       "vdesk.desktop", "vdesk.keys"]
+    assert [item.face_names for item in found if item.face_names] == [("Desktop",)]
+
+
+def test_the_cycle_finder_names_each_cycle() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"e"}, "e": {"d"}, "f": {"a"}}
+    assert cycles(edges) == [["a", "b", "c", "a"], ["d", "e", "d"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+# -- vdesk itself ------------------------------------------------------------------------------------
+def test_vdesk_has_no_import_cycle() -> None:
+    edges, _ = graph()
+    found = cycles(edges)
+    assert not found, "import cycles in vdesk/:\n" + "\n".join(" → ".join(cycle) for cycle in found)
+
+
+def test_no_module_imports_the_package_face() -> None:
+    _, every = graph()
+    offenders = [f"{item.source} (line {item.line}) takes {', '.join(item.face_names)} from vdesk"
+                 for item in every if item.face_names and item.source != "vdesk"]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_desktop_does_not_import_the_operator() -> None:
+    edges, _ = graph()
+    assert "vdesk.operator" not in edges["vdesk.desktop"]
