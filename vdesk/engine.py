@@ -14,7 +14,7 @@ import docker.errors
 import requests.exceptions
 from docker.context import ContextAPI
 
-from vdesk.errors import EngineUnavailable
+from vdesk.errors import EngineUnavailable, first_line
 
 API_TIMEOUT = 60  # seconds for one API call; image builds stream and are not bound by it
 PING_TIMEOUT = 10  # an engine that accepts connections but never answers is reported sooner
@@ -34,7 +34,7 @@ def connect(engine: str | None = None) -> docker.DockerClient:
     except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as error:
         raise EngineUnavailable(
             f"no Docker engine answers at {where}: start one (e.g. `make engine`, or `dockerd &` as root) "
-            f"or point DOCKER_HOST at one ({_short(error)})"
+            f"or point DOCKER_HOST at one ({first_line(error, 160)})"
         ) from None
     return client
 
@@ -52,8 +52,3 @@ def _client(engine: str | None) -> docker.DockerClient:
         raise EngineUnavailable(f"no Docker context named {engine!r} (see `docker context ls`)")
     return docker.DockerClient(base_url=context.Host, tls=context.TLSConfig, timeout=API_TIMEOUT,
                                use_ssh_client=str(context.Host).startswith("ssh://"))
-
-
-def _short(error: Exception) -> str:
-    text = str(error).splitlines()[0] if str(error) else type(error).__name__
-    return text[:160]

@@ -21,8 +21,8 @@ from pathlib import Path
 import docker
 import docker.errors
 
+from vdesk.errors import ImageError, first_line
 from vdesk.version import __version__
-from vdesk.errors import ImageError
 
 IMAGE_REPOSITORY = "vdesk/desktop"
 IMAGE = f"{IMAGE_REPOSITORY}:{__version__}"
@@ -116,7 +116,7 @@ def resolve_base(client: docker.DockerClient, progress: Progress = print) -> str
         client.images.pull(REGISTRY_BASE)
         return REGISTRY_BASE
     except docker.errors.APIError as error:
-        progress(f"cannot pull {REGISTRY_BASE} ({_first_line(error.explanation)}); making a local base")
+        progress(f"cannot pull {REGISTRY_BASE} ({first_line(error.explanation or 'no answer')}); making a local base")
     return make_local_base(client, progress)
 
 
@@ -167,7 +167,3 @@ def _exists(client: docker.DockerClient, name: str) -> bool:
         return True
     except docker.errors.ImageNotFound:
         return False
-
-
-def _first_line(text: object) -> str:
-    return str(text).splitlines()[0] if text else "no answer"

@@ -29,6 +29,7 @@ units, as ``referenceBox``. Every problem with a reply raises :class:`~vdesk.err
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -278,33 +279,29 @@ _TEXT_ARGS = frozenset({"content", "text", "input_text"})
 
 
 def _read_functions(text: str) -> tuple[_Call, ...]:
-    calls: list[_Call] = []
-    position = 0
-    while (opening := _FUNCTION_OPEN.search(text, position)) is not None:
-        close = text.find("</function>", opening.end())
-        if close < 0:
-            raise ParseError(f"unclosed <function=…> tag in {_quote(text[opening.start():])}")
-        position = close + len("</function>")
-        source = text[opening.start() : position]
-        name = opening.group(1).strip().strip("'\"")
-        calls.append(_Call(name, _read_parameters(text[opening.end() : close], source), source))
+    calls = tuple(_Call(name, _read_parameters(body, source), source)
+                  for name, body, source in _tags(text, _FUNCTION_OPEN, "</function>"))
     if not calls:
         raise ParseError(f"tool call without a <function=NAME> in {_quote(text)}")
-    return tuple(calls)
+    return calls
 
 
 def _read_parameters(body: str, source: str) -> tuple[_Arg, ...]:
-    args: list[_Arg] = []
+    return tuple(_Arg(name, value if name in _TEXT_ARGS else value.strip())
+                 for name, value, _ in _tags(body, _PARAMETER_OPEN, "</parameter>", quoted=source))
+
+
+def _tags(text: str, opening: re.Pattern[str], closing: str, quoted: str | None = None) -> Iterator[tuple[str, str, str]]:
+    """Each ``<tag=NAME>BODY</tag>`` in ``text``: the name (unquoted), the body, and the whole
+    tag as written. An unclosed one quotes ``quoted`` (default: the text from the tag on)."""
     position = 0
-    while (opening := _PARAMETER_OPEN.search(body, position)) is not None:
-        close = body.find("</parameter>", opening.end())
+    while (found := opening.search(text, position)) is not None:
+        close = text.find(closing, found.end())
         if close < 0:
-            raise ParseError(f"unclosed <parameter=…> tag in {_quote(source)}")
-        name = opening.group(1).strip().strip("'\"")
-        value = body[opening.end() : close]
-        args.append(_Arg(name, value if name in _TEXT_ARGS else value.strip()))
-        position = close + len("</parameter>")
-    return tuple(args)
+            tag = closing.strip("</>")
+            raise ParseError(f"unclosed <{tag}=…> tag in {_quote(quoted or text[found.start():])}")
+        position = close + len(closing)
+        yield found.group(1).strip().strip("'\""), text[found.end() : close], text[found.start() : position]
 
 
 # --------------------------------------------------------------------------- name(...) calls

@@ -35,7 +35,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, 
 
 from vdesk.actions import BaseAction, parse_batch, validation_message
 from vdesk.container import Network, parse_size
-from vdesk.errors import InvalidAction, InvalidArgument, TaskError
+from vdesk.errors import InvalidAction, InvalidArgument, TaskError, first_line
 
 Command = Union[str, Annotated[list[str], Field(min_length=1)]]
 TASK_SUFFIXES = (".yaml", ".yml", ".json")
@@ -269,7 +269,7 @@ def load_task(path: str | Path) -> Task:
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as error:
-        raise TaskError(f"{path}: not valid {path.suffix[1:].upper()}: {_first_line(error)}") from None
+        raise TaskError(f"{path}: not valid {path.suffix[1:].upper()}: {first_line(error)}") from None
     return parse_task(data, source=str(path), base_dir=path.parent.resolve())
 
 
@@ -295,10 +295,6 @@ def load_suite(path: str | Path) -> list[Task]:
     if duplicated:
         raise TaskError(f"{path}: task ids must be unique; repeated: {', '.join(duplicated)}")
     return tasks
-
-
-def _first_line(error: Exception) -> str:
-    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
 def in_home(path: str) -> str:
