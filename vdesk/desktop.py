@@ -79,7 +79,8 @@ class Desktop:
 
         ``lease=True`` (the default) ties the desktop to this process: it is removed when the
         process ends, however it ends. ``ttl`` (seconds) stops it after that long regardless.
-        ``network="none"`` (the default) gives it no network at all.
+        ``network="none"`` (the default) gives it no network at all. A bad size, scale, name,
+        network, ttl or limits raises :class:`InvalidArgument` before any engine is reached.
         """
         options = RunOptions(
             name=name or f"vdesk-{secrets.token_hex(4)}", screen=screen_of(size, scale),
@@ -284,19 +285,19 @@ class Desktop:
 
         ``actions`` are BaseActions or their dicts or JSON; ``raw`` points are pixels of
         ``image`` (default: a screenshot at the logical size). A malformed action fails the
-        whole batch before anything runs. Failures come back as ``status="failed"``, never
-        raised. With ``settle=True`` it returns once the screen stopped changing after the
+        whole batch before anything runs. What goes wrong with the batch comes back as
+        ``status="failed"``, never raised (a bad ``image`` is an :class:`InvalidArgument`). With ``settle=True`` it returns once the screen stopped changing after the
         last action.
         """
         started = time.perf_counter()
         image = _image_space(image) if image is not None else None
         try:
-            steps = plan(parse_batch(actions), self.screen, image)
+            planned = plan(parse_batch(actions), self.screen, image)
         except InvalidAction as error:
             return ExecuteResult(status="failed", error_message=str(error))
         result = ExecuteResult()
         try:
-            for step in self._run(steps.steps):
+            for step in self._run(planned.steps):
                 result.executed = step.action + 1
                 if isinstance(step, Mark) and step.kind == "finished":
                     result.finished, result.finished_content = True, step.content
