@@ -236,7 +236,7 @@ def bench(
     """Measure speed and memory on real desktops (medians and p90); --fleet measures capacity."""
     progress = lambda line: err.print(line, highlight=False)  # noqa: E731
     if fleet:
-        from vdesk.fleet import parse_counts, plot as draw_fleet, render as render_fleet, run_fleet
+        from vdesk.bench.fleet import parse_counts, plot as draw_fleet, render as render_fleet, run_fleet
 
         fleet_report = run_fleet(parse_counts(counts), seconds=seconds, address=ray_address, local=local,
                                  progress=progress)
@@ -244,7 +244,7 @@ def bench(
             err.print(f"curve written to {draw_fleet(fleet_report, plot)}")
         print(fleet_report.to_json()) if as_json else out.print(render_fleet(fleet_report))
         return
-    from vdesk.bench import render, run_bench
+    from vdesk.bench.speed import render, run_bench
 
     report = run_bench(baseline=baseline, repeats=repeats, desktops=desktops, progress=progress)
     print(report.to_json()) if as_json else out.print(render(report))

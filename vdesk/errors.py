@@ -45,3 +45,15 @@ class CommandFailed(VdeskError):
 
 class ParseError(InvalidAction):
     """A model reply could not be parsed; the message quotes the offending part."""
+
+
+class MissingDependency(VdeskError, ImportError):
+    """An optional dependency is not installed (e.g. Ray for :mod:`vdesk.cluster`); the message
+    says how to get it. An :class:`ImportError` too, for code that imports optional parts."""
+
+
+def first_line(error: BaseException, limit: int = 300) -> str:
+    """The first line of an error's message (at most ``limit`` characters), or its type's name
+    when it has none: for one-line reports of errors whose text may run over many lines."""
+    text = str(error).strip()
+    return text.splitlines()[0][:limit] if text else type(error).__name__

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from tests.desktop.helpers import own_desktops
 from vdesk.errors import InvalidAction
-from vdesk.fleet import FleetReport, NodeEstimate, parse_counts, plot, render, run_fleet
+from vdesk.bench.fleet import FleetReport, NodeEstimate, parse_counts, plot, render, run_fleet
 
 CLIENT = docker.from_env()
 
