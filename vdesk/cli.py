@@ -276,18 +276,22 @@ def eval_command(
     """Run a suite of tasks with an agent; exit 1 unless every task passed."""
     from vdesk.harness.agents import make_agent
     from vdesk.harness.console import suite_progress, summary_table
-    from vdesk.harness.runner import join_cluster, run_suite
+    from vdesk.harness.runner import LocalPlacement, run_suite
     from vdesk.harness.tasks import load_suite
 
     tasks = load_suite(suite)
     make_agent(agent)  # a bad --agent fails here, before any desktop starts
     if per_node is not None and ray_address is None:
         raise InvalidAction("--per-node needs --ray")
+    placement = LocalPlacement()
     if ray_address is not None:
-        join_cluster(ray_address)  # an unreachable cluster fails here, before the progress bar
+        from vdesk.cluster.placement import ClusterPlacement
+
+        # An unreachable cluster (or no Ray installed) fails here, before the progress bar.
+        placement = ClusterPlacement.join(ray_address, per_node)
     with suite_progress(err, len(tasks)) as on_event:
         summary = run_suite(tasks, lambda: make_agent(agent), out=out_dir, parallel=parallel, on_event=on_event,
-                            ray_address=ray_address, per_node=per_node)
+                            placement=placement)
     out.print(summary_table(summary))
     out.print(f"results: {out_dir / 'results.json'}", highlight=False)
     if summary.successes != len(tasks):

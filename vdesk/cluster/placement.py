@@ -1,8 +1,9 @@
-"""Suite runs over a Ray cluster (``vdesk eval SUITE --ray ADDRESS``).
+"""A suite run's episodes on a Ray cluster (``vdesk eval SUITE --ray ADDRESS``): the
+:class:`~vdesk.harness.suite.Placement` that :func:`vdesk.harness.runner.run_suite` is given.
 
 The agent, the episode loop and the run folders stay in this process; each episode's desktop
-lives in an actor on a cluster node (:class:`vdesk.ray.RemoteDesktop`), placed by
-:func:`vdesk.ray.run_episodes` with a per-node limit. The episode runs the same code as a local
+lives in an actor on a cluster node (:class:`~vdesk.cluster.actors.RemoteDesktop`), placed by
+:func:`~vdesk.cluster.scheduler.run_episodes` with a per-node limit. The episode runs the same code as a local
 one: :class:`~vdesk.harness.env.DesktopEnv` is handed the remote desktop.
 
 An episode whose node (or actor) dies runs once more on another node. The lost try's partial
@@ -17,17 +18,19 @@ import dataclasses
 import functools
 import shutil
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from vdesk.cluster.actors import DesktopSpec, RemoteDesktop
+from vdesk.cluster.membership import connect
+from vdesk.cluster.scheduler import Attempt, EpisodeOutcome, Hooks, run_episodes
+from vdesk.errors import InvalidAction
 from vdesk.harness.env import DesktopEnv, setup_timeout
 from vdesk.harness.hosts import given
 from vdesk.harness.loop import EpisodeResult, Status
 from vdesk.harness.record import AttemptRecord, Outcome, write_outcome
-from vdesk.harness.runner import Episodes, SuiteEvent, skipped
+from vdesk.harness.suite import Episodes, SuiteEvent, skipped
 from vdesk.harness.tasks import Task
-from vdesk.ray import Attempt, DesktopSpec, EpisodeOutcome, Hooks, RemoteDesktop, connect, run_episodes
-
-__all__ = ["connect", "run_on_cluster"]  # connect: vdesk.ray's, for joining before a run
 
 LOST_DIR = ".lost"
 RETRIES = 1
@@ -36,46 +39,73 @@ RETRIES = 1
 EPISODE_SLACK = 300.0
 
 
-def run_on_cluster(episodes: Episodes, tasks: Sequence[Task], *, address: str, parallel: int, per_node: int,
-                   image: str, environment: Mapping[str, str] | None) -> None:
-    """Play every task on a desktop of the cluster at ``address``; outcomes go to ``episodes``.
+@dataclass(frozen=True)
+class ClusterPlacement:
+    """Episodes on the desktops of the Ray cluster at ``address`` (``HOST:PORT`` of its head),
+    at most ``per_node`` on one node (default: as many as run at once)."""
 
-    On an interrupt the running desktops are killed, and the episodes that had not ended are
-    recorded as cancelled before it is re-raised.
-    """
-    tasks = list(tasks)
-    moved: dict[int, list[str | None]] = {index: [] for index in range(len(tasks))}
+    address: str
+    per_node: int | None = None
 
-    def work(desktop: RemoteDesktop, task: Task) -> EpisodeResult:
-        result = episodes.play(task, DesktopEnv(source=given(desktop)))
-        if not result.success:
-            desktop.check_alive()  # a node lost without a clear error (a call timed out) is retried too
-        return result
+    def __post_init__(self) -> None:
+        if self.per_node is not None and self.per_node < 1:
+            raise InvalidAction(f"per_node must be at least 1, got {self.per_node}")
 
-    def retrying(index: int, attempt: Attempt) -> None:
-        task = tasks[index]
-        moved[index].append(move_aside(episodes.out, task.id, len(moved[index]) + 1) if attempt.desktop else None)
-        episodes.notify(SuiteEvent("retrying", task.id, detail=f"{attempt.loss}: {attempt.error}"))
+    @classmethod
+    def join(cls, address: str, per_node: int | None = None) -> ClusterPlacement:
+        """Join the cluster now, as a run would: fails at once, in one line, when nothing
+        answers there."""
+        connect(address)
+        return cls(address, per_node)
 
-    def done(ended: EpisodeOutcome[EpisodeResult]) -> None:
-        task = tasks[ended.index]
-        result = ended.result or EpisodeResult(failed(task, episodes.agent, ended))
-        outcome = result.outcome.model_copy(update={"attempts": attempt_records(ended.attempts, moved[ended.index])})
-        if ended.attempts and ended.attempts[-1].desktop is not None and (episodes.out / task.id).is_dir():
-            write_outcome(episodes.out / task.id, outcome)  # the folder of this run's last try
-        episodes.ended(task, dataclasses.replace(result, outcome=outcome))
+    @property
+    def ray_address(self) -> str:
+        return self.address
 
-    try:
-        run_episodes(work, tasks, address=address, parallel=parallel, per_node=per_node, retries=RETRIES,
-                     timeout=episode_timeout(tasks), hooks=Hooks(retrying, done),
-                     spec=functools.partial(desktop_spec, image=image, environment=environment))
-    except BaseException:
-        episodes.cancel.set()  # work still running stops between two actions
-        for task in tasks:
-            if task.id not in episodes.outcomes:
-                cut_short = skipped(task, episodes.agent, "not finished: the run was interrupted")
-                episodes.outcomes[task.id] = cut_short.outcome
-        raise
+    def node_limit(self, parallel: int) -> int:
+        return self.per_node or parallel
+
+    def run(self, episodes: Episodes, tasks: Sequence[Task], *, parallel: int, image: str,
+            environment: Mapping[str, str] | None) -> None:
+        """Play every task on a desktop of the cluster; outcomes go to ``episodes``.
+
+        On an interrupt the running desktops are killed, and the episodes that had not ended
+        are recorded as cancelled before it is re-raised.
+        """
+        tasks = list(tasks)
+        moved: dict[int, list[str | None]] = {index: [] for index in range(len(tasks))}
+
+        def work(desktop: RemoteDesktop, task: Task) -> EpisodeResult:
+            result = episodes.play(task, DesktopEnv(source=given(desktop)))
+            if not result.success:
+                desktop.check_alive()  # a node lost without a clear error (a call timed out) is retried too
+            return result
+
+        def retrying(index: int, attempt: Attempt) -> None:
+            task = tasks[index]
+            moved[index].append(move_aside(episodes.out, task.id, len(moved[index]) + 1) if attempt.desktop else None)
+            episodes.notify(SuiteEvent("retrying", task.id, detail=f"{attempt.loss}: {attempt.error}"))
+
+        def done(ended: EpisodeOutcome[EpisodeResult]) -> None:
+            task = tasks[ended.index]
+            result = ended.result or EpisodeResult(failed(task, episodes.agent, ended))
+            outcome = result.outcome.model_copy(update={"attempts": attempt_records(ended.attempts, moved[ended.index])})
+            if ended.attempts and ended.attempts[-1].desktop is not None and (episodes.out / task.id).is_dir():
+                write_outcome(episodes.out / task.id, outcome)  # the folder of this run's last try
+            episodes.ended(task, dataclasses.replace(result, outcome=outcome))
+
+        try:
+            run_episodes(work, tasks, address=self.address, parallel=parallel,
+                         per_node=self.node_limit(parallel), retries=RETRIES,
+                         timeout=episode_timeout(tasks), hooks=Hooks(retrying, done),
+                         spec=functools.partial(desktop_spec, image=image, environment=environment))
+        except BaseException:
+            episodes.cancel.set()  # work still running stops between two actions
+            for task in tasks:
+                if task.id not in episodes.outcomes:
+                    cut_short = skipped(task, episodes.agent, "not finished: the run was interrupted")
+                    episodes.outcomes[task.id] = cut_short.outcome
+            raise
 
 
 def desktop_spec(task: Task, *, image: str, environment: Mapping[str, str] | None) -> DesktopSpec:

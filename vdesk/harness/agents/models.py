@@ -25,7 +25,7 @@ from vdesk.actions import BaseAction, describe
 from vdesk.adapters import anthropic as anthropic_adapter, openai as openai_adapter, uitars
 from vdesk.coords import ImageSpace, Screen, anthropic_target
 from vdesk.errors import InvalidAction, VdeskError
-from vdesk.harness.agents import Agent, AgentReply
+from vdesk.harness.agents.base import Agent, AgentReply
 from vdesk.harness.env import Observation
 from vdesk.harness.tasks import Task
 
