@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import docker
@@ -23,6 +22,7 @@ import docker.errors
 
 from vdesk import __version__
 from vdesk.errors import ImageError
+from vdesk.progress import Progress
 
 IMAGE_REPOSITORY = "vdesk/desktop"
 IMAGE = f"{IMAGE_REPOSITORY}:{__version__}"
@@ -30,8 +30,6 @@ REGISTRY_BASE = "debian:bookworm-slim"
 LOCAL_BASE = "vdesk/base:bookworm"
 CONTEXT_LABEL = "vdesk.context-hash"
 DEBIAN_MIRROR = os.environ.get("VDESK_DEBIAN_MIRROR", "http://deb.debian.org/debian")
-
-Progress = Callable[[str], None]
 
 
 def context_dir() -> Path:

@@ -15,7 +15,6 @@ the real desktop — setup, actions, settle waits, checks — runs next to it th
 from __future__ import annotations
 
 import base64
-import time
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
