@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from vdesk.errors import InvalidAction
+from vdesk.errors import InvalidArgument
 from vdesk.harness.agents import ScriptedAgent
 from vdesk.cluster.placement import EPISODE_SLACK, ClusterPlacement, attempt_records, desktop_spec, episode_timeout, failed, move_aside
 from vdesk.harness.console import summary_table
@@ -96,9 +96,9 @@ def test_the_summary_table_says_which_node_an_episode_lost():
 
 
 def test_per_node_and_parallel_must_be_at_least_one(tmp_path: Path):
-    with pytest.raises(InvalidAction, match="at least 1"):
+    with pytest.raises(InvalidArgument, match="at least 1"):
         ClusterPlacement("127.0.0.1:6379", per_node=0)
-    with pytest.raises(InvalidAction, match="at least 1"):
+    with pytest.raises(InvalidArgument, match="at least 1"):
         run_suite([TASK], ScriptedAgent, out=tmp_path, parallel=0)
 
 

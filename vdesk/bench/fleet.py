@@ -36,7 +36,7 @@ from vdesk import __version__, engine, image as desktop_image
 from vdesk.bench.speed import CLICK, BenchError, percentile
 from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.desktop import DEFAULT_SIZE, LABEL, Desktop
-from vdesk.errors import InvalidAction
+from vdesk.errors import InvalidArgument
 from vdesk.progress import Progress
 from vdesk.usage import Usage, container_usage, idle_cores, process_cpu, resident_mib
 
@@ -169,7 +169,7 @@ def run_fleet(counts: Sequence[int] = COUNTS, *, seconds: float = STEP_SECONDS, 
     for it, the cluster lacks the ``vdesk_desktop`` slots, or a smaller count already failed."""
     counts = sorted(set(counts))
     if not counts or counts[0] < 1 or seconds <= 0:
-        raise InvalidAction("counts must be positive and seconds more than 0")
+        raise InvalidArgument("counts must be positive and seconds more than 0")
     client = engine.connect()
     desktop_image.ensure(client, progress=progress)
     environment = _environment(client, seconds)
@@ -340,13 +340,13 @@ def _environment(client: Any, seconds: float) -> dict[str, str]:
 
 
 def parse_counts(text: str) -> list[int]:
-    """``"1,2,4"`` → ``[1, 2, 4]``; raises :class:`InvalidAction` naming the bad text."""
+    """``"1,2,4"`` → ``[1, 2, 4]``; raises :class:`InvalidArgument` naming the bad text."""
     try:
         counts = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise InvalidAction(f"invalid counts {text!r}: write numbers separated by commas, e.g. 1,2,4,8") from None
+        raise InvalidArgument(f"invalid counts {text!r}: write numbers separated by commas, e.g. 1,2,4,8") from None
     if not counts or min(counts) < 1 or max(counts) > 256:
-        raise InvalidAction(f"invalid counts {text!r}: each must be between 1 and 256")
+        raise InvalidArgument(f"invalid counts {text!r}: each must be between 1 and 256")
     return counts
 
 

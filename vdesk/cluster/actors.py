@@ -32,7 +32,7 @@ from vdesk.channel import Completed
 from vdesk.cluster.membership import RESOURCE
 from vdesk.coords import Screen
 from vdesk.desktop import DEFAULT_SIZE, Desktop, Limits
-from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, VdeskError, first_line
+from vdesk.errors import DesktopGone, DesktopTimeout, InvalidArgument, VdeskError, first_line
 from vdesk.image import IMAGE
 from vdesk.operator import ExecuteResult, encode
 from vdesk.usage import Usage, container_usage
@@ -104,7 +104,8 @@ class DesktopActor:
             limits=Limits(memory=spec.memory, cpus=spec.cpus), timeout=spec.timeout,
             environment=dict(spec.environment))
 
-    def describe(self) -> RemoteInfo:
+    def where(self) -> RemoteInfo:
+        """Which desktop this is and where it lives; answering at all says the actor is alive."""
         return RemoteInfo(self._desktop.name, self._desktop.screen, ray.get_runtime_context().get_node_id(),
                           socket.gethostname(), os.getpid())
 
@@ -180,7 +181,7 @@ class RemoteDesktop:
         actor = actor_class().options(**options).remote(spec or DesktopSpec())
         try:
             on_actor(actor)
-            info = _ask(actor.describe.remote, timeout, "starting a desktop on the cluster")
+            info = _ask(actor.where.remote, timeout, "starting a desktop on the cluster")
         except BaseException:
             ray.kill(actor, no_restart=True)  # a desktop that came up late is removed by its lease
             raise
@@ -204,7 +205,7 @@ class RemoteDesktop:
                          fresh: bool = True, size: tuple[int, int] | None = None) -> bytes:
         """The screen encoded on the node, as it travelled: for agents that send bytes on."""
         if format not in ("png", "jpeg"):
-            raise InvalidAction(f"format must be png or jpeg, got {format!r}")
+            raise InvalidArgument(f"format must be png or jpeg, got {format!r}")
         return self._call("screenshot", CALL_TIMEOUT, format, quality, fresh, size)
 
     def wait_until_settled(self, quiet: float = 0.03, timeout: float = 10.0) -> Image.Image:
@@ -251,7 +252,7 @@ class RemoteDesktop:
         """Ask the actor whether it is still there; a loss (or no answer) sets :attr:`lost`."""
         if self.lost is None and not self._closed:
             try:
-                _ask(self.actor.describe.remote, timeout, f"checking {self.name}")
+                _ask(self.actor.where.remote, timeout, f"checking {self.name}")
             except VdeskError as error:  # DesktopLost, or a node too far gone to answer
                 self.lost = str(error)
         return self.lost is None

@@ -24,7 +24,7 @@ from pathlib import Path
 from vdesk.cluster.actors import DesktopSpec, RemoteDesktop
 from vdesk.cluster.membership import connect
 from vdesk.cluster.scheduler import Attempt, EpisodeOutcome, Hooks, run_episodes
-from vdesk.errors import InvalidAction
+from vdesk.errors import InvalidArgument
 from vdesk.harness.env import DesktopEnv, setup_timeout
 from vdesk.harness.hosts import given
 from vdesk.harness.loop import EpisodeResult, Status
@@ -49,7 +49,7 @@ class ClusterPlacement:
 
     def __post_init__(self) -> None:
         if self.per_node is not None and self.per_node < 1:
-            raise InvalidAction(f"per_node must be at least 1, got {self.per_node}")
+            raise InvalidArgument(f"per_node must be at least 1, got {self.per_node}")
 
     @classmethod
     def join(cls, address: str, per_node: int | None = None) -> ClusterPlacement:

@@ -22,7 +22,7 @@ import ray.exceptions
 
 from vdesk.cluster.actors import LOST_ERRORS, UP_TIMEOUT, DesktopLost, DesktopSpec, RemoteDesktop, kill
 from vdesk.cluster.membership import RESOURCE, Node, connect, desktop_nodes
-from vdesk.errors import DesktopTimeout, InvalidAction, VdeskError, first_line
+from vdesk.errors import DesktopTimeout, InvalidAction, InvalidArgument, VdeskError, first_line
 from vdesk.progress import Progress
 
 ABANDON_GRACE = 30.0   # seconds an item may run past its timeout (after its desktop was killed)
@@ -122,7 +122,7 @@ def run_episodes(work: Callable[[RemoteDesktop, Item], T], items: Sequence[Item]
     it ends.
     """
     if parallel < 1 or per_node < 1 or retries < 0 or timeout <= 0:
-        raise InvalidAction("parallel and per_node must be at least 1, retries at least 0, timeout positive")
+        raise InvalidArgument("parallel and per_node must be at least 1, retries at least 0, timeout positive")
     joined = connect(address) if address else False
     if not ray.is_initialized():
         raise VdeskError("Ray is not connected: pass address= or call vdesk.cluster.connect first")
@@ -289,7 +289,7 @@ class _Scheduler(Generic[Item, T]):
         if run.timed_out:
             attempt.error = f"timed out after {self.timeout:g} s"
         elif run.error is not None:
-            attempt.error = _describe(run.error)
+            attempt.error = _error_text(run.error)
             attempt.lost = (isinstance(run.error, (DesktopLost, *LOST_ERRORS)) or lost is not None
                             or _never_started(run) or not self._alive(attempt.node_id))
         elif lost is not None:  # the work swallowed the loss of its desktop: its result is not to be trusted
@@ -323,10 +323,11 @@ class _Scheduler(Generic[Item, T]):
 def _never_started(run: _Run) -> bool:
     """The desktop did not come up on its node (the node failed it, not the item's work): the
     item has not run yet, so it may run elsewhere. A refused spec would fail anywhere."""
-    return run.desktop is None and isinstance(run.error, VdeskError) and not isinstance(run.error, InvalidAction)
+    refused = (InvalidAction, InvalidArgument)
+    return run.desktop is None and isinstance(run.error, VdeskError) and not isinstance(run.error, refused)
 
 
-def _describe(error: BaseException) -> str:
+def _error_text(error: BaseException) -> str:
     """One line naming an error, with where it was raised when it is not one of vdesk's."""
     if isinstance(error, ray.exceptions.RayTaskError):  # its own text is the actor's name, in colours
         return f"{type(error.cause).__name__} on the node: {first_line(error.cause)}"

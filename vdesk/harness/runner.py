@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from vdesk.errors import InvalidAction
+from vdesk.errors import InvalidArgument
 from vdesk.harness.env import DesktopEnv
 from vdesk.harness.suite import AgentFactory, Episodes, Placement, SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import Task
@@ -39,7 +39,7 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
     run folders stay in this process. ``environment`` is set in every desktop.
     """
     if parallel < 1:
-        raise InvalidAction(f"parallel must be at least 1, got {parallel}")
+        raise InvalidArgument(f"parallel must be at least 1, got {parallel}")
     placement = placement or LocalPlacement()
     out.mkdir(parents=True, exist_ok=True)
     cancel = cancel or threading.Event()

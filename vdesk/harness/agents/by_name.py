@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vdesk.errors import InvalidAction
+from vdesk.errors import InvalidArgument
 from vdesk.harness.agents.base import Agent
 from vdesk.harness.agents.models import AnthropicAgent, OpenAIChatAgent, OpenAIComputerAgent
 from vdesk.harness.agents.scripted import ReplayAgent, ScriptedAgent
@@ -20,5 +20,5 @@ def make_agent(spec: str) -> Agent:
     factories = {"openai-chat": OpenAIChatAgent.from_env, "anthropic": AnthropicAgent.from_env,
                  "openai": OpenAIComputerAgent.from_env}
     if spec not in factories:
-        raise InvalidAction(f"unknown agent {spec!r}: use one of {', '.join(AGENT_NAMES)}")
+        raise InvalidArgument(f"unknown agent {spec!r}: use one of {', '.join(AGENT_NAMES)}")
     return factories[spec]()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from vdesk.actions import BaseAction, parse_batch
 from vdesk.coords import ImageSpace, Screen
-from vdesk.errors import InvalidAction
+from vdesk.errors import InvalidArgument
 from vdesk.harness.agents.base import Agent, AgentReply
 from vdesk.harness.tasks import Task
 
@@ -33,7 +33,7 @@ class ScriptedAgent(Agent):
     def reset(self, task: Task) -> None:
         if self.steps is None:
             if task.solution is None:
-                raise InvalidAction(f"task {task.id} has no solution for the scripted agent to play")
+                raise InvalidArgument(f"task {task.id} has no solution for the scripted agent to play")
             self._queue = task.solution_actions()
         else:
             self._queue = [parse_batch(list(step)) for step in self.steps]
@@ -67,7 +67,7 @@ class ReplayAgent(Agent):
 
     def image_space(self, screen: Screen) -> ImageSpace | None:
         if self.run is None:
-            raise InvalidAction("reset the replay agent to a task before asking its image size")
+            raise InvalidArgument("reset the replay agent to a task before asking its image size")
         width, height = self.run.info.image_size
         return ImageSpace(width, height)
 
@@ -81,5 +81,5 @@ class ReplayAgent(Agent):
         matching = [run for run in runs if run.task.id == task.id]
         if not matching:
             recorded = ", ".join(sorted(run.task.id for run in runs))
-            raise InvalidAction(f"no recorded episode of task {task.id} to replay (recorded: {recorded})")
+            raise InvalidArgument(f"no recorded episode of task {task.id} to replay (recorded: {recorded})")
         return matching[0]
