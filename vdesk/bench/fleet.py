@@ -186,9 +186,7 @@ def run_fleet(counts: Sequence[int] = COUNTS, *, seconds: float = STEP_SECONDS, 
 
 def _through_ray(address: str, counts: list[int], seconds: float, environment: dict[str, str],
                  skipped: list[str], progress: Progress) -> list[FleetPoint]:
-    import ray  # an optional dependency: vdesk.cluster says how to get it, in one line
-
-    from vdesk.cluster.membership import RESOURCE, connect, desktop_nodes
+    from vdesk.cluster.membership import RESOURCE, connect, desktop_nodes, leave  # Ray: optional
 
     joined = connect(address)
     try:
@@ -199,7 +197,7 @@ def _through_ray(address: str, counts: list[int], seconds: float, environment: d
         return _sweep(_ray_way(), counts, seconds, slots, skipped, progress)
     finally:
         if joined:
-            ray.shutdown()
+            leave()
 
 
 def _sweep(way: _Way, counts: list[int], seconds: float, slots: int | None, skipped: list[str],

@@ -32,6 +32,11 @@ def connect(address: str) -> bool:
     return True
 
 
+def leave() -> None:
+    """Leave the cluster (what :func:`connect` joined); its actors, and so their desktops, end."""
+    ray.shutdown()
+
+
 def _auth_hint() -> str:
     # Ray turns token authentication on for a driver that joins by address only when told to.
     if os.environ.get("RAY_AUTH_MODE", "").lower() == "token":

@@ -21,7 +21,7 @@ import ray
 import ray.exceptions
 
 from vdesk.cluster.actors import LOST_ERRORS, UP_TIMEOUT, DesktopLost, DesktopSpec, RemoteDesktop, kill
-from vdesk.cluster.membership import RESOURCE, Node, connect, desktop_nodes
+from vdesk.cluster.membership import RESOURCE, Node, connect, desktop_nodes, leave
 from vdesk.errors import DesktopTimeout, InvalidAction, InvalidArgument, VdeskError, first_line
 from vdesk.progress import Progress
 
@@ -133,7 +133,7 @@ def run_episodes(work: Callable[[RemoteDesktop, Item], T], items: Sequence[Item]
         return scheduler.run()
     finally:
         if joined:
-            ray.shutdown()
+            leave()
 
 
 def _same(spec: DesktopSpec, item: object) -> DesktopSpec:
