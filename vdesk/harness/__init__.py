@@ -17,14 +17,14 @@ from vdesk.harness.loop import EpisodeResult, PausedEpisode, Status, run_episode
 from vdesk.harness.record import Outcome, Run, RunError, StepRecord, frame_hash, load_run
 from vdesk.harness.replay import ReplayComparison, ReplayReport, replay
 from vdesk.harness.report import write_report
-from vdesk.harness.runner import run_suite
-from vdesk.harness.suite import SuiteSummary
+from vdesk.harness.runner import LocalPlacement, run_suite
+from vdesk.harness.suite import Placement, SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import Task, TaskError, load_suite, load_task, parse_task
 
 __all__ = [
-    "Agent", "AgentReply", "CheckResult", "DesktopEnv", "EpisodeResult", "Observation", "Outcome",
-    "PausedEpisode", "ReplayAgent", "ReplayComparison", "ReplayReport", "Run", "RunError", "ScriptedAgent",
-    "SetupError", "Status", "StepRecord", "SuiteSummary", "Task", "TaskError", "frame_hash", "load_run",
+    "Agent", "AgentReply", "CheckResult", "DesktopEnv", "EpisodeResult", "LocalPlacement", "Observation", "Outcome",
+    "PausedEpisode", "Placement", "ReplayAgent", "ReplayComparison", "ReplayReport", "Run", "RunError",
+    "ScriptedAgent", "SetupError", "Status", "StepRecord", "SuiteEvent", "SuiteSummary", "Task", "TaskError", "frame_hash", "load_run",
     "load_suite", "load_task", "make_agent", "parse_task", "replay", "run_checks", "run_episode", "run_suite",
     "write_report",
 ]
