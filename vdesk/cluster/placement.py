@@ -89,7 +89,8 @@ class ClusterPlacement:
         def done(ended: EpisodeOutcome[EpisodeResult]) -> None:
             task = tasks[ended.index]
             result = ended.result or EpisodeResult(failed(task, episodes.agent, ended))
-            outcome = result.outcome.model_copy(update={"attempts": attempt_records(ended.attempts, moved[ended.index])})
+            records = attempt_records(ended.attempts, moved[ended.index])
+            outcome = result.outcome.model_copy(update={"attempts": records})
             if ended.attempts and ended.attempts[-1].desktop is not None and (episodes.out / task.id).is_dir():
                 write_outcome(episodes.out / task.id, outcome)  # the folder of this run's last try
             episodes.ended(task, dataclasses.replace(result, outcome=outcome))

@@ -22,9 +22,9 @@ from vdesk.harness.suite import Placement, SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import Task, TaskError, load_suite, load_task, parse_task
 
 __all__ = [
-    "Agent", "AgentReply", "CheckResult", "DesktopEnv", "EpisodeResult", "LocalPlacement", "Observation", "Outcome",
-    "PausedEpisode", "Placement", "ReplayAgent", "ReplayComparison", "ReplayReport", "Run", "RunError",
-    "ScriptedAgent", "SetupError", "Status", "StepRecord", "SuiteEvent", "SuiteSummary", "Task", "TaskError", "frame_hash", "load_run",
-    "load_suite", "load_task", "make_agent", "parse_task", "replay", "run_checks", "run_episode", "run_suite",
-    "write_report",
+    "Agent", "AgentReply", "CheckResult", "DesktopEnv", "EpisodeResult", "LocalPlacement", "Observation",
+    "Outcome", "PausedEpisode", "Placement", "ReplayAgent", "ReplayComparison", "ReplayReport", "Run", "RunError",
+    "ScriptedAgent", "SetupError", "Status", "StepRecord", "SuiteEvent", "SuiteSummary", "Task", "TaskError",
+    "frame_hash", "load_run", "load_suite", "load_task", "make_agent", "parse_task", "replay", "run_checks",
+    "run_episode", "run_suite", "write_report",
 ]
