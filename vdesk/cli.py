@@ -238,7 +238,7 @@ def bench(
     """Measure speed and memory on real desktops (medians and p90); --fleet measures capacity."""
     progress = lambda line: err.print(line, highlight=False)  # noqa: E731
     if fleet:
-        from vdesk.fleet import parse_counts, plot as draw_fleet, render as render_fleet, run_fleet
+        from vdesk.bench.fleet import parse_counts, plot as draw_fleet, render as render_fleet, run_fleet
 
         fleet_report = run_fleet(parse_counts(counts), seconds=seconds, address=ray_address, local=local,
                                  progress=progress)
@@ -246,7 +246,7 @@ def bench(
             err.print(f"curve written to {draw_fleet(fleet_report, plot)}")
         print(fleet_report.to_json()) if as_json else out.print(render_fleet(fleet_report))
         return
-    from vdesk.bench import render, run_bench
+    from vdesk.bench.speed import render, run_bench
 
     report = run_bench(baseline=baseline, repeats=repeats, desktops=desktops, progress=progress)
     print(report.to_json()) if as_json else out.print(render(report))
@@ -278,18 +278,22 @@ def eval_command(
     """Run a suite of tasks with an agent; exit 1 unless every task passed."""
     from vdesk.harness.agents import make_agent
     from vdesk.harness.console import suite_progress, summary_table
-    from vdesk.harness.runner import join_cluster, run_suite
+    from vdesk.harness.runner import LocalPlacement, run_suite
     from vdesk.harness.tasks import load_suite
 
     tasks = load_suite(suite)
     make_agent(agent)  # a bad --agent fails here, before any desktop starts
     if per_node is not None and ray_address is None:
         raise InvalidAction("--per-node needs --ray")
+    placement = LocalPlacement()
     if ray_address is not None:
-        join_cluster(ray_address)  # an unreachable cluster fails here, before the progress bar
+        from vdesk.cluster.placement import ClusterPlacement
+
+        # An unreachable cluster (or no Ray installed) fails here, before the progress bar.
+        placement = ClusterPlacement.join(ray_address, per_node)
     with suite_progress(err, len(tasks)) as on_event:
         summary = run_suite(tasks, lambda: make_agent(agent), out=out_dir, parallel=parallel, on_event=on_event,
-                            ray_address=ray_address, per_node=per_node)
+                            placement=placement)
     out.print(summary_table(summary))
     out.print(f"results: {out_dir / 'results.json'}", highlight=False)
     if summary.successes != len(tasks):

@@ -12,6 +12,7 @@
     ├── PasswordRefused       the VNC server refused the password
     ├── CommandFailed         a program run in the desktop exited with an error
     ├── InvalidArgument       a bad size, name, path, option (also a ValueError)
+    ├── MissingDependency     an optional dependency is not installed (also an ImportError)
     ├── InvalidAction         a bad action (also a ValueError)
     │   ├── UnknownKey        a key name vdesk does not know
     │   └── ParseError        a model reply that could not be read
@@ -79,6 +80,11 @@ class UnknownKey(InvalidAction):
 
 class ParseError(InvalidAction):
     """A model reply could not be parsed; the message quotes the offending part."""
+
+
+class MissingDependency(VdeskError, ImportError):
+    """An optional dependency is not installed (e.g. Ray for :mod:`vdesk.cluster`); the message
+    says how to get it. An :class:`ImportError` too, for code that imports optional parts."""
 
 
 class TaskError(VdeskError):

@@ -15,13 +15,13 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import docker
 import docker.errors
 
 from vdesk.errors import ImageError, first_line
+from vdesk.progress import Progress
 from vdesk.version import __version__
 
 IMAGE_REPOSITORY = "vdesk/desktop"
@@ -30,8 +30,6 @@ REGISTRY_BASE = "debian:bookworm-slim"
 LOCAL_BASE = "vdesk/base:bookworm"
 CONTEXT_LABEL = "vdesk.context-hash"
 DEBIAN_MIRROR = os.environ.get("VDESK_DEBIAN_MIRROR", "http://deb.debian.org/debian")
-
-Progress = Callable[[str], None]
 
 
 def context_dir() -> Path:

@@ -12,7 +12,7 @@ import docker
 import pytest
 
 from tests.desktop.helpers import own_desktops
-from vdesk.bench import BenchReport, render, run_bench
+from vdesk.bench.speed import BenchReport, render, run_bench
 
 MEASUREMENTS = {
     "fresh_screenshot": "ms", "unchanged_screenshot": "ms", "png_encode": "ms", "jpeg_encode": "ms",

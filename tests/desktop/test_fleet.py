@@ -15,8 +15,8 @@ from PIL import Image
 from rich.console import Console
 
 from tests.desktop.helpers import own_desktops
-from vdesk.errors import InvalidAction
-from vdesk.fleet import FleetReport, NodeEstimate, parse_counts, plot, render, run_fleet
+from vdesk.errors import InvalidArgument
+from vdesk.bench.fleet import FleetReport, NodeEstimate, parse_counts, plot, render, run_fleet
 
 CLIENT = docker.from_env()
 
@@ -77,5 +77,5 @@ def test_the_table_json_and_plot_carry_the_report(report, tmp_path):
 def test_counts_are_parsed_or_refused():
     assert parse_counts("1,2, 4,8") == [1, 2, 4, 8]
     for bad in ("", "1,x", "0,2", "1,1000"):
-        with pytest.raises(InvalidAction):
+        with pytest.raises(InvalidArgument):
             parse_counts(bad)

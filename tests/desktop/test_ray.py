@@ -32,9 +32,11 @@ from vdesk.errors import DesktopGone, VdeskError
 from vdesk.harness.agents import ScriptedAgent
 from vdesk.harness.record import episode_folders, load_run
 from vdesk.harness.report import write_report
-from vdesk.harness.runner import SuiteEvent, SuiteSummary, run_suite
+from vdesk.harness.runner import run_suite
+from vdesk.harness.suite import SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import load_suite
-from vdesk.ray import DesktopSpec, RemoteDesktop, connect, desktop_nodes, run_episodes
+from vdesk.cluster import DesktopSpec, RemoteDesktop, connect, desktop_nodes, run_episodes
+from vdesk.cluster.placement import ClusterPlacement
 
 RAY = str(Path(sys.executable).parent / "ray")
 VDESK = str(Path(sys.executable).parent / "vdesk")
@@ -480,7 +482,7 @@ def test_a_cluster_with_token_authentication_is_joined_with_its_token_and_named_
     token = secrets.token_hex(32)
     port = free_port()
     head = start_head(port, {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token})
-    join = [sys.executable, "-c", "import sys; from vdesk.ray import connect, desktop_nodes; "
+    join = [sys.executable, "-c", "import sys; from vdesk.cluster import connect, desktop_nodes; "
             "connect(sys.argv[1]); print(len(desktop_nodes()))", f"127.0.0.1:{port}"]
     bare = {name: value for name, value in os.environ.items() if not name.startswith("RAY_AUTH")}
     try:
@@ -541,7 +543,7 @@ def test_an_eval_survives_a_node_dying_mid_suite(cluster, two_nodes, tmp_path):
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
     out = tmp_path / "out"
-    summary = run_suite(tasks, ScriptedAgent, out=out, parallel=4, ray_address=cluster.address, per_node=2,
+    summary = run_suite(tasks, ScriptedAgent, out=out, parallel=4, placement=ClusterPlacement(cluster.address, per_node=2),
                         environment={"VDESK_TEST_RUN": RUN_TOKEN}, on_event=on_event)
     thread.join(timeout=5)
 

@@ -7,7 +7,7 @@ import pytest
 
 from tests.harness.conftest import SUITE
 from tests.harness.fake_model import FakeModelServer
-from vdesk.harness.http_agents import (AnthropicAgent, AnthropicSettings, ChatSettings, OpenAIChatAgent,
+from vdesk.harness.agents.models import (AnthropicAgent, AnthropicSettings, ChatSettings, OpenAIChatAgent,
                                        OpenAIComputerAgent, OpenAISettings)
 from vdesk.harness.loop import Status, run_episode
 from vdesk.harness.record import load_run

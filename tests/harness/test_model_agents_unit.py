@@ -12,7 +12,7 @@ from PIL import Image
 from tests.harness.conftest import make_task
 from tests.harness.fake_model import FakeModelServer
 from vdesk.coords import ImageSpace, Screen
-from vdesk.harness.http_agents import (AgentError, AnthropicAgent, AnthropicSettings, ChatSettings, OpenAIChatAgent,
+from vdesk.harness.agents.models import (AgentError, AnthropicAgent, AnthropicSettings, ChatSettings, OpenAIChatAgent,
                                        OpenAIComputerAgent, OpenAISettings)
 from vdesk.harness.env import Observation
 from vdesk.actions import ExecuteResult

@@ -16,7 +16,7 @@ import pytest
 from tests.harness.conftest import SUITE, assert_no_desktop_left, vdesk_containers
 from vdesk.harness.record import episode_folders, load_run
 from vdesk.harness.replay import replay
-from vdesk.harness.runner import SuiteSummary
+from vdesk.harness.suite import SuiteSummary
 from vdesk.harness.tasks import load_suite
 
 pytestmark = pytest.mark.desktop

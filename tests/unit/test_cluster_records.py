@@ -8,15 +8,16 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from vdesk.errors import InvalidAction
+from vdesk.errors import InvalidArgument
 from vdesk.harness.agents import ScriptedAgent
-from vdesk.harness.cluster import EPISODE_SLACK, attempt_records, desktop_spec, episode_timeout, failed, move_aside
+from vdesk.cluster.placement import EPISODE_SLACK, ClusterPlacement, attempt_records, desktop_spec, episode_timeout, failed, move_aside
 from vdesk.harness.console import summary_table
 from vdesk.harness.env import setup_timeout
 from vdesk.harness.record import AttemptRecord, Outcome, episode_folders
-from vdesk.harness.runner import SuiteSummary, run_suite
+from vdesk.harness.runner import run_suite
+from vdesk.harness.suite import SuiteSummary
 from vdesk.harness.tasks import parse_task
-from vdesk.ray import Attempt, EpisodeOutcome
+from vdesk.cluster.scheduler import Attempt, EpisodeOutcome
 
 TASK = parse_task({"id": "probe", "instruction": "Do it.", "desktop": {"size": "640x480", "scale": 2},
                    "setup": [{"run": "true", "timeout": 5}, {"wait_window": "Terminal", "timeout": 7}],
@@ -94,10 +95,10 @@ def test_the_summary_table_says_which_node_an_episode_lost():
     assert "retried after losing its desktop on node 10.0.0.2" in text and text.count("retried") == 1
 
 
-def test_per_node_needs_a_cluster(tmp_path: Path):
-    with pytest.raises(InvalidAction, match="needs a Ray address"):
-        run_suite([TASK], ScriptedAgent, out=tmp_path, per_node=2)
-    with pytest.raises(InvalidAction, match="at least 1"):
+def test_per_node_and_parallel_must_be_at_least_one(tmp_path: Path):
+    with pytest.raises(InvalidArgument, match="at least 1"):
+        ClusterPlacement("127.0.0.1:6379", per_node=0)
+    with pytest.raises(InvalidArgument, match="at least 1"):
         run_suite([TASK], ScriptedAgent, out=tmp_path, parallel=0)
 
 

@@ -53,6 +53,9 @@ __all__ = [
     "ComputerInput",
     "ToolResult",
     "Version",
+    "headers",
+    "image_block",
+    "messages_request",
     "tool_definition",
     "translate",
 ]
@@ -60,6 +63,8 @@ __all__ = [
 Version = Literal["computer_20250124", "computer_20251124"]
 Observation = Literal["screenshot", "cursor_position", "zoom"]
 
+#: The Messages API version vdesk speaks (the ``anthropic-version`` header).
+API_VERSION = "2023-06-01"
 #: The ``anthropic-beta`` flag each tool version needs.
 BETA_FLAGS: dict[str, str] = {
     "computer_20250124": "computer-use-2025-01-24",
@@ -184,6 +189,27 @@ def tool_definition(
     if version in _ZOOM_VERSIONS and enable_zoom:
         spec["enable_zoom"] = True
     return spec
+
+
+def image_block(png_base64: str) -> dict[str, Any]:
+    """The content block that shows the model a PNG screenshot (base64 of its bytes)."""
+    return {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png_base64}}
+
+
+def messages_request(model: str, max_tokens: int, tool: dict[str, Any],
+                     messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The body of a Messages API request that offers the ``computer`` tool ``tool``
+    (from :func:`tool_definition`)."""
+    return {"model": model, "max_tokens": max_tokens, "tools": [tool], "messages": messages}
+
+
+def headers(version: Version, api_key: str | None = None) -> dict[str, str]:
+    """The HTTP headers of a Messages API request using the tool ``version``."""
+    _check_version(version)
+    sent = {"anthropic-version": API_VERSION, "anthropic-beta": BETA_FLAGS[version]}
+    if api_key:
+        sent["x-api-key"] = api_key
+    return sent
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -371,8 +397,7 @@ class ToolResult:
         if text:
             content.append({"type": "text", "text": text})
         if self.base64_image:
-            source = {"type": "base64", "media_type": "image/png", "data": self.base64_image}
-            content.append({"type": "image", "source": source})
+            content.append(image_block(self.base64_image))
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
         if self.error is not None:
             block["is_error"] = True

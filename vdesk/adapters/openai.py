@@ -52,7 +52,11 @@ __all__ = [
     "OpenAICall",
     "OpenAIComputer",
     "call_output",
+    "first_input",
     "notches",
+    "responses_request",
+    "screenshot_output",
+    "tool_definition",
     "translate",
     "translate_call",
 ]
@@ -371,8 +375,7 @@ class OpenAIComputer:
 
     def tool_definition(self) -> dict[str, Any]:
         """The ``computer_use_preview`` tool spec, with the screenshot size as the display."""
-        return {"type": "computer_use_preview", "display_width": self.image.width,
-                "display_height": self.image.height, "environment": self.environment}
+        return tool_definition(self.image, self.environment)
 
     def __call__(self, action: dict[str, Any]) -> ScreenshotOutput:
         """Run one action (``{"type": ...}``) or a whole ``computer_call`` item (with
@@ -397,6 +400,41 @@ def call_output(call_id: str, shot: ScreenshotOutput) -> dict[str, Any]:
     """The ``computer_call_output`` input item that answers ``call_id`` with ``shot``."""
     if shot.status != "success":
         raise VdeskError(f"no screenshot to send: {shot.error_message}")
-    image_url = f"data:{shot.content_type};base64,{shot.base64}"
-    return {"type": "computer_call_output", "call_id": call_id,
-            "output": {"type": "computer_screenshot", "image_url": image_url}}
+    return screenshot_output(call_id, f"data:{shot.content_type};base64,{shot.base64}")
+
+
+# --- the Responses API's messages -------------------------------------------------------------
+
+
+def tool_definition(image: ImageSpace, environment: str = "linux") -> dict[str, Any]:
+    """The ``computer_use_preview`` tool spec for screenshots of size ``image``."""
+    return {"type": "computer_use_preview", "display_width": image.width, "display_height": image.height,
+            "environment": environment}
+
+
+def screenshot_output(call_id: str, image_url: str,
+                      acknowledged_safety_checks: list[Any] | None = None) -> dict[str, Any]:
+    """The ``computer_call_output`` input item that answers ``call_id`` with the screenshot at
+    ``image_url`` (a data URL), acknowledging the call's pending safety checks when given."""
+    item: dict[str, Any] = {"type": "computer_call_output", "call_id": call_id}
+    if acknowledged_safety_checks is not None:
+        item["acknowledged_safety_checks"] = acknowledged_safety_checks
+    item["output"] = {"type": "computer_screenshot", "image_url": image_url}
+    return item
+
+
+def first_input(instruction: str, image_url: str) -> list[dict[str, Any]]:
+    """The input of a conversation's first request: the instruction and the first screenshot."""
+    return [{"role": "user", "content": [{"type": "input_text", "text": instruction},
+                                         {"type": "input_image", "image_url": image_url}]}]
+
+
+def responses_request(model: str, tool: dict[str, Any], input: list[dict[str, Any]],
+                      previous_response_id: str | None = None) -> dict[str, Any]:
+    """The body of a Responses API request offering the computer tool ``tool`` (from
+    :func:`tool_definition`), continuing ``previous_response_id`` when given."""
+    request: dict[str, Any] = {"model": model, "tools": [tool], "truncation": "auto"}
+    if previous_response_id is not None:
+        request["previous_response_id"] = previous_response_id
+    request["input"] = input
+    return request

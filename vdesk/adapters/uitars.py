@@ -24,12 +24,14 @@ units, as ``referenceBox``. Every problem with a reply raises :class:`~vdesk.err
 (an :class:`~vdesk.errors.InvalidAction`) whose message quotes the part at fault.
 
 :func:`run_reply` parses a reply against the screenshot size an operator hands out and runs it.
+:data:`PROMPT`, :func:`chat_messages` and :func:`chat_request` are how UI-TARS is asked over an
+OpenAI-compatible chat endpoint.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -41,7 +43,7 @@ from vdesk.operator import ExecuteRequest, Operator
 if TYPE_CHECKING:
     from vdesk.desktop import Desktop
 
-__all__ = ["GRID_SIZE", "Mode", "UITarsReply", "parse", "run_reply"]
+__all__ = ["GRID_SIZE", "PROMPT", "Mode", "UITarsReply", "chat_messages", "chat_request", "parse", "run_reply"]
 
 Mode = Literal["grid", "smart_resize"]
 
@@ -97,6 +99,59 @@ def run_reply(desktop: Desktop, text: str, mode: Mode = "grid", *,
     request = ExecuteRequest(actions=reply.actions, raw_content=text,
                              raw_action_strings=list(reply.action_strings), thought=reply.thought)
     return operator.execute(request, settle=settle)
+
+
+# --------------------------------------------------------------------------- the chat format
+# How UI-TARS is asked, over an OpenAI-compatible ``/chat/completions`` endpoint (e.g. vLLM).
+PROMPT = """You are a GUI agent. You are given a task and your action history, with screenshots. You need to perform the next action to complete the task.
+
+## Output Format
+```
+Thought: ...
+Action: ...
+```
+
+## Action Space
+click(start_box='<|box_start|>(x1,y1)<|box_end|>')
+left_double(start_box='<|box_start|>(x1,y1)<|box_end|>')
+right_single(start_box='<|box_start|>(x1,y1)<|box_end|>')
+drag(start_box='<|box_start|>(x1,y1)<|box_end|>', end_box='<|box_start|>(x3,y3)<|box_end|>')
+hotkey(key='')
+type(content='') #If you want to submit your input, use "\\n" at the end of `content`.
+scroll(start_box='<|box_start|>(x1,y1)<|box_end|>', direction='down or up or right or left')
+wait() #Sleep for 5s and take a screenshot to check for any changes.
+finished(content='xxx') # Use escape characters \\', \\", and \\n in content part to ensure we can parse the content in normal python string format.
+call_user() # Submit the task and call the user when the task is unsolvable, or when you need the user's help.
+
+## Note
+- Use English in `Thought` part.
+- Write a small plan and finally summarize your next action (with its target element) in one sentence in `Thought` part.
+
+## User Instruction
+{instruction}
+"""
+
+
+def chat_messages(instruction: str, turns: Sequence[tuple[str, str | None]], *, history: int,
+                  note: str | None = None) -> list[dict[str, Any]]:
+    """The chat messages of one request: the prompt with ``instruction``, then each turn's
+    screenshot (a data URL; only the last ``history`` are sent) and the model's reply to it,
+    then ``note`` (what became of the last action, or what the user answered)."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT.format(instruction=instruction)}]
+    first_image = max(0, len(turns) - history)
+    for index, (image_url, reply) in enumerate(turns):
+        if index >= first_image:
+            messages.append({"role": "user", "content": [{"type": "image_url", "image_url": {"url": image_url}}]})
+        if reply is not None:
+            messages.append({"role": "assistant", "content": reply})
+    if note:
+        messages.append({"role": "user", "content": note})
+    return messages
+
+
+def chat_request(model: str, messages: list[dict[str, Any]], max_tokens: int) -> dict[str, Any]:
+    """The body of a chat completion request for ``messages`` (from :func:`chat_messages`)."""
+    return {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0.0}
 
 
 # --------------------------------------------------------------------------- internal model

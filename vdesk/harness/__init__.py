@@ -6,7 +6,7 @@ run folders, replays, suite runs and reports.
     result = run_episode(ScriptedAgent(), load_task("examples/suite/terminal-echo.yaml"), out=Path("runs/one"))
     print(result.status, result.success)
 
-Model agents (:mod:`vdesk.harness.http_agents`) and the live viewer (:mod:`vdesk.harness.view`)
+Model agents (:mod:`vdesk.harness.agents.models`) and the live viewer (:mod:`vdesk.harness.view`)
 are imported from their modules.
 """
 
@@ -17,13 +17,14 @@ from vdesk.harness.loop import EpisodeResult, PausedEpisode, Status, run_episode
 from vdesk.harness.record import Outcome, Run, RunError, StepRecord, frame_hash, load_run
 from vdesk.harness.replay import ReplayComparison, ReplayReport, replay
 from vdesk.harness.report import write_report
-from vdesk.harness.runner import SuiteSummary, run_suite
+from vdesk.harness.runner import LocalPlacement, run_suite
+from vdesk.harness.suite import Placement, SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import Task, TaskError, load_suite, load_task, parse_task
 
 __all__ = [
-    "Agent", "AgentReply", "CheckResult", "DesktopEnv", "EpisodeResult", "Observation", "Outcome",
-    "PausedEpisode", "ReplayAgent", "ReplayComparison", "ReplayReport", "Run", "RunError", "ScriptedAgent",
-    "SetupError", "Status", "StepRecord", "SuiteSummary", "Task", "TaskError", "frame_hash", "load_run",
-    "load_suite", "load_task", "make_agent", "parse_task", "replay", "run_checks", "run_episode", "run_suite",
-    "write_report",
+    "Agent", "AgentReply", "CheckResult", "DesktopEnv", "EpisodeResult", "LocalPlacement", "Observation",
+    "Outcome", "PausedEpisode", "Placement", "ReplayAgent", "ReplayComparison", "ReplayReport", "Run", "RunError",
+    "ScriptedAgent", "SetupError", "Status", "StepRecord", "SuiteEvent", "SuiteSummary", "Task", "TaskError",
+    "frame_hash", "load_run", "load_suite", "load_task", "make_agent", "parse_task", "replay", "run_checks",
+    "run_episode", "run_suite", "write_report",
 ]

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from vdesk.harness.record import Outcome
 from vdesk.harness.replay import ReplayReport
-from vdesk.harness.runner import SuiteEvent, SuiteSummary
+from vdesk.harness.suite import SuiteEvent, SuiteSummary
 
 
 @contextmanager

@@ -3,8 +3,8 @@
 The environment needs little of a desktop: its screen, frames, and a way to run a function
 next to the real :class:`~vdesk.desktop.Desktop` — window queries, setup steps, checks and
 actions all go through ``call(function, *args)``, which runs ``function(desktop, *args)``.
-:class:`LocalHost` does that in this process; :class:`vdesk.ray.RemoteDesktop` does it on the
-node that holds the desktop. So one episode loop drives either.
+:class:`LocalHost` does that in this process; :class:`vdesk.cluster.actors.RemoteDesktop` does
+it on the node that holds the desktop. So one episode loop drives either.
 """
 
 from __future__ import annotations
@@ -86,5 +86,5 @@ def fresh_desktops(image: str = IMAGE, environment: Mapping[str, str] | None = N
 
 def given(desktop: DesktopHost) -> DesktopSource:
     """A desktop that is already up and that its owner releases (e.g. the scheduler of
-    :func:`vdesk.ray.run_episodes`); the task's settings were used to start it."""
+    :func:`vdesk.cluster.scheduler.run_episodes`); the task's settings were used to start it."""
     return lambda settings: nullcontext(desktop)

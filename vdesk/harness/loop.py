@@ -30,7 +30,7 @@ from PIL import Image
 from vdesk.actions import ExecuteResult
 from vdesk.coords import Screen
 from vdesk.errors import VdeskError
-from vdesk.harness.agents import Agent, AgentReply
+from vdesk.harness.agents.base import Agent, AgentReply
 from vdesk.harness.checks import CheckResult
 from vdesk.harness.env import DesktopEnv, Observation
 from vdesk.harness.record import CheckRecord, Outcome, Recorder, RunInfo, StepRecord, frame_hash

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from vdesk.harness.agents import ReplayAgent
 from vdesk.harness.record import Outcome, episode_folders, load_run
-from vdesk.harness.runner import SuiteEvent, SuiteSummary, run_suite
+from vdesk.harness.runner import run_suite
+from vdesk.harness.suite import SuiteEvent, SuiteSummary
 from vdesk.image import IMAGE
 
 

@@ -4,7 +4,7 @@ For 1, 2, 4, … desktops on this machine it measures how fast they come up when
 (desktops per second), how many agent steps they take per second when each is driven by its own
 thread (a step: a click, wait until the screen settles, a fresh screenshot), and how much
 memory each holds, idle and after stepping. With a Ray address it measures the same through
-actor-hosted desktops (:mod:`vdesk.ray`). From the figures it estimates what a node of a given
+actor-hosted desktops (:mod:`vdesk.cluster`). From the figures it estimates what a node of a given
 size holds at a given step rate.
 
     report = run_fleet(counts=(1, 2, 4, 8), address=None)
@@ -17,7 +17,6 @@ asserts a timing.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import os
@@ -26,7 +25,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +33,14 @@ from rich.console import Group
 from rich.table import Table
 
 from vdesk import engine, image as desktop_image
-from vdesk.bench import CLICK, percentile, stats_memory_mib
+from vdesk.bench.speed import CLICK, percentile
+from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.container import DEFAULT_SIZE, LABEL
 from vdesk.desktop import Desktop
-from vdesk.errors import BenchError, InvalidAction, VdeskError
+from vdesk.errors import BenchError, InvalidArgument, VdeskError
+from vdesk.progress import Progress
+from vdesk.usage import Usage, container_usage, idle_cores, process_cpu, resident_mib
 from vdesk.version import __version__
-
-Progress = Callable[[str], None]
 
 COUNTS = (1, 2, 4, 8, 16)
 STEP_SECONDS = 5.0     # of stepping per count
@@ -132,49 +131,6 @@ class FleetReport:
                            "environment": self.environment}, indent=2)
 
 
-# -- what a desktop uses ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Usage:
-    """A reading of what one desktop uses: its container and, through Ray, the worker hosting it.
-    CPU figures are cumulative seconds; two readings make a rate."""
-
-    memory_mib: float
-    cpu_seconds: float
-    at: float                      # when the engine sampled the container (seconds since the epoch)
-    host_memory_mib: float = 0.0
-    host_cpu_seconds: float = 0.0
-    host_at: float = 0.0
-
-
-def container_usage(container: Any, host: bool = False) -> Usage:
-    """One ``docker stats`` sample of ``container``: memory as :func:`vdesk.bench.container_memory_mib`
-    counts it (usage minus inactive file cache) and CPU time. ``host=True`` adds this process's
-    resident memory and CPU time (what a Ray worker hosting the desktop costs)."""
-    stats = container.stats(stream=False, one_shot=True)
-    cpu = (stats.get("cpu_stats") or {}).get("cpu_usage", {}).get("total_usage", 0) / 1e9
-    usage = Usage(stats_memory_mib(stats, container.name), cpu, _sampled_at(stats.get("read", "")))
-    if not host:
-        return usage
-    times = os.times()
-    return Usage(usage.memory_mib, usage.cpu_seconds, usage.at, _resident_mib(), times.user + times.system, time.time())
-
-
-def _sampled_at(read: str) -> float:
-    """The engine's sample time (``2026-11-30T05:46:12.123456789Z``); now if it is missing."""
-    try:
-        return datetime.fromisoformat(read[:26].rstrip("Z") + "+00:00").timestamp()
-    except ValueError:
-        return time.time()
-
-
-def idle_cores(before: Usage, after: Usage) -> float:
-    """Cores a desktop used between two readings: its container plus its host-side process."""
-    cores = (after.cpu_seconds - before.cpu_seconds) / max(1e-3, after.at - before.at)
-    if after.host_at > before.host_at:
-        cores += (after.host_cpu_seconds - before.host_cpu_seconds) / (after.host_at - before.host_at)
-    return max(0.0, cores)
-
-
 # -- the two ways of hosting a desktop -------------------------------------------------------
 @dataclass(frozen=True)
 class _Way:
@@ -192,7 +148,7 @@ def _local_way() -> _Way:
 
 
 def _ray_way() -> _Way:
-    from vdesk.ray import DesktopSpec, RemoteDesktop
+    from vdesk.cluster.actors import DesktopSpec, RemoteDesktop
 
     spec = DesktopSpec(size=DEFAULT_SIZE, timeout=UP_TIMEOUT)
     return _Way("ray", lambda: RemoteDesktop.up(spec, timeout=UP_TIMEOUT + 30),
@@ -215,7 +171,7 @@ def run_fleet(counts: Sequence[int] = COUNTS, *, seconds: float = STEP_SECONDS, 
     for it, the cluster lacks the ``vdesk_desktop`` slots, or a smaller count already failed."""
     counts = sorted(set(counts))
     if not counts or counts[0] < 1 or seconds <= 0:
-        raise InvalidAction("counts must be positive and seconds more than 0")
+        raise InvalidArgument("counts must be positive and seconds more than 0")
     client = engine.connect()
     desktop_image.ensure(client, progress=progress)
     environment = _environment(client, seconds)
@@ -232,21 +188,18 @@ def run_fleet(counts: Sequence[int] = COUNTS, *, seconds: float = STEP_SECONDS, 
 
 def _through_ray(address: str, counts: list[int], seconds: float, environment: dict[str, str],
                  skipped: list[str], progress: Progress) -> list[FleetPoint]:
-    try:
-        from vdesk import ray as vray
-    except ImportError as missing:  # Ray is optional: say how to get it, in one line
-        raise VdeskError(str(missing)) from None
+    from vdesk.cluster.membership import RESOURCE, connect, desktop_nodes, leave  # Ray: optional
 
-    joined = vray.connect(address)
+    joined = connect(address)
     try:
-        nodes = vray.desktop_nodes()
+        nodes = desktop_nodes()
         slots = sum(node.slots for node in nodes)
         environment.update(ray_nodes=str(len(nodes)), ray_slots=str(slots), ray_address=address)
-        progress(f"through Ray at {address}: {len(nodes)} nodes, {slots} {vray.RESOURCE} slots")
+        progress(f"through Ray at {address}: {len(nodes)} nodes, {slots} {RESOURCE} slots")
         return _sweep(_ray_way(), counts, seconds, slots, skipped, progress)
     finally:
         if joined:
-            vray.ray.shutdown()
+            leave()
 
 
 def _sweep(way: _Way, counts: list[int], seconds: float, slots: int | None, skipped: list[str],
@@ -281,17 +234,17 @@ def _why_skip(way: _Way, count: int, done: list[FleetPoint], slots: int | None) 
 def _measure(way: _Way, count: int, seconds: float, progress: Progress) -> FleetPoint:
     """Bring ``count`` desktops up at once, weigh them, step them all for ``seconds``, take them down."""
     errors: list[str] = []
-    host_before = _resident_mib()
-    desktops, up_seconds = _up_all(way, count, errors)
+    host_before = resident_mib()
+    desktops, up_seconds = up_all(way.up, way.down, count, UP_TIMEOUT + THREAD_GRACE, errors)
     try:
-        host_share = max(0.0, _resident_mib() - host_before) / max(1, len(desktops))
+        host_share = max(0.0, resident_mib() - host_before) / max(1, len(desktops))
         progress(f"{way.name}: {len(desktops)} of {count} up in {up_seconds:.1f} s; idle for {IDLE_SECONDS:g} s")
         idle, cores = _idle(way, desktops, errors)
         progress(f"{way.name}: stepping {len(desktops)} desktops for {seconds:g} s")
         samples, wall = _step_all(desktops, seconds, errors)
         busy = _weigh(way, desktops, errors)
     finally:
-        _in_threads(way.down, desktops, UP_TIMEOUT)
+        for_each(way.down, desktops, UP_TIMEOUT)
     host = _median([u.host_memory_mib for u in idle]) if way.name == "ray" else host_share
     steps_ms = [s * 1000 for s in samples] or [0.0]
     return FleetPoint(
@@ -305,40 +258,15 @@ def _idle(way: _Way, desktops: list[Any], errors: list[str]) -> tuple[list[Usage
     """Read every desktop twice, ``IDLE_SECONDS`` apart, doing nothing; return the second
     readings and the median cores one desktop used (for a local desktop, with this process's
     share of CPU: it holds every desktop's VNC connection)."""
-    process_before, clock_before = _process_cpu(), time.monotonic()
+    process_before, clock_before = process_cpu(), time.monotonic()
     before = _readings(way, desktops, errors)
     time.sleep(IDLE_SECONDS)
     after = _readings(way, desktops, errors)
     per_desktop = [idle_cores(b, a) for b, a in zip(before, after, strict=True) if b and a]
     if way.name == "local" and desktops:
-        share = (_process_cpu() - process_before) / (time.monotonic() - clock_before) / len(desktops)
+        share = (process_cpu() - process_before) / (time.monotonic() - clock_before) / len(desktops)
         per_desktop = [cores + share for cores in per_desktop]
     return [a for a in after if a], _median(per_desktop)
-
-
-def _up_all(way: _Way, count: int, errors: list[str]) -> tuple[list[Any], float]:
-    """Start ``count`` desktops in threads at once; return those that came up and the seconds
-    until the last of them was ready. One that comes up after we stopped waiting is taken down."""
-    lock = threading.Lock()
-    up: list[Any] = []
-    ready: list[float] = []
-    gave_up = threading.Event()
-    started = time.perf_counter()
-
-    def bring_up() -> None:
-        desktop = way.up()
-        with lock:
-            if not gave_up.is_set():
-                up.append(desktop)
-                ready.append(time.perf_counter() - started)
-                return
-        way.down(desktop)  # too late: nobody would take it down otherwise
-
-    results = _run_threads([bring_up] * count, UP_TIMEOUT + THREAD_GRACE)
-    with lock:
-        gave_up.set()
-        errors += [_describe(r) for r in results if isinstance(r, BaseException)]
-        return list(up), max(ready, default=0.0)
 
 
 def _step_all(desktops: list[Any], seconds: float, errors: list[str]) -> tuple[list[float], float]:
@@ -346,7 +274,8 @@ def _step_all(desktops: list[Any], seconds: float, errors: list[str]) -> tuple[l
     the wall time from the common start to the last step's end."""
     if not desktops:
         return [], 0.0
-    barrier = threading.Barrier(len(desktops) + 1)
+    starts: list[float] = []
+    barrier = threading.Barrier(len(desktops), action=lambda: starts.append(time.perf_counter()))
     durations: list[float] = []
     ends: list[float] = []
     lock = threading.Lock()
@@ -367,13 +296,11 @@ def _step_all(desktops: list[Any], seconds: float, errors: list[str]) -> tuple[l
                 durations.extend(mine)
                 ends.append(end)
 
-    threads = [threading.Thread(target=_catching(drive, errors, lock), args=(d,), daemon=True) for d in desktops]
-    for thread in threads:
-        thread.start()
-    barrier.wait(timeout=THREAD_GRACE)
-    start = time.perf_counter()  # every thread leaves the barrier now
-    _join(threads, seconds + THREAD_GRACE)
+    results = for_each(drive, desktops, THREAD_GRACE + seconds + THREAD_GRACE)
+    # Counted in the point, not raised: the figure is how many cope.
+    errors += [error_line(r) for r in results if isinstance(r, BaseException)]
     with lock:
+        start = starts[0] if starts else time.perf_counter()  # every thread left the barrier then
         return list(durations), max(ends, default=start) - start
 
 
@@ -384,52 +311,9 @@ def _weigh(way: _Way, desktops: list[Any], errors: list[str]) -> list[Usage]:
 
 def _readings(way: _Way, desktops: list[Any], errors: list[str]) -> list[Usage | None]:
     """Every desktop's usage, read at once, in desktop order (None where a reading failed)."""
-    results = _in_threads(way.usage, desktops, THREAD_GRACE)
-    errors += [_describe(r) for r in results if isinstance(r, BaseException)]
+    results = for_each(way.usage, desktops, THREAD_GRACE)
+    errors += [error_line(r) for r in results if isinstance(r, BaseException)]
     return [None if isinstance(r, BaseException) else r for r in results]
-
-
-# -- threads with deadlines -------------------------------------------------------------------
-def _in_threads(call: Callable[[Any], Any], items: list[Any], timeout: float) -> list[Any]:
-    """``call(item)`` for every item at once; each result, or the exception it raised (or a
-    TimeoutError for one still running after ``timeout``)."""
-    return _run_threads([functools.partial(call, item) for item in items], timeout)
-
-
-def _run_threads(calls: list[Callable[[], Any]], timeout: float) -> list[Any]:
-    results: list[Any] = [TimeoutError(f"still running after {timeout:g} s")] * len(calls)
-
-    def one(index: int) -> None:
-        try:
-            results[index] = calls[index]()
-        except BaseException as error:  # handed back to the caller, who counts it
-            results[index] = error
-
-    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    _join(threads, timeout)
-    return list(results)
-
-
-def _join(threads: list[threading.Thread], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-
-
-def _catching(call: Callable[[Any], None], errors: list[str], lock: threading.Lock) -> Callable[[Any], None]:
-    def wrapped(arg: Any) -> None:
-        try:
-            call(arg)
-        except BaseException as error:  # counted in the point, not raised: the figure is how many cope
-            with lock:
-                errors.append(_describe(error))
-    return wrapped
-
-
-def _describe(error: BaseException) -> str:
-    return f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
 
 
 def _median(values: list[float]) -> float:
@@ -445,19 +329,6 @@ def _available_mib() -> float:
     return math.inf
 
 
-def _process_cpu() -> float:
-    times = os.times()
-    return times.user + times.system
-
-
-def _resident_mib() -> float:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def _environment(client: Any, seconds: float) -> dict[str, str]:
     info = client.info()
     others = client.containers.list(filters={"label": f"{LABEL}=desktop"})
@@ -469,13 +340,13 @@ def _environment(client: Any, seconds: float) -> dict[str, str]:
 
 
 def parse_counts(text: str) -> list[int]:
-    """``"1,2,4"`` → ``[1, 2, 4]``; raises :class:`InvalidAction` naming the bad text."""
+    """``"1,2,4"`` → ``[1, 2, 4]``; raises :class:`InvalidArgument` naming the bad text."""
     try:
         counts = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise InvalidAction(f"invalid counts {text!r}: write numbers separated by commas, e.g. 1,2,4,8") from None
+        raise InvalidArgument(f"invalid counts {text!r}: write numbers separated by commas, e.g. 1,2,4,8") from None
     if not counts or min(counts) < 1 or max(counts) > 256:
-        raise InvalidAction(f"invalid counts {text!r}: each must be between 1 and 256")
+        raise InvalidArgument(f"invalid counts {text!r}: each must be between 1 and 256")
     return counts
 
 

@@ -7,7 +7,9 @@
 * :class:`OpenAIComputerAgent` — OpenAI's Responses API with the computer-use tool.
 
 Each speaks plain JSON over HTTP (the standard library's client), so any server with the same
-wire format works: a proxy, a local model server, or the fake server the tests use. Every
+wire format works: a proxy, a local model server, or the fake server the tests use. The wire
+formats themselves (prompts, tools, content blocks, requests) are the adapters' (:mod:`vdesk.adapters`);
+these agents hold the conversation and the connection. Every
 request failure or unreadable reply raises :class:`AgentError` saying what the server said.
 """
 
@@ -24,8 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from vdesk.actions import BaseAction, validation_message
 from vdesk.adapters import anthropic as anthropic_adapter, openai as openai_adapter, uitars
 from vdesk.coords import ImageSpace, Screen, anthropic_target
-from vdesk.errors import AgentError, InvalidAction
-from vdesk.harness.agents import Agent, AgentReply
+from vdesk.errors import AgentError, InvalidAction, VdeskError
+from vdesk.harness.agents.base import Agent, AgentReply
 from vdesk.harness.env import Observation
 from vdesk.harness.tasks import Task
 
@@ -83,35 +85,6 @@ def _failures(observation: Observation) -> str | None:
 
 
 # -- UI-TARS over an OpenAI-compatible chat endpoint ------------------------------------------
-UITARS_PROMPT = """You are a GUI agent. You are given a task and your action history, with screenshots. You need to perform the next action to complete the task.
-
-## Output Format
-```
-Thought: ...
-Action: ...
-```
-
-## Action Space
-click(start_box='<|box_start|>(x1,y1)<|box_end|>')
-left_double(start_box='<|box_start|>(x1,y1)<|box_end|>')
-right_single(start_box='<|box_start|>(x1,y1)<|box_end|>')
-drag(start_box='<|box_start|>(x1,y1)<|box_end|>', end_box='<|box_start|>(x3,y3)<|box_end|>')
-hotkey(key='')
-type(content='') #If you want to submit your input, use "\\n" at the end of `content`.
-scroll(start_box='<|box_start|>(x1,y1)<|box_end|>', direction='down or up or right or left')
-wait() #Sleep for 5s and take a screenshot to check for any changes.
-finished(content='xxx') # Use escape characters \\', \\", and \\n in content part to ensure we can parse the content in normal python string format.
-call_user() # Submit the task and call the user when the task is unsolvable, or when you need the user's help.
-
-## Note
-- Use English in `Thought` part.
-- Write a small plan and finally summarize your next action (with its target element) in one sentence in `Thought` part.
-
-## User Instruction
-{instruction}
-"""
-
-
 class ChatSettings(_Settings):
     """``VDESK_CHAT_BASE_URL`` (default ``http://127.0.0.1:8000/v1``), ``VDESK_CHAT_MODEL``,
     ``VDESK_CHAT_API_KEY``, ``VDESK_CHAT_COORDINATES`` (``grid`` or ``smart_resize``),
@@ -161,18 +134,11 @@ class OpenAIChatAgent(Agent):
         return AgentReply(parsed.actions, raw=text, thought=parsed.thought)
 
     def _request(self, observation: Observation) -> dict[str, Any]:
-        messages: list[dict[str, Any]] = [{"role": "user", "content": UITARS_PROMPT.format(instruction=self._instruction)}]
-        first_image = max(0, len(self._turns) - self.settings.history)
-        for index, (image, reply) in enumerate(self._turns):
-            if index >= first_image:
-                messages.append({"role": "user", "content": [{"type": "image_url", "image_url": {"url": image}}]})
-            if reply is not None:
-                messages.append({"role": "assistant", "content": reply})
+        note = None
         if (failure := _failures(observation)) or observation.user_reply:
             note = f"The last action failed: {failure}" if failure else f"The user answered: {observation.user_reply}"
-            messages.append({"role": "user", "content": note})
-        return {"model": self.settings.model, "messages": messages, "max_tokens": self.settings.max_tokens,
-                "temperature": 0.0}
+        messages = uitars.chat_messages(self._instruction, self._turns, history=self.settings.history, note=note)
+        return uitars.chat_request(self.settings.model, messages, self.settings.max_tokens)
 
     def _headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self.settings.api_key}"} if self.settings.api_key else {}
@@ -256,33 +222,21 @@ class AnthropicAgent(Agent):
         return actions
 
     def _user_content(self, observation: Observation) -> list[dict[str, Any]]:
-        image = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                             "data": observation.frame_base64()}}
+        frame = observation.frame_base64()
         if not self._pending:
-            return [{"type": "text", "text": self._instruction}, image]
-        failure = _failures(observation)
-        results: list[dict[str, Any]] = []
-        for call_id in self._pending:
-            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": [image]}
-            if failure:
-                block["content"] = [{"type": "text", "text": failure}, image]
-                block["is_error"] = True
-            results.append(block)
+            return [{"type": "text", "text": self._instruction}, anthropic_adapter.image_block(frame)]
+        result = anthropic_adapter.ToolResult(error=_failures(observation), base64_image=frame)
+        content = [result.to_api(call_id) for call_id in self._pending]
         if observation.user_reply:
-            results.append({"type": "text", "text": observation.user_reply})
-        return results
+            content.append({"type": "text", "text": observation.user_reply})
+        return content
 
     def _request(self) -> dict[str, Any]:
         tool = anthropic_adapter.tool_definition(self._image, self.settings.tool)
-        return {"model": self.settings.model, "max_tokens": self.settings.max_tokens, "tools": [tool],
-                "messages": self._messages}
+        return anthropic_adapter.messages_request(self.settings.model, self.settings.max_tokens, tool, self._messages)
 
     def _headers(self) -> dict[str, str]:
-        headers = {"anthropic-version": "2023-06-01",
-                   "anthropic-beta": anthropic_adapter.BETA_FLAGS[self.settings.tool]}
-        if self.settings.api_key:
-            headers["x-api-key"] = self.settings.api_key
-        return headers
+        return anthropic_adapter.headers(self.settings.tool, self.settings.api_key)
 
 
 # -- OpenAI computer use ----------------------------------------------------------------------
@@ -344,21 +298,16 @@ class OpenAIComputerAgent(Agent):
 
     def _request(self, observation: Observation) -> dict[str, Any]:
         screenshot = data_url(observation)
-        tool = {"type": "computer_use_preview", "display_width": observation.frame.width,
-                "display_height": observation.frame.height, "environment": "linux"}
-        request: dict[str, Any] = {"model": self.settings.model, "tools": [tool], "truncation": "auto"}
+        tool = openai_adapter.tool_definition(ImageSpace(observation.frame.width, observation.frame.height))
         if self._previous is None:
-            request["input"] = [{"role": "user", "content": [{"type": "input_text", "text": self._instruction},
-                                                             {"type": "input_image", "image_url": screenshot}]}]
-            return request
-        request["previous_response_id"] = self._previous
-        request["input"] = [{"type": "computer_call_output", "call_id": call.get("call_id"),
-                             "acknowledged_safety_checks": call.get("pending_safety_checks", []),
-                             "output": {"type": "computer_screenshot", "image_url": screenshot}}
-                            for call in self._calls]
+            return openai_adapter.responses_request(self.settings.model, tool,
+                                                    openai_adapter.first_input(self._instruction, screenshot))
+        answers = [openai_adapter.screenshot_output(call.get("call_id"), screenshot,
+                                                    call.get("pending_safety_checks", []))
+                   for call in self._calls]
         if observation.user_reply:
-            request["input"].append({"role": "user", "content": observation.user_reply})
-        return request
+            answers.append({"role": "user", "content": observation.user_reply})
+        return openai_adapter.responses_request(self.settings.model, tool, answers, self._previous)
 
     def _headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self.settings.api_key}"} if self.settings.api_key else {}

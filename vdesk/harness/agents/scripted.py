@@ -1,11 +1,5 @@
-"""Agents: what decides the next actions from an observation.
-
-An agent answers each :class:`~vdesk.harness.env.Observation` with an :class:`AgentReply`:
-a list of BaseActions (empty ends the episode), plus the model's raw reply for the record.
-This module has the agents that need no model: a scripted one (a task's solution or any list
-of steps) and a replay of a recorded run. Model agents over HTTP are in
-:mod:`vdesk.harness.http_agents`; :func:`make_agent` builds any of them from a name.
-"""
+"""Agents that need no model: a scripted one (a task's solution or any list of steps) and a
+replay of a recorded run."""
 
 from __future__ import annotations
 
@@ -16,42 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from vdesk.actions import BaseAction, parse_batch
 from vdesk.coords import ImageSpace, Screen
-from vdesk.errors import InvalidAction
+from vdesk.errors import InvalidArgument
+from vdesk.harness.agents.base import Agent, AgentReply
 from vdesk.harness.tasks import Task
 
 if TYPE_CHECKING:
     from vdesk.harness.env import Observation
     from vdesk.harness.record import Run
-
-AGENT_NAMES = ("scripted", "replay:RUN", "openai-chat", "anthropic", "openai")
-
-
-@dataclass(frozen=True)
-class AgentReply:
-    """An agent's answer to one observation."""
-
-    actions: list[BaseAction]
-    raw: str | None = None          # the model's reply as received, for the record
-    thought: str | None = None
-
-
-class Agent:
-    """The agent interface. Subclasses implement :meth:`act`; the rest has sensible defaults."""
-
-    name = "agent"
-
-    def image_space(self, screen: Screen) -> ImageSpace | None:
-        """The size of the frames this agent wants (None: the logical screen)."""
-        return None
-
-    def reset(self, task: Task) -> None:
-        """Get ready for a new episode of ``task``; called before its desktop starts."""
-
-    def act(self, observation: Observation) -> AgentReply:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Release what the agent holds (connections)."""
 
 
 @dataclass
@@ -68,7 +33,7 @@ class ScriptedAgent(Agent):
     def reset(self, task: Task) -> None:
         if self.steps is None:
             if task.solution is None:
-                raise InvalidAction(f"task {task.id} has no solution for the scripted agent to play")
+                raise InvalidArgument(f"task {task.id} has no solution for the scripted agent to play")
             self._queue = task.solution_actions()
         else:
             self._queue = [parse_batch(list(step)) for step in self.steps]
@@ -102,7 +67,7 @@ class ReplayAgent(Agent):
 
     def image_space(self, screen: Screen) -> ImageSpace | None:
         if self.run is None:
-            raise InvalidAction("reset the replay agent to a task before asking its image size")
+            raise InvalidArgument("reset the replay agent to a task before asking its image size")
         width, height = self.run.info.image_size
         return ImageSpace(width, height)
 
@@ -116,22 +81,5 @@ class ReplayAgent(Agent):
         matching = [run for run in runs if run.task.id == task.id]
         if not matching:
             recorded = ", ".join(sorted(run.task.id for run in runs))
-            raise InvalidAction(f"no recorded episode of task {task.id} to replay (recorded: {recorded})")
+            raise InvalidArgument(f"no recorded episode of task {task.id} to replay (recorded: {recorded})")
         return matching[0]
-
-
-def make_agent(spec: str) -> Agent:
-    """An agent from its command-line name: ``scripted``, ``replay:RUN``, ``openai-chat``,
-    ``anthropic`` or ``openai`` (model agents read their settings from the environment)."""
-    if spec == "scripted":
-        return ScriptedAgent()
-    if spec.startswith("replay:"):
-        return ReplayAgent(spec.removeprefix("replay:"))
-    from vdesk.harness import http_agents
-
-    factories = {"openai-chat": http_agents.OpenAIChatAgent.from_env,
-                 "anthropic": http_agents.AnthropicAgent.from_env,
-                 "openai": http_agents.OpenAIComputerAgent.from_env}
-    if spec not in factories:
-        raise InvalidAction(f"unknown agent {spec!r}: use one of {', '.join(AGENT_NAMES)}")
-    return factories[spec]()

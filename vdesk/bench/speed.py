@@ -22,7 +22,6 @@ import platform
 import random
 import statistics
 import string
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -31,19 +30,19 @@ from typing import Any
 
 import docker
 import docker.errors
-from docker.models.containers import Container
 from PIL import Image
 from rich.table import Table
 from vncdotool import api as vnc_api
 
 from vdesk import engine, image as desktop_image
+from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.container import DEFAULT_SIZE, LABEL
 from vdesk.desktop import Desktop
-from vdesk.errors import BenchError
+from vdesk.errors import BenchError, InvalidArgument, VdeskError
 from vdesk.operator import encode
+from vdesk.progress import Progress
+from vdesk.usage import container_memory_mib
 from vdesk.version import __version__
-
-Progress = Callable[[str], None]
 
 WARMUP = 3  # untimed runs before sampling each operation
 TYPING_LENGTHS = (100, 1000)
@@ -52,6 +51,8 @@ TYPING_TITLE = "vdesk-bench-typing"
 TYPING_FILE = "/tmp/typed.txt"
 TYPING_LANDED_TIMEOUT = 10.0  # seconds to wait for a typed line to reach the file
 IDLE_SECONDS = 1.0  # how long a desktop idles before its memory is read
+UP_TIMEOUT = 180.0  # seconds for many desktops started at once on few cores to come up (or go)
+READING_TIMEOUT = 60.0  # seconds for the engine's stats of every desktop
 POINT = {"raw": {"x": 640, "y": 400}}
 CLICK = [{"type": "click", "inputs": {"point": POINT}}]
 KEY = [{"type": "hotkey", "inputs": {"key": "shift"}}]
@@ -152,7 +153,7 @@ def run_bench(*, baseline: bool = False, repeats: int = 30, desktops: int = 10,
     times the naive ways and fills :attr:`BenchReport.ratios`. Progress lines go to ``progress``.
     """
     if repeats < 1 or desktops < 1:
-        raise ValueError("repeats and desktops must be at least 1")
+        raise InvalidArgument("repeats and desktops must be at least 1")
     client = engine.connect()
     desktop_image.ensure(client, progress=progress)
     environment = _environment(client, repeats, desktops)
@@ -354,38 +355,15 @@ def _lifecycle(repeats: int) -> list[Measurement]:
 
 def _parallel(client: docker.DockerClient, count: int, progress: Progress) -> list[Measurement]:
     """Bring ``count`` desktops up at once, read their memory, take them all down."""
-    up: list[Desktop | None] = [None] * count
-    ready_at: list[float] = [0.0] * count
-    errors: list[str] = []
-    lock = threading.Lock()
-    started = time.perf_counter()
-
-    def bring_up(index: int) -> None:
-        try:
-            desktop = Desktop.up(size=DEFAULT_SIZE)
-        except Exception as error:  # counted and reported, not raised: how many came up is the measurement
-            with lock:
-                errors.append(f"{type(error).__name__}: {error}")
-            return
-        up[index], ready_at[index] = desktop, time.perf_counter() - started
-
-    threads = [threading.Thread(target=bring_up, args=(i,), name=f"bench-up-{i}", daemon=True) for i in range(count)]
+    errors: list[str] = []  # counted and reported, not raised: how many came up is the measurement
+    running, ready = up_all(lambda: Desktop.up(size=DEFAULT_SIZE), Desktop.down, count, UP_TIMEOUT, errors)
     try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        running = [d for d in up if d is not None]
-        all_ready = max(ready_at) * 1000
+        all_ready = ready * 1000
         progress(f"{len(running)} of {count} up; reading their memory after {IDLE_SECONDS:g} s idle")
         time.sleep(IDLE_SECONDS)
-        memory = _in_threads(lambda d: container_memory_mib(d.container), running)
+        memory = _memory_of(running)
     finally:
-        for thread in threads:  # a desktop still starting is taken down too
-            thread.join()
-        for desktop in up:
-            if desktop is not None:
-                desktop.down()
+        for_each(Desktop.down, running, UP_TIMEOUT)
     failed = f"; {len(errors)} failed: {errors[0]}" if errors else ""
     results = [Measurement.of("parallel_up", "count", [float(len(running))], note=f"{len(running)} of {count} came up{failed}")]
     if running:
@@ -396,44 +374,16 @@ def _parallel(client: docker.DockerClient, count: int, progress: Progress) -> li
     return results
 
 
-def _in_threads(call: Callable[[Desktop], float], desktops: list[Desktop]) -> list[float]:
-    results: list[float | BaseException] = [0.0] * len(desktops)
-
-    def one(index: int) -> None:
-        try:
-            results[index] = call(desktops[index])
-        except BaseException as error:
-            results[index] = error
-
-    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(desktops))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+def _memory_of(desktops: list[Desktop]) -> list[float]:
+    """Every desktop's memory, read at once; a reading that fails fails the measurement."""
+    results = for_each(lambda desktop: container_memory_mib(desktop.container), desktops, READING_TIMEOUT)
     for result in results:
         if isinstance(result, BaseException):
-            raise BenchError(f"reading a desktop's memory failed: {result}") from result
+            raise BenchError(f"reading a desktop's memory failed: {error_line(result)}") from result
     return [r for r in results if isinstance(r, float)]
 
 
 MEMORY_NOTE = "container memory usage minus inactive file cache, as `docker stats` counts it"
-
-
-def container_memory_mib(container: Container) -> float:
-    """A container's memory in MiB as ``docker stats`` shows it: usage minus the inactive
-    file cache (cgroup v1 ``total_inactive_file``, v2 ``inactive_file``). Files in the
-    desktop's tmpfs are real memory and stay counted."""
-    return stats_memory_mib(container.stats(stream=False, one_shot=True), container.name)
-
-
-def stats_memory_mib(stats: dict[str, Any], name: str) -> float:
-    """The memory of one ``docker stats`` sample, counted as :func:`container_memory_mib` says."""
-    memory = stats.get("memory_stats") or {}
-    if not memory.get("usage"):
-        raise BenchError(f"the engine reports no memory usage for {name}")
-    detail = memory.get("stats") or {}
-    inactive = detail.get("total_inactive_file", detail.get("inactive_file", 0))
-    return (memory["usage"] - inactive) / 2**20
 
 
 # -- the run's surroundings -------------------------------------------------------------------

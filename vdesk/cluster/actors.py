@@ -1,0 +1,318 @@
+"""Desktops hosted in Ray actors: each one up on a node that has Docker and the image.
+
+    vdesk.cluster.connect("127.0.0.1:6379")
+    with RemoteDesktop.up(DesktopSpec(size=(1280, 800))) as desktop:
+        desktop.execute([{"type": "click", "inputs": {"point": {"raw": {"x": 10, "y": 10}}}}])
+        desktop.screenshot().save("shot.png")
+
+The actor calls :meth:`Desktop.up` in its constructor, so the container runs on the actor's
+node and is leased to the actor's worker process: when the actor is killed or its node dies,
+the worker dies with it and the lease removes the container. Frames travel as PNG or JPEG
+bytes; the host decodes them. Every call from the host waits a bounded time.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import logging
+import os
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import ray
+import ray.exceptions
+from PIL import Image
+from pydantic import BaseModel, ConfigDict, Field
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from vdesk.channel import Completed
+from vdesk.cluster.membership import RESOURCE
+from vdesk.coords import Screen
+from vdesk.actions import ExecuteResult
+from vdesk.container import DEFAULT_SIZE, Limits, Network
+from vdesk.desktop import Desktop
+from vdesk.errors import DesktopGone, DesktopLost, DesktopTimeout, InvalidArgument, VdeskError, first_line
+from vdesk.image import IMAGE
+from vdesk.operator import encode
+from vdesk.usage import Usage, container_usage
+
+UP_TIMEOUT = 120.0     # seconds for an actor to be placed, start its worker and bring a desktop up
+CALL_SLACK = 30.0      # seconds a call may take beyond its own timeout (queueing, transfer)
+CALL_TIMEOUT = 60.0    # seconds for a call that has no timeout of its own
+CLOSE_TIMEOUT = 30.0   # seconds for a graceful close before the actor is killed anyway
+
+# The errors that mean the desktop's host went away (its actor, its worker or its node), not
+# that the work on it failed: only these make an item worth running again elsewhere.
+LOST_ERRORS: tuple[type[BaseException], ...] = (
+    ray.exceptions.RayActorError,          # includes ActorDiedError and ActorUnavailableError
+    ray.exceptions.NodeDiedError,
+    ray.exceptions.WorkerCrashedError,
+    ray.exceptions.ActorUnschedulableError,  # a hard node affinity to a node that died meanwhile
+    ray.exceptions.ObjectLostError,
+    ray.exceptions.LocalRayletDiedError,
+)
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+# -- what crosses the wire --------------------------------------------------------------------
+class DesktopSpec(BaseModel):
+    """How to start a desktop on a node: the arguments of :meth:`Desktop.up` that make sense remotely."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    size: tuple[int, int] = DEFAULT_SIZE
+    scale: float = 1.0
+    image: str = IMAGE
+    network: Network = "none"
+    ttl: float | None = None
+    memory: str = Limits.memory
+    cpus: float = Limits.cpus
+    timeout: float = Field(default=60.0, gt=0)  # for Desktop.up on the node
+    environment: dict[str, str] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RemoteInfo:
+    """Where a hosted desktop lives."""
+
+    name: str
+    screen: Screen
+    node_id: str
+    hostname: str
+    pid: int  # of the actor's worker process, which holds the lease
+
+
+# -- the actor --------------------------------------------------------------------------------
+class DesktopActor:
+    """Hosts one desktop in a Ray worker process; use it through :func:`actor_class`.
+
+    The desktop is brought up in the constructor, so its container runs on this actor's node
+    and its lease is held by this worker process.
+    """
+
+    def __init__(self, spec: DesktopSpec) -> None:
+        self._desktop = Desktop.up(
+            spec.size, scale=spec.scale, image=spec.image, network=spec.network, ttl=spec.ttl,
+            limits=Limits(memory=spec.memory, cpus=spec.cpus), timeout=spec.timeout,
+            environment=dict(spec.environment))
+
+    def where(self) -> RemoteInfo:
+        """Which desktop this is and where it lives; answering at all says the actor is alive."""
+        return RemoteInfo(self._desktop.name, self._desktop.screen, ray.get_runtime_context().get_node_id(),
+                          socket.gethostname(), os.getpid())
+
+    def screenshot(self, format: Literal["png", "jpeg"] = "png", quality: int = 85, fresh: bool = True,
+                   size: tuple[int, int] | None = None) -> bytes:
+        return encode(self._desktop.screenshot(size, fresh=fresh), format, quality)
+
+    def execute(self, actions: Any, settle: bool = False) -> ExecuteResult:
+        return self._desktop.execute(actions, settle=settle)
+
+    def wait_until_settled(self, quiet: float = 0.03, timeout: float = 10.0,
+                           format: Literal["png", "jpeg"] = "png") -> bytes:
+        return encode(self._desktop.wait_until_settled(quiet, timeout), format)
+
+    def wait_for_change(self, region: tuple[int, int, int, int] | None = None, timeout: float = 10.0,
+                        format: Literal["png", "jpeg"] = "png") -> bytes:
+        return encode(self._desktop.wait_for_change(region, timeout), format)
+
+    def run(self, argv: Sequence[str], wait: bool = False, timeout: float = 60.0,
+            stdin: str | None = None) -> Completed:
+        return self._desktop.run(argv, wait=wait, timeout=timeout, stdin=stdin)
+
+    def usage(self) -> Usage:
+        """What the desktop uses, and this worker hosting it (read as for a local desktop, so
+        local and Ray figures compare)."""
+        return container_usage(self._desktop.container, host=True)
+
+    def call(self, function: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        return function(self._desktop, *args)
+
+    def close(self) -> None:
+        self._desktop.down()
+
+
+@functools.cache
+def actor_class() -> Any:
+    """:class:`DesktopActor` as a Ray actor class; made on first use, so importing needs no cluster."""
+    return ray.remote(DesktopActor)
+
+
+# -- the host side ----------------------------------------------------------------------------
+class RemoteDesktop:
+    """A desktop hosted by a :class:`DesktopActor`, driven from this process.
+
+    The methods mirror :class:`Desktop`'s; screenshots come back as PIL images. Leaving a
+    ``with`` block (or :meth:`close`) removes the desktop and kills its actor. When the actor
+    or its node dies, calls raise :class:`DesktopLost` and :attr:`lost` remembers why.
+    """
+
+    def __init__(self, actor: Any, info: RemoteInfo) -> None:
+        self.actor = actor
+        self.info = info
+        self.name = info.name
+        self.screen = info.screen
+        self.node_id = info.node_id
+        self.lost: str | None = None
+        self._closed = False
+
+    @classmethod
+    def up(cls, spec: DesktopSpec | None = None, *, node_id: str | None = None,
+           timeout: float = UP_TIMEOUT, on_actor: Callable[[Any], None] = lambda actor: None) -> RemoteDesktop:
+        """Start a desktop on the cluster (on ``node_id`` if given) and return once it is ready.
+
+        Needs a connected Ray (see :func:`connect`) and a node with a free ``vdesk_desktop``.
+        ``on_actor`` hears of the hosting actor as soon as it exists: killing it ends the wait.
+        """
+        if not ray.is_initialized():
+            raise VdeskError("Ray is not connected: call vdesk.cluster.connect(ADDRESS) first")
+        options: dict[str, Any] = {"num_cpus": 0, "resources": {RESOURCE: 1}, "max_restarts": 0,
+                                   "max_task_retries": 0}
+        if node_id is not None:
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
+        actor = actor_class().options(**options).remote(spec or DesktopSpec())
+        try:
+            on_actor(actor)
+            info = _ask(actor.where.remote, timeout, "starting a desktop on the cluster")
+        except BaseException:
+            ray.kill(actor, no_restart=True)  # a desktop that came up late is removed by its lease
+            raise
+        return cls(actor, info)
+
+    def __enter__(self) -> RemoteDesktop:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<RemoteDesktop {self.name} on {self.node_id[:8]} {self.screen.width}x{self.screen.height}>"
+
+    # -- frames -------------------------------------------------------------------------------
+    def screenshot(self, size: tuple[int, int] | None = None, *, fresh: bool = True) -> Image.Image:
+        """The screen as an RGB image (PNG on the wire, so exact)."""
+        return _decode(self.screenshot_bytes("png", size=size, fresh=fresh))
+
+    def screenshot_bytes(self, format: Literal["png", "jpeg"] = "png", *, quality: int = 85,
+                         fresh: bool = True, size: tuple[int, int] | None = None) -> bytes:
+        """The screen encoded on the node, as it travelled: for agents that send bytes on."""
+        if format not in ("png", "jpeg"):
+            raise InvalidArgument(f"format must be png or jpeg, got {format!r}")
+        return self._call("screenshot", CALL_TIMEOUT, format, quality, fresh, size)
+
+    def wait_until_settled(self, quiet: float = 0.03, timeout: float = 10.0) -> Image.Image:
+        return _decode(self._call("wait_until_settled", timeout, quiet, timeout))
+
+    def wait_for_change(self, region: tuple[int, int, int, int] | None = None,
+                        timeout: float = 10.0) -> Image.Image:
+        return _decode(self._call("wait_for_change", timeout, region, timeout))
+
+    # -- programs and actions -----------------------------------------------------------------
+    def execute(self, actions: Any, *, settle: bool = False) -> ExecuteResult:
+        return self._call("execute", CALL_TIMEOUT, actions, settle)
+
+    def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0,
+            stdin: str | None = None) -> Completed:
+        return self._call("run", timeout, list(argv), wait, timeout, stdin)
+
+    def call(self, function: Callable[..., T], *args: Any, timeout: float = CALL_TIMEOUT) -> T:
+        """Run ``function(desktop, *args)`` on the node, next to the real :class:`Desktop`: for
+        what has no method here (window queries, a whole episode). ``function``, its arguments
+        and its result travel by pickle; a module-level function travels best."""
+        return self._call("call", timeout, function, args)
+
+    def usage(self) -> Usage:
+        """A :class:`vdesk.usage.Usage` reading: the container's memory and CPU time, and the
+        hosting worker's."""
+        return self._call("usage", CALL_TIMEOUT)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Remove the desktop, then kill the actor (which would remove it through the lease anyway)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.lost is None:
+                _ask(self.actor.close.remote, CLOSE_TIMEOUT, f"closing {self.name}")
+        except (VdeskError, ray.exceptions.RayError) as error:
+            log.debug("closing %s: %s", self.name, error)  # the kill below removes it all the same
+        finally:
+            kill(self.actor)
+
+    def check_alive(self, timeout: float = 10.0) -> bool:
+        """Ask the actor whether it is still there; a loss (or no answer) sets :attr:`lost`."""
+        if self.lost is None and not self._closed:
+            try:
+                _ask(self.actor.where.remote, timeout, f"checking {self.name}")
+            except VdeskError as error:  # DesktopLost, or a node too far gone to answer
+                self.lost = str(error)
+        return self.lost is None
+
+    def kill(self) -> None:
+        """Kill the actor now; its worker dies and the lease removes the container."""
+        self._closed = True
+        kill(self.actor)
+
+    def _call(self, method: str, timeout: float, *args: Any) -> Any:
+        if self._closed:
+            raise DesktopGone(f"desktop {self.name} is closed")
+        try:
+            return _ask(functools.partial(getattr(self.actor, method).remote, *args), timeout + CALL_SLACK,
+                        f"{method} on {self.name}")
+        except DesktopLost as error:
+            self.lost = self.lost or str(error)
+            raise
+
+
+def kill(actor: Any) -> None:
+    """Kill an actor; a dead one, or a Ray already shut down, is fine."""
+    if not ray.is_initialized():
+        return  # its actors went with the connection; a Ray call now would start a new local Ray
+    try:
+        ray.kill(actor, no_restart=True)
+    except Exception as error:  # nothing left to kill
+        log.debug("killing an actor: %s", error)
+
+
+def _ask(send: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Send an actor call and wait for its answer, with a deadline, turning Ray's errors into
+    vdesk's. Not once Ray has shut down: any Ray call then would start a new local Ray."""
+    if not ray.is_initialized():
+        raise DesktopLost(f"{what}: Ray has shut down in this process")
+    try:
+        return ray.get(send(), timeout=timeout)
+    except ray.exceptions.GetTimeoutError:
+        raise DesktopTimeout(f"{what} did not answer within {timeout:g} s") from None
+    except ray.exceptions.RayTaskError as error:
+        # The method itself raised; hand over the desktop's own error (DesktopGone, InvalidAction …).
+        cause = error.cause
+        if isinstance(cause, VdeskError):
+            raise cause from None
+        raise
+    except ray.exceptions.ActorDiedError as error:
+        if error.actor_init_failed:  # Desktop.up raised on the node: the desktop never started
+            raise VdeskError(f"{what}: the desktop did not start on the node: {_init_cause(error)}") from None
+        raise DesktopLost(f"{what}: the desktop's actor or node died ({type(error).__name__}: "
+                          f"{first_line(error)})") from error
+    except LOST_ERRORS as error:
+        raise DesktopLost(f"{what}: the desktop's actor or node died ({type(error).__name__}: "
+                          f"{first_line(error)})") from error
+
+
+def _init_cause(error: BaseException) -> str:
+    """The last line of the constructor's traceback that Ray folds into the message: the error itself."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    named = [line for line in lines if line.split(":", 1)[0].rsplit(".", 1)[-1].endswith(("Error", "Exception",
+                                                                                          "Timeout", "Gone"))]
+    return (named or lines or [type(error).__name__])[-1][:300]
+
+
+def _decode(data: bytes) -> Image.Image:
+    image = Image.open(io.BytesIO(data))
+    image.load()
+    return image if image.mode == "RGB" else image.convert("RGB")

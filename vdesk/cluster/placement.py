@@ -1,0 +1,151 @@
+"""A suite run's episodes on a Ray cluster (``vdesk eval SUITE --ray ADDRESS``): the
+:class:`~vdesk.harness.suite.Placement` that :func:`vdesk.harness.runner.run_suite` is given.
+
+The agent, the episode loop and the run folders stay in this process; each episode's desktop
+lives in an actor on a cluster node (:class:`~vdesk.cluster.actors.RemoteDesktop`), placed by
+:func:`~vdesk.cluster.scheduler.run_episodes` with a per-node limit. The episode runs the same code as a local
+one: :class:`~vdesk.harness.env.DesktopEnv` is handed the remote desktop.
+
+An episode whose node (or actor) dies runs once more on another node. The lost try's partial
+run folder is moved to ``.lost/TASK/attempt-N`` in the suite folder (a task id never starts
+with a dot, so it is not taken for an episode), and the outcome's ``attempts`` say where each
+try ran, why it was abandoned and where its folder went.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from vdesk.cluster.actors import DesktopSpec, RemoteDesktop
+from vdesk.cluster.membership import connect
+from vdesk.cluster.scheduler import Attempt, EpisodeOutcome, Hooks, run_episodes
+from vdesk.errors import InvalidArgument
+from vdesk.harness.env import DesktopEnv, setup_timeout
+from vdesk.harness.hosts import given
+from vdesk.harness.loop import EpisodeResult, Status
+from vdesk.harness.record import AttemptRecord, Outcome, write_outcome
+from vdesk.harness.suite import Episodes, SuiteEvent, skipped
+from vdesk.harness.tasks import Task
+
+LOST_DIR = ".lost"
+RETRIES = 1
+# Seconds an attempt may take beyond its task's time limit and setup: the desktop coming up on
+# a node, the final frame, the checks, and an agent's reply that overran the limit.
+EPISODE_SLACK = 300.0
+
+
+@dataclass(frozen=True)
+class ClusterPlacement:
+    """Episodes on the desktops of the Ray cluster at ``address`` (``HOST:PORT`` of its head),
+    at most ``per_node`` on one node (default: as many as run at once)."""
+
+    address: str
+    per_node: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.per_node is not None and self.per_node < 1:
+            raise InvalidArgument(f"per_node must be at least 1, got {self.per_node}")
+
+    @classmethod
+    def join(cls, address: str, per_node: int | None = None) -> ClusterPlacement:
+        """Join the cluster now, as a run would: fails at once, in one line, when nothing
+        answers there."""
+        connect(address)
+        return cls(address, per_node)
+
+    @property
+    def ray_address(self) -> str:
+        return self.address
+
+    def node_limit(self, parallel: int) -> int:
+        return self.per_node or parallel
+
+    def run(self, episodes: Episodes, tasks: Sequence[Task], *, parallel: int, image: str,
+            environment: Mapping[str, str] | None) -> None:
+        """Play every task on a desktop of the cluster; outcomes go to ``episodes``.
+
+        On an interrupt the running desktops are killed, and the episodes that had not ended
+        are recorded as cancelled before it is re-raised.
+        """
+        tasks = list(tasks)
+        moved: dict[int, list[str | None]] = {index: [] for index in range(len(tasks))}
+
+        def work(desktop: RemoteDesktop, task: Task) -> EpisodeResult:
+            result = episodes.play(task, DesktopEnv(source=given(desktop)))
+            if not result.success:
+                desktop.check_alive()  # a node lost without a clear error (a call timed out) is retried too
+            return result
+
+        def retrying(index: int, attempt: Attempt) -> None:
+            task = tasks[index]
+            moved[index].append(move_aside(episodes.out, task.id, len(moved[index]) + 1) if attempt.desktop else None)
+            episodes.notify(SuiteEvent("retrying", task.id, detail=f"{attempt.loss}: {attempt.error}"))
+
+        def done(ended: EpisodeOutcome[EpisodeResult]) -> None:
+            task = tasks[ended.index]
+            result = ended.result or EpisodeResult(failed(task, episodes.agent, ended))
+            records = attempt_records(ended.attempts, moved[ended.index])
+            outcome = result.outcome.model_copy(update={"attempts": records})
+            if ended.attempts and ended.attempts[-1].desktop is not None and (episodes.out / task.id).is_dir():
+                write_outcome(episodes.out / task.id, outcome)  # the folder of this run's last try
+            episodes.ended(task, dataclasses.replace(result, outcome=outcome))
+
+        try:
+            run_episodes(work, tasks, address=self.address, parallel=parallel,
+                         per_node=self.node_limit(parallel), retries=RETRIES,
+                         timeout=episode_timeout(tasks), hooks=Hooks(retrying, done),
+                         spec=functools.partial(desktop_spec, image=image, environment=environment))
+        except BaseException:
+            episodes.cancel.set()  # work still running stops between two actions
+            for task in tasks:
+                if task.id not in episodes.outcomes:
+                    cut_short = skipped(task, episodes.agent, "not finished: the run was interrupted")
+                    episodes.outcomes[task.id] = cut_short.outcome
+            raise
+
+
+def desktop_spec(task: Task, *, image: str, environment: Mapping[str, str] | None) -> DesktopSpec:
+    """How the desktop of ``task`` starts on a node."""
+    settings = task.desktop
+    return DesktopSpec(size=settings.dimensions, scale=settings.scale, network=settings.network, image=image,
+                       environment=dict(environment or {}))
+
+
+def episode_timeout(tasks: Sequence[Task]) -> float:
+    """A bound on one attempt of any of ``tasks``, past which its desktop is killed: a
+    backstop, since each episode keeps its own time limit."""
+    return max(task.time_limit + setup_timeout(task) for task in tasks) + EPISODE_SLACK
+
+
+def move_aside(out: Path, task_id: str, number: int) -> str | None:
+    """Move the run folder of a lost try out of the way of the next one; returns where it went,
+    relative to ``out`` (None when the try wrote nothing)."""
+    source = out / task_id
+    if not source.is_dir():
+        return None
+    target = out / LOST_DIR / task_id / f"attempt-{number}"
+    shutil.rmtree(target, ignore_errors=True)  # left by an earlier run into the same folder
+    target.parent.mkdir(parents=True, exist_ok=True)
+    source.rename(target)
+    return target.relative_to(out).as_posix()
+
+
+def attempt_records(attempts: Sequence[Attempt], moved: Sequence[str | None]) -> list[AttemptRecord]:
+    """The tries of an episode as its outcome records them; ``moved`` holds where each lost
+    try's folder went, in order."""
+    return [AttemptRecord(node=attempt.node_id, address=attempt.address, desktop=attempt.desktop,
+                          seconds=round(attempt.seconds, 3), error=attempt.error, lost=attempt.lost,
+                          moved_to=moved[number] if number < len(moved) else None)
+            for number, attempt in enumerate(attempts)]
+
+
+def failed(task: Task, agent: str, ended: EpisodeOutcome[EpisodeResult]) -> Outcome:
+    """The outcome of an episode that ended without a result: its last try timed out, lost its
+    node once too often, or never got a desktop."""
+    return Outcome(task_id=task.id, agent=agent, status=Status.ERROR.value, success=False, steps=0,
+                   elapsed_s=round(ended.attempts[-1].seconds, 3) if ended.attempts else 0.0, error=ended.error)

@@ -1,0 +1,131 @@
+"""What a suite run is made of: its summary (``results.json``), its events, the episodes it
+shares, and where they run (a :class:`Placement`).
+
+:mod:`vdesk.harness.runner` runs a suite with a placement: on this machine
+(:class:`~vdesk.harness.runner.LocalPlacement`) or on a Ray cluster
+(:class:`vdesk.cluster.placement.ClusterPlacement`); both play the same :class:`Episodes`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, Field, computed_field
+
+from vdesk.harness.agents.base import Agent
+from vdesk.harness.env import DesktopEnv
+from vdesk.harness.loop import EpisodeResult, Status, run_episode
+from vdesk.harness.record import Outcome
+from vdesk.harness.tasks import Task
+
+RESULTS_FILE = "results.json"
+AgentFactory = Callable[[], Agent]
+
+
+class SuiteSummary(BaseModel):
+    """``results.json`` of a suite run."""
+
+    agent: str
+    parallel: int
+    ray_address: str | None = None  # the Ray cluster the desktops lived on, if any
+    per_node: int | None = None
+    started_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    elapsed_s: float = 0.0
+    interrupted: bool = False
+    episodes: list[Outcome] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def successes(self) -> int:
+        return sum(outcome.success for outcome in self.episodes)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def success_rate(self) -> float:
+        return self.successes / len(self.episodes) if self.episodes else 0.0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def mean_steps(self) -> float:
+        return sum(o.steps for o in self.episodes) / len(self.episodes) if self.episodes else 0.0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def time_per_step_s(self) -> float:
+        """Wall time per step, over every step of every episode."""
+        steps = sum(o.steps for o in self.episodes)
+        return sum(o.elapsed_s for o in self.episodes) / steps if steps else 0.0
+
+    def write(self, folder: Path) -> Path:
+        path = folder / RESULTS_FILE
+        path.write_text(self.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
+        return path
+
+
+@dataclass(frozen=True)
+class SuiteEvent:
+    """Progress of a suite run, for a progress bar: an episode started, ended, or (on a
+    cluster) lost its node and is to run again elsewhere."""
+
+    kind: Literal["started", "ended", "retrying"]
+    task_id: str
+    result: EpisodeResult | None = None   # when it ended
+    detail: str | None = None             # why it is retried
+
+
+@dataclass
+class Episodes:
+    """What every episode of a suite run shares, and the outcomes as they come."""
+
+    agent_factory: AgentFactory
+    agent: str
+    out: Path
+    cancel: threading.Event
+    notify: Callable[[SuiteEvent], None]
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+
+    def play(self, task: Task, env: DesktopEnv) -> EpisodeResult:
+        """One episode of ``task`` on the desktop ``env`` opens, into the task's folder."""
+        if self.cancel.is_set():
+            return skipped(task, self.agent)
+        self.notify(SuiteEvent("started", task.id))
+        result = run_episode(self.agent_factory(), task, out=self.out / task.id, env=env, cancel=self.cancel)
+        if result.paused is not None:
+            result.paused.close()  # nobody is there to answer in a batch run
+        return result
+
+    def ended(self, task: Task, result: EpisodeResult) -> None:
+        self.outcomes[task.id] = result.outcome
+        self.notify(SuiteEvent("ended", task.id, result))
+
+
+class Placement(Protocol):
+    """Where a suite's episodes run: each is played on a desktop the placement opens, and its
+    outcome handed to :meth:`Episodes.ended`."""
+
+    @property
+    def ray_address(self) -> str | None:
+        """The Ray cluster the desktops live on (None: this machine), for ``results.json``."""
+        ...
+
+    def node_limit(self, parallel: int) -> int | None:
+        """Desktops at a time on one node of a cluster (None: this machine)."""
+        ...
+
+    def run(self, episodes: Episodes, tasks: Sequence[Task], *, parallel: int, image: str,
+            environment: Mapping[str, str] | None) -> None:
+        """Play every task, ``parallel`` at a time, each on a fresh desktop of ``image`` with
+        ``environment`` set; on an interrupt, release every desktop before re-raising."""
+        ...
+
+
+def skipped(task: Task, agent: str, why: str = "not started: the run was interrupted") -> EpisodeResult:
+    """The result of an episode cut short (or never started) because the run was interrupted."""
+    outcome = Outcome(task_id=task.id, agent=agent, status=Status.CANCELLED.value, success=False,
+                      steps=0, elapsed_s=0.0, error=why)
+    return EpisodeResult(outcome)
