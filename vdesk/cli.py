@@ -19,7 +19,7 @@ from rich.table import Table
 from vdesk import engine as engines, image as desktop_image
 from vdesk.adapters import Format, to_actions
 from vdesk.desktop import VNC_TARGET, Desktop, list_desktops, parse_size, prune_desktops, remove_desktops
-from vdesk.errors import InvalidAction, VdeskError
+from vdesk.errors import InvalidAction, InvalidArgument, VdeskError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Disposable, sandboxed Linux desktops for GUI agents.")
@@ -218,6 +218,31 @@ def vnc(name: str, port: Annotated[int, typer.Option(help="Local port on 127.0.0
 
 
 @app.command()
+def record(
+    name: str,
+    output: Annotated[Path, typer.Option("-o", "--output", help="The video file (.mp4).")] = Path("session.mp4"),
+    fps: Annotated[float, typer.Option(help="Frames per second.")] = 10.0,
+    seconds: Annotated[Optional[float], typer.Option(help="Stop after this many seconds (default: at Ctrl-C).")] = None,
+) -> None:
+    """Record a desktop's screen into an MP4 until Ctrl-C (or for --seconds)."""
+    from vdesk.video import check_options
+
+    check_options(output, fps)  # a bad path or rate fails before anything starts
+    if seconds is not None and not 0 < seconds <= 10**7:
+        raise InvalidArgument(f"--seconds must be more than 0, got {seconds}")
+    with Desktop.attach(name, engine=_options.engine) as desktop, desktop.record(output, fps=fps) as recording:
+        err.print(f"recording {name} into {output} at {fps:g} fps" + ("" if seconds else " (Ctrl-C to stop)"))
+        try:
+            while recording.error is None and (seconds is None or recording.elapsed() < seconds):
+                time.sleep(0.1 if seconds is None else max(0.0, min(0.1, seconds - recording.elapsed())))
+        except KeyboardInterrupt:
+            pass  # leaving the block finishes the file
+    out.print(f"saved {output} ({recording.frames} frames, {recording.seconds:.1f} s)", highlight=False)
+    if recording.error is not None:
+        raise recording.error
+
+
+@app.command()
 def bench(
     baseline: Annotated[bool, typer.Option(help="Also time the naive ways, in the same run, and print ratios.")] = False,
     repeats: Annotated[int, typer.Option(help="Samples per measurement.")] = 30,
@@ -272,6 +297,7 @@ def eval_command(
         "whose node dies runs once more on another node."))] = None,
     per_node: Annotated[Optional[int], typer.Option(help=(
         "With --ray: desktops at a time on one node (default: --parallel, within each node's vdesk_desktop)."))] = None,
+    video: Annotated[bool, typer.Option(help="Record each episode into video.mp4 in its folder (shown by `vdesk report`).")] = False,
 ) -> None:
     """Run a suite of tasks with an agent; exit 1 unless every task passed."""
     from vdesk.harness.agents import make_agent
@@ -287,7 +313,7 @@ def eval_command(
         join_cluster(ray_address)  # an unreachable cluster fails here, before the progress bar
     with suite_progress(err, len(tasks)) as on_event:
         summary = run_suite(tasks, lambda: make_agent(agent), out=out_dir, parallel=parallel, on_event=on_event,
-                            ray_address=ray_address, per_node=per_node)
+                            ray_address=ray_address, per_node=per_node, video=video)
     out.print(summary_table(summary))
     out.print(f"results: {out_dir / 'results.json'}", highlight=False)
     if summary.successes != len(tasks):

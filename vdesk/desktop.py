@@ -19,7 +19,9 @@ import secrets
 import socket
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -29,7 +31,7 @@ from docker.models.containers import Container
 from PIL import Image
 from Xlib.display import Display as XDisplay
 
-from vdesk import engine as engines, image as desktop_image
+from vdesk import engine as engines, image as desktop_image, video
 from vdesk.channel import Channel, Completed
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, VdeskError
@@ -259,6 +261,11 @@ class Desktop:
         physical = tuple(round(v * self.screen.scale) for v in region) if region else None
         frame = self._with_frames(lambda frames: frames.wait_for_change(physical, timeout))  # type: ignore[arg-type]
         return self.to_image(frame.image)
+
+    def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS) -> AbstractContextManager[video.Recording]:
+        """Record the screen (logical size) into an MP4 at ``fps`` while inside the ``with``
+        block; the frames come from the held VNC connection (see :mod:`vdesk.video`)."""
+        return video.record(self.screenshot, path, size=self.screen.size, fps=fps)
 
     # -- programs and actions -----------------------------------------------------------------
     def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0,

@@ -26,7 +26,7 @@ from vdesk.errors import InvalidAction, VdeskError
 from vdesk.harness.agents import Agent
 from vdesk.harness.env import DesktopEnv
 from vdesk.harness.loop import EpisodeResult, Status, run_episode
-from vdesk.harness.record import Outcome
+from vdesk.harness.record import VIDEO_FILE, Outcome
 from vdesk.harness.tasks import Task
 from vdesk.image import IMAGE
 
@@ -94,7 +94,12 @@ class Episodes:
     out: Path
     cancel: threading.Event
     notify: Callable[[SuiteEvent], None]
+    video: bool = False  # record each episode into its folder
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+
+    def video_path(self, task: Task) -> Path | None:
+        """Where ``task``'s episode is recorded, when videos are wanted."""
+        return self.out / task.id / VIDEO_FILE if self.video else None
 
     def play(self, task: Task, env: DesktopEnv) -> EpisodeResult:
         """One episode of ``task`` on the desktop ``env`` opens, into the task's folder."""
@@ -114,13 +119,15 @@ class Episodes:
 def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, parallel: int = 1,
               image: str = IMAGE, cancel: threading.Event | None = None,
               on_event: Callable[[SuiteEvent], None] | None = None, ray_address: str | None = None,
-              per_node: int | None = None, environment: Mapping[str, str] | None = None) -> SuiteSummary:
+              per_node: int | None = None, environment: Mapping[str, str] | None = None,
+              video: bool = False) -> SuiteSummary:
     """Run every task once with a fresh agent and desktop, ``parallel`` at a time, into ``out``.
 
     With ``ray_address`` (``HOST:PORT`` of a Ray cluster's head) the desktops live on the
     cluster's nodes, at most ``per_node`` on one node (default: ``parallel``), and an episode
     whose node dies runs once more elsewhere (see :mod:`vdesk.harness.cluster`); the agent,
     the loop and the run folders stay in this process. ``environment`` is set in every desktop.
+    With ``video`` each episode's screen is recorded into ``video.mp4`` in its folder.
     """
     if parallel < 1 or (per_node is not None and per_node < 1):
         raise InvalidAction(f"parallel and per_node must be at least 1, got {parallel} and {per_node}")
@@ -128,7 +135,7 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
         raise InvalidAction("per_node limits desktops per cluster node: it needs a Ray address")
     out.mkdir(parents=True, exist_ok=True)
     cancel = cancel or threading.Event()
-    episodes = Episodes(agent_factory, agent_factory().name, out, cancel, on_event or (lambda event: None))
+    episodes = Episodes(agent_factory, agent_factory().name, out, cancel, on_event or (lambda event: None), video)
     summary = SuiteSummary(agent=episodes.agent, parallel=parallel, ray_address=ray_address,
                            per_node=(per_node or parallel) if ray_address else None)
     started = time.monotonic()
@@ -169,7 +176,8 @@ def _run_here(episodes: Episodes, tasks: Sequence[Task], parallel: int, image: s
     """Every episode on a fresh desktop of this machine's engine, ``parallel`` at a time."""
 
     def episode(task: Task) -> None:
-        episodes.ended(task, episodes.play(task, DesktopEnv(image=image, environment=environment)))
+        env = DesktopEnv(image=image, environment=environment, video=episodes.video_path(task))
+        episodes.ended(task, episodes.play(task, env))
 
     with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="vdesk-episode") as pool:
         futures = [pool.submit(episode, task) for task in tasks]
