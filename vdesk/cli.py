@@ -267,7 +267,7 @@ def bench(
                                  progress=progress)
         if plot is not None:
             err.print(f"curve written to {draw_fleet(fleet_report, plot)}")
-        print(fleet_report.to_json()) if as_json else out.print(render_fleet(fleet_report))
+        print(fleet_report.to_json()) if as_json else out.print(render_fleet(fleet_report, out.width))
         return
     from vdesk.bench import render, run_bench
 
