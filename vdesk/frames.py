@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from PIL import Image
 from twisted.internet import reactor
-from vncdotool import api as vnc_api
+from vncdotool import api as vnc_api, rfb
 from vncdotool.client import AuthenticationError, VNCDoToolClient, VNCDoToolFactory
 
 from vdesk.errors import DesktopGone, DesktopTimeout, VdeskError
@@ -59,6 +59,15 @@ class _LiveClient(VNCDoToolClient):
     def vncConnectionMade(self) -> None:
         super().vncConnectionMade()
         self.framebufferUpdateRequest(incremental=False)
+
+    def setEncodings(self, list_of_encodings) -> None:  # type: ignore[no-untyped-def]
+        # CopyRect as well: a scrolling window then costs its new lines, not all of its pixels.
+        super().setEncodings([*list_of_encodings, rfb.Encoding.COPY_RECTANGLE])
+
+    def copyRectangle(self, srcx: int, srcy: int, x: int, y: int, width: int, height: int) -> None:
+        with self.live._lock:
+            assert self.screen is not None
+            self.screen.paste(self.screen.crop((srcx, srcy, srcx + width, srcy + height)), (x, y))
 
     _echoes = 0  # 1x1 answers to a sync that repainted a pixel with its own value
 

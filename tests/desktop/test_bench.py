@@ -84,4 +84,5 @@ def test_the_table_carries_every_row_and_reads_at_80_columns(report, monkeypatch
     from tests.unit.test_bench_tables import assert_whole, printed
 
     lines = printed(render(report), monkeypatch)
-    assert_whole(lines, [f"{m.name} {m.note}" for m in report.measurements] + list(report.ratios))
+    assert_whole(lines, [f"{m.name} {m.note}" for m in report.measurements]
+                 + [name.replace("/", " / ") for name in report.ratios])
