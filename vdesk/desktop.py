@@ -18,6 +18,8 @@ import re
 import secrets
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 import docker
@@ -26,7 +28,7 @@ from docker.models.containers import Container
 from PIL import Image
 from Xlib.display import Display as XDisplay
 
-from vdesk import engine as engines, image as desktop_image
+from vdesk import engine as engines, image as desktop_image, video
 from vdesk.actions import ExecuteResult, parse_batch
 from vdesk.channel import Channel, Completed
 from vdesk.container import (DEFAULT_SIZE, VNC_TARGET, Limits, Network, RunOptions, check_name, last_log,
@@ -227,6 +229,11 @@ class Desktop:
         physical = _region(region, self.screen.scale) if region else None
         frame = self._with_frames(lambda frames: frames.wait_for_change(physical, timeout))
         return self.to_image(frame.image)
+
+    def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS) -> AbstractContextManager[video.Recording]:
+        """Record the screen (logical size) into an MP4 at ``fps`` while inside the ``with``
+        block; the frames come from the held VNC connection (see :mod:`vdesk.video`)."""
+        return video.record(self.screenshot, path, size=self.screen.size, fps=fps)
 
     # -- programs and actions -----------------------------------------------------------------
     def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0,

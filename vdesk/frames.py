@@ -1,10 +1,17 @@
-"""Frames over VNC: one held RFB connection per desktop and a live copy of its screen.
+"""Frames over VNC: one held RFB connection per desktop and a copy of its screen, pulled on demand.
 
-The connection keeps one incremental update request outstanding at all times, so the server
-pushes every change as it happens and the local framebuffer stays current. A screenshot of an
-unchanged screen is a copy of that buffer; a *fresh* one costs a single round trip (a tiny
-non-incremental request that the server answers together with everything pending). Waits watch
-the stream of updates instead of sleeping.
+A VNC server keeps, per client, the region that changed since its last update, and sends an
+update only when the client asks. So nothing is pulled while nobody wants a frame: a busy
+screen (a video, an animation, a blinking cursor) costs this process nothing until then.
+
+* A *fresh* frame asks for the accumulated change (an incremental request for the whole
+  screen) together with a 1x1 non-incremental request for pixel (0, 0), which the server must
+  answer at once; the answer carries every pending change: one round trip.
+* While someone *watches* (a settle wait, a change wait, :meth:`LiveFramebuffer.watching`),
+  one incremental request is kept outstanding, so every change streams in as it happens and
+  the waits see when the screen last moved.
+* :meth:`LiveFramebuffer.latest` is the frame as last pulled (by a fresh frame, a wait or a
+  recording), at no cost.
 
 Pixels come RAW: on this loopback tunnel a full 1280x800 frame of text took 39 ms raw against
 180 ms with ZRLE and 660 ms with Hextile, whose decoders run in Python.
@@ -15,11 +22,13 @@ from __future__ import annotations
 import threading
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from PIL import Image
 from twisted.internet import reactor
-from vncdotool import api as vnc_api
+from vncdotool import api as vnc_api, rfb
 from vncdotool.client import AuthenticationError, VNCDoToolClient, VNCDoToolFactory
 
 from vdesk.errors import DesktopGone, DesktopTimeout, PasswordRefused, VdeskError
@@ -42,13 +51,22 @@ class Frame:
 
 
 class _LiveClient(VNCDoToolClient):
-    """An RFB client that keeps ``screen`` current and reports each update."""
+    """An RFB client that paints ``screen`` with each update and reports it to its framebuffer."""
 
     live: LiveFramebuffer
 
     def vncConnectionMade(self) -> None:
         super().vncConnectionMade()
         self.framebufferUpdateRequest(incremental=False)
+
+    def setEncodings(self, list_of_encodings) -> None:  # type: ignore[no-untyped-def]
+        # CopyRect as well: a scrolling window then costs its new lines, not all of its pixels.
+        super().setEncodings([*list_of_encodings, rfb.Encoding.COPY_RECTANGLE])
+
+    def copyRectangle(self, srcx: int, srcy: int, x: int, y: int, width: int, height: int) -> None:
+        with self.live._lock:
+            assert self.screen is not None
+            self.screen.paste(self.screen.crop((srcx, srcy, srcx + width, srcy + height)), (x, y))
 
     _echoes = 0  # 1x1 answers to a sync that repainted a pixel with its own value
 
@@ -65,11 +83,18 @@ class _LiveClient(VNCDoToolClient):
         rectangles = rectangles or []
         self.live._on_update(rectangles, changed=len(rectangles) > self._echoes)
         self._echoes = 0
-        self.framebufferUpdateRequest(incremental=True)  # always one request outstanding
+        if self.live._watchers:  # someone watches: keep one request outstanding
+            self.framebufferUpdateRequest(incremental=True)
 
     def connectionLost(self, reason) -> None:  # type: ignore[no-untyped-def]
         self.live._on_lost()
         super().connectionLost(reason)
+
+
+def _ask_for_changes(client: _LiveClient) -> None:
+    """In the reactor: request the accumulated change and an answer now, back to back."""
+    client.framebufferUpdateRequest(incremental=True)
+    client.framebufferUpdateRequest(0, 0, 1, 1, False)
 
 
 class _LiveFactory(VNCDoToolFactory):
@@ -108,6 +133,7 @@ class LiveFramebuffer:
         self._updates = 0  # counts every update message
         self._last_change = 0.0
         self._origin_seen = 0  # the update count at which pixel (0, 0) was last sent
+        self._watchers = 0  # waits and recordings that want every change as it happens
         self._connected = False
 
     # -- connection -------------------------------------------------------------------------
@@ -155,7 +181,7 @@ class LiveFramebuffer:
 
     # -- frames -----------------------------------------------------------------------------
     def latest(self) -> Frame:
-        """The screen as last received: no round trip."""
+        """The screen as last pulled (by a fresh frame, a wait or a recording): no round trip."""
         client = self._require()
         with self._lock:
             assert client.screen is not None
@@ -168,16 +194,18 @@ class LiveFramebuffer:
         return self.latest()
 
     def sync(self, timeout: float = 5.0) -> None:
-        """Ask for pixel (0, 0) non-incrementally; its answer carries all pending changes.
+        """Pull every change the server has accumulated; return once it arrived.
 
-        A request the server folds into an update already under way goes unanswered, so it is
-        repeated every 250 ms until ``timeout``.
+        The whole screen is asked for incrementally (the changes) and pixel (0, 0)
+        non-incrementally (so the server answers at once even when nothing changed); the two
+        requests merge into one update. A request the server folds into an update already
+        under way goes unanswered, so both are repeated every 250 ms until ``timeout``.
         """
         client = self._require()
         deadline = time.monotonic() + timeout
         while True:
             before = self._updates
-            reactor.callFromThread(client.framebufferUpdateRequest, 0, 0, 1, 1, False)
+            reactor.callFromThread(_ask_for_changes, client)
             remaining = deadline - time.monotonic()
             try:
                 self._wait(lambda: self._origin_seen > before, min(0.25, max(remaining, 0.01)), "a fresh frame")
@@ -194,23 +222,29 @@ class LiveFramebuffer:
         """
         started = time.monotonic()
         deadline = started + timeout
-        while True:
-            self.sync(max(0.1, deadline - time.monotonic()))
-            now = time.monotonic()
-            calm_since = max(self._last_change, started)
-            if now - calm_since >= quiet:
-                return self.latest()
-            if now >= deadline:
-                raise DesktopTimeout(
-                    f"{self.name}: the screen kept changing for {timeout:g} s "
-                    f"({self._version} updates so far, last {(now - self._last_change) * 1000:.0f} ms ago)"
-                )
-            time.sleep(min(quiet - (now - calm_since), max(deadline - now, 0.001)))
+        first_version = self._version
+        with self.watching():
+            while True:
+                self.sync(max(0.1, deadline - time.monotonic()))
+                now = time.monotonic()
+                calm_since = max(self._last_change, started)
+                if now - calm_since >= quiet:
+                    return self.latest()
+                if now >= deadline:
+                    raise DesktopTimeout(
+                        f"{self.name}: the screen kept changing for {timeout:g} s "
+                        f"({self._version - first_version} updates, last {(now - self._last_change) * 1000:.0f} ms ago)"
+                    )
+                time.sleep(min(quiet - (now - calm_since), max(deadline - now, 0.001)))
 
     def wait_for_change(self, region: Region | None = None, timeout: float = 10.0,
                         since_version: int | None = None) -> Frame:
         """Return the first frame that differs from the current one (within ``region``)."""
-        start = self.latest()
+        with self.watching():
+            return self._first_change(region, timeout, since_version)
+
+    def _first_change(self, region: Region | None, timeout: float, since_version: int | None) -> Frame:
+        start = self.fresh(timeout)
         reference = start.image.crop(region) if region else start.image
         deadline = time.monotonic() + timeout
         seen = since_version if since_version is not None else start.version
@@ -227,6 +261,22 @@ class LiveFramebuffer:
             current = frame.image.crop(region) if region else frame.image
             if current.tobytes() != reference.tobytes():
                 return frame
+
+    @contextmanager
+    def watching(self) -> Iterator[None]:
+        """Stream every change while inside: one update request is kept outstanding. Outside,
+        nothing is pulled until a frame is asked for."""
+        client = self._require()
+        with self._changed:
+            self._watchers += 1
+            first = self._watchers == 1
+        if first:
+            reactor.callFromThread(client.framebufferUpdateRequest, incremental=True)
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._watchers -= 1
 
     # -- called from the reactor thread -----------------------------------------------------
     def _on_update(self, rectangles: list[tuple[int, int, int, int]], changed: bool) -> None:

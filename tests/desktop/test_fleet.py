@@ -61,12 +61,14 @@ def test_holds_names_the_tighter_limit():
 
 
 def test_the_table_json_and_plot_carry_the_report(report, tmp_path):
-    console = Console(record=True, width=200)
-    console.print(render(report))
+    console = Console(record=True, width=80)
+    console.print(render(report, console.width))
     text = console.export_text()
-    assert "vdesk bench --fleet" in text and "what a node holds" in text
+    assert "vdesk bench --fleet" in text and "desktops a node holds" in text
     data = json.loads(report.to_json())
     assert len(data["points"]) == 2 and "local" in data["estimates"]
+    for point in data["points"]:  # the machine around each row: load and other containers, at start and end
+        assert point["machine"]["start"]["load"] >= 0 and isinstance(point["machine"]["end"]["others"], list)
     path = plot(report, tmp_path / "images" / "fleet.png")
     with Image.open(path) as image:
         assert image.format == "PNG" and image.width > 600 and image.height > 300

@@ -92,3 +92,40 @@ def test_model_sized_screenshots_map_clicks_back_to_the_right_pixel(shared_deskt
     assert (shot.width, shot.height) == (1024, 640)
     operator.execute({"actions": [{"type": "click", "inputs": {"point": {"raw": {"x": 512, "y": 320}}}}]})
     assert buttons(probe.events())[0] == ("button_press", 1, 640, 400)
+
+
+# -- frames on demand: a busy screen costs nothing until someone looks --------------------------
+# Scrolls a screenful of text about 50 times a second.
+TICKER = "while :; do date +%N; ls /usr/bin | head -30; sleep 0.02; done"
+BACKGROUND = (5, 20)  # a root-window pixel the ticker's window never covers (physical = logical)
+
+
+@pytest.fixture(scope="module")
+def busy_desktop():
+    """A desktop whose terminal scrolls at about 50 Hz, in the lower right corner."""
+    with Desktop.up(size=(1280, 800)) as desktop:
+        with xterm(desktop, "busy-ticker", "-geometry", "100x40-0-0", "-e", "sh", "-c", TICKER):
+            desktop.wait_for_change(timeout=10)  # it is ticking
+            yield desktop
+
+
+def test_a_busy_desktop_costs_this_process_nearly_nothing_while_nobody_looks(busy_desktop):
+    busy_desktop.screenshot()
+    # The screen really is busy: a settle wait (which pulls every change) never sees it calm.
+    with pytest.raises(DesktopTimeout, match="kept changing"):
+        busy_desktop.wait_until_settled(quiet=0.3, timeout=1)
+    cpu, wall = time.process_time(), time.monotonic()
+    time.sleep(3)
+    share = (time.process_time() - cpu) / (time.monotonic() - wall)
+    # Pulling every change costs several percent of a core; not pulling costs nothing. The bench
+    # reports the precise figure (busy_idle_cpu); this bound leaves room for a loaded machine.
+    assert share < 0.02, f"this process used {share:.1%} of a core while nobody looked"
+
+
+def test_a_fresh_screenshot_of_a_busy_screen_shows_a_change_made_just_before(busy_desktop):
+    for colour in ((200, 30, 30), (30, 200, 30), (30, 30, 200)):
+        busy_desktop.run(["xsetroot", "-solid", "#%02x%02x%02x" % colour], wait=True).check()
+        # Nobody looked since the change, so nothing was pulled: the last frame is older.
+        assert busy_desktop.screenshot(fresh=False).getpixel(BACKGROUND) != colour
+        assert busy_desktop.screenshot().getpixel(BACKGROUND) == colour  # one fresh frame, no polling
+        assert busy_desktop.screenshot(fresh=False).getpixel(BACKGROUND) == colour  # and it is kept

@@ -80,3 +80,30 @@ def test_the_report_renders_in_a_headless_browser(report, tmp_path):
     with Image.open(PICTURE) as picture:
         assert picture.size == (1280, 1400)
         assert len(picture.convert("RGB").getcolors(maxcolors=1 << 20) or []) > 100  # not a blank page
+
+
+@pytest.mark.desktop
+def test_an_episode_recorded_with_video_shows_it_in_the_report(tmp_path):
+    import imageio_ffmpeg
+
+    from tests.harness.conftest import SUITE
+    from vdesk.harness.agents import ScriptedAgent
+    from vdesk.harness.runner import run_suite
+    from vdesk.harness.tasks import load_suite
+
+    task = load_suite(SUITE)[0]
+    out = tmp_path / "run"
+    run_suite([task], ScriptedAgent, out=out, video=True)
+    video = out / task.id / "video.mp4"
+    page = write_report(out).read_text()
+    assert f"<video controls preload='metadata' src='{task.id}/video.mp4'>" in page
+    reader = imageio_ffmpeg.read_frames(str(video))
+    size = next(reader)["size"]
+    frames = [bytes(data) for data in reader]
+    assert len(frames) >= 10  # a second or more of the episode at 10 fps
+    with Image.open(out / task.id / "final.png") as final:
+        last = Image.frombytes("RGB", size, frames[-1])
+        assert last.size == final.size
+        # The video ends on the screen the episode ended on (lossy coding: close, not equal).
+        difference = sum(abs(a - b) for a, b in zip(last.tobytes(), final.convert("RGB").tobytes(), strict=True))
+        assert difference / len(frames[-1]) < 8

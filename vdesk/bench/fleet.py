@@ -24,20 +24,21 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
 from vdesk import engine, image as desktop_image
-from vdesk.bench.speed import CLICK, percentile
+from vdesk.bench.speed import CLICK, Machine, Surroundings, busy_warning, percentile
 from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.container import DEFAULT_SIZE, LABEL
 from vdesk.desktop import Desktop
-from vdesk.errors import BenchError, InvalidArgument, VdeskError
+from vdesk.errors import BenchError, InvalidArgument
 from vdesk.progress import Progress
 from vdesk.usage import Usage, container_usage, idle_cores, process_cpu, resident_mib
 from vdesk.version import __version__
@@ -73,6 +74,7 @@ class FleetPoint:
     host_mib: float            # per desktop on the host: the Ray worker hosting it, or this process's share
     idle_cores: float          # per desktop while idle: container + host side, in cores (0.01 = 1 %)
     errors: list[str] = field(default_factory=list)
+    machine: Surroundings | None = None  # the load and the other containers at the row's start and end
 
     @property
     def steps_per_desktop(self) -> float:
@@ -178,15 +180,15 @@ def run_fleet(counts: Sequence[int] = COUNTS, *, seconds: float = STEP_SECONDS, 
     points: list[FleetPoint] = []
     skipped: list[str] = []
     if local:
-        points += _sweep(_local_way(), counts, seconds, None, skipped, progress)
+        points += _sweep(client, _local_way(), counts, seconds, None, skipped, progress)
     if address:
-        points += _through_ray(address, counts, seconds, environment, skipped, progress)
+        points += _through_ray(client, address, counts, seconds, environment, skipped, progress)
     environment["load_at_end"] = f"{os.getloadavg()[0]:.2f}"  # others' work skews the figures: say so
     progress("done")
     return FleetReport(points, environment, skipped)
 
 
-def _through_ray(address: str, counts: list[int], seconds: float, environment: dict[str, str],
+def _through_ray(client: Any, address: str, counts: list[int], seconds: float, environment: dict[str, str],
                  skipped: list[str], progress: Progress) -> list[FleetPoint]:
     from vdesk.cluster.membership import RESOURCE, connect, desktop_nodes, leave  # Ray: optional
 
@@ -196,13 +198,13 @@ def _through_ray(address: str, counts: list[int], seconds: float, environment: d
         slots = sum(node.slots for node in nodes)
         environment.update(ray_nodes=str(len(nodes)), ray_slots=str(slots), ray_address=address)
         progress(f"through Ray at {address}: {len(nodes)} nodes, {slots} {RESOURCE} slots")
-        return _sweep(_ray_way(), counts, seconds, slots, skipped, progress)
+        return _sweep(client, _ray_way(), counts, seconds, slots, skipped, progress)
     finally:
         if joined:
             leave()
 
 
-def _sweep(way: _Way, counts: list[int], seconds: float, slots: int | None, skipped: list[str],
+def _sweep(client: Any, way: _Way, counts: list[int], seconds: float, slots: int | None, skipped: list[str],
            progress: Progress) -> list[FleetPoint]:
     points: list[FleetPoint] = []
     progress(f"{way.name}: warming up (one desktop, untimed)")
@@ -214,7 +216,9 @@ def _sweep(way: _Way, counts: list[int], seconds: float, slots: int | None, skip
             progress(f"{way.name}: skipping {count} desktops: {reason}")
             continue
         progress(f"{way.name}: {count} desktops")
-        points.append(_measure(way, count, seconds, progress))
+        start = Machine.now(client)
+        point = _measure(way, count, seconds, progress)
+        points.append(replace(point, machine=Surroundings(start, Machine.now(client))))
     return points
 
 
@@ -351,28 +355,58 @@ def parse_counts(text: str) -> list[int]:
 
 
 # -- for people -------------------------------------------------------------------------------
-def render(report: FleetReport) -> Group:
-    """The figures as a table, then what nodes of common sizes hold."""
+FIGURES: tuple[tuple[str, Callable[[FleetPoint], str]], ...] = (
+    ("came up", lambda p: f"{p.came_up}/{p.desktops}"),
+    ("all up (s)", lambda p: f"{p.up_seconds:.1f}"),
+    ("up/s", lambda p: f"{p.ups_per_second:.2f}"),
+    ("steps/s", lambda p: f"{p.steps_per_second:.1f}"),
+    ("steps/s each", lambda p: f"{p.steps_per_desktop:.1f}"),
+    ("step p50 (ms)", lambda p: f"{p.step_ms_median:.0f}"),
+    ("step p90 (ms)", lambda p: f"{p.step_ms_p90:.0f}"),
+    ("MiB each, idle", lambda p: f"{p.memory_idle_mib:.0f}"),
+    ("MiB each, busy", lambda p: f"{p.memory_busy_mib:.0f}"),
+    ("host MiB each", lambda p: f"{p.host_mib:.0f}"),
+    ("idle CPU each (%)", lambda p: f"{p.idle_cores * 100:.1f}"),
+    ("load, start-end", lambda p: p.machine.brief() if p.machine else ""),
+    ("other containers", lambda p: str(max(len(p.machine.start.others), len(p.machine.end.others))) if p.machine else ""),
+    ("errors", lambda p: str(len(p.errors))),
+)
+LABEL_WIDTH = max(len(label) for label, _ in FIGURES)
+
+
+def render(report: FleetReport, width: int = 80) -> Group:
+    """The figures, one column per number of desktops (a table per way, split so that each fits
+    ``width`` columns), the errors, a warning when the machine was busy, and what nodes hold."""
     env = report.environment
-    table = Table(title="vdesk bench --fleet", caption=(
-        f"{env.get('cpus')} CPUs, {env.get('memory_gib')} GiB, docker {env.get('docker')}, "
-        f"{env.get('screen')} screens, {env.get('step_seconds')} s of steps (click + settle + screenshot) per row; "
-        f"load {env.get('load_at_start')} at the start, {env.get('load_at_end')} at the end; "
-        f"{env.get('other_desktops_running')} other desktops at the start"))
-    for column in ("way", "desktops", "all up", "up/s", "steps/s", "steps/s each", "step p50", "step p90",
-                   "MiB each idle", "MiB each busy", "host MiB each", "idle CPU each", "errors"):
-        table.add_column(column, justify="left" if column in ("way", "errors") else "right",
-                         overflow="fold")
-    for p in report.points:
-        table.add_row(p.way, f"{p.came_up}/{p.desktops}", f"{p.up_seconds:.2f} s", f"{p.ups_per_second:.2f}",
-                      f"{p.steps_per_second:.1f}", f"{p.steps_per_desktop:.1f}", f"{p.step_ms_median:.0f} ms",
-                      f"{p.step_ms_p90:.0f} ms", f"{p.memory_idle_mib:.0f}", f"{p.memory_busy_mib:.0f}",
-                      f"{p.host_mib:.0f}", f"{p.idle_cores * 100:.1f} %", _errors(p.errors))
-    parts: list[Any] = [table]
-    if report.skipped:
-        parts.append("skipped: " + "; ".join(report.skipped))
+    cpus = int(env.get("cpus") or 1)
+    parts: list[Any] = [Text(
+        f"vdesk bench --fleet: {env.get('cpus')} CPUs, {env.get('memory_gib')} GiB, docker {env.get('docker')}, "
+        f"{env.get('screen')} screens, {env.get('step_seconds')} s of steps (click + settle + screenshot) per "
+        f"column; load {env.get('load_at_start')} at the start, {env.get('load_at_end')} at the end")]
+    cell = max([len(figure(p)) for p in report.points for _, figure in FIGURES] + [3])
+    per_table = max(1, (width - LABEL_WIDTH - 2) // (cell + 2))  # each column has two spaces before it
+    for way in report.ways():
+        points = report.of(way)
+        for first in range(0, len(points), per_table):
+            parts.append(_figures_table(way, points[first:first + per_table]))
+    errors = [f"{p.way} {p.desktops}: {_errors(p.errors)}" for p in report.points if p.errors]
+    parts += [Text("errors: " + "; ".join(errors))] if errors else []
+    parts += [Text("skipped: " + "; ".join(report.skipped))] if report.skipped else []
+    warning = busy_warning([p.machine for p in report.points], cpus)
+    parts += [Text(warning, style="bold yellow")] if warning else []
     parts.append(render_holds(report))
     return Group(*parts)
+
+
+def _figures_table(way: str, points: list[FleetPoint]) -> Table:
+    table = Table(title=f"{way}: desktops at once", box=None, padding=(0, 0, 0, 2), title_justify="left",
+                  header_style="bold")
+    table.add_column("", no_wrap=True, min_width=LABEL_WIDTH)
+    for point in points:
+        table.add_column(str(point.desktops), justify="right", no_wrap=True)
+    for label, figure in FIGURES:
+        table.add_row(label, *(figure(point) for point in points))
+    return table
 
 
 def _errors(errors: list[str]) -> str:
@@ -382,20 +416,20 @@ def _errors(errors: list[str]) -> str:
 def render_holds(report: FleetReport, rates: Sequence[float] = STEP_RATES,
                  sizes: Sequence[tuple[int, int]] = NODE_SIZES) -> Table:
     """Desktops a node of each size holds at each step rate, and what limits it."""
-    table = Table(title="what a node holds (desktops, limited by)", caption=(
+    table = Table(title="desktops a node holds, at N steps/s each", title_justify="left", caption=(
         f"from this machine's figures, per desktop: memory = busy container + host share; CPU = idle CPU "
         f"+ step rate × CPU per step; {RESERVE_GIB:g} GiB kept for the system"))
-    table.add_column("node")
-    table.add_column("way")
+    table.add_column("node", no_wrap=True)
+    table.add_column("way", no_wrap=True)
     for rate in rates:
-        table.add_column(f"at {rate:g} step/s each", justify="right")
+        table.add_column(f"{rate:g}/s", justify="right", no_wrap=True)
     for way in report.ways():
         if not any(p.steps for p in report.of(way)):
             continue
         estimate = report.estimate(way)
         for cores, gib in sizes:
-            cells = [f"{n} ({why})" for n, why in (estimate.holds(cores, gib, rate) for rate in rates)]
-            table.add_row(f"{cores} cores, {gib} GiB", way, *cells)
+            cells = [f"{n} {'mem' if why == 'memory' else why}" for n, why in (estimate.holds(cores, gib, rate) for rate in rates)]
+            table.add_row(f"{cores} CPU {gib} GiB", way, *cells)
     return table
 
 
@@ -408,7 +442,7 @@ MARGIN = (70, 50, 20, 60)  # left, top, right, bottom inside a panel
 def plot(report: FleetReport, path: Path) -> Path:
     """Draw desktops up per second and steps per second against the number of desktops, one
     line per way, and write the PNG to ``path``."""
-    width, height = PANEL[0] * 2 + 40, PANEL[1] + 90
+    width, height = PANEL[0] * 2 + 40, PANEL[1] + 110
     image = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(image)
     title, small = ImageFont.load_default(size=20), ImageFont.load_default(size=14)
@@ -420,9 +454,13 @@ def plot(report: FleetReport, path: Path) -> Path:
            {way: [(p.desktops, p.ups_per_second) for p in report.of(way)] for way in report.ways()}, small)
     _panel(draw, (PANEL[0] + 30, 50), "steps per second, all desktops together", counts,
            {way: [(p.desktops, p.steps_per_second) for p in report.of(way)] for way in report.ways()}, small)
-    footer = (f"vdesk {env.get('vdesk')}, measured {env.get('when')} (load {env.get('load_at_start')} at the start); "
-              f"x: desktops at once (log scale); step: click + settle + fresh screenshot")
+    footer = (f"vdesk {env.get('vdesk')}, measured {env.get('when')}, load {env.get('load_at_start')} at the start "
+              f"and {env.get('load_at_end')} at the end; x: desktops at once (log scale); step: click + settle + "
+              f"fresh screenshot")
     draw.text((20, height - 30), footer, fill=(90, 90, 90), font=small)
+    warning = busy_warning([p.machine for p in report.points], int(env.get("cpus") or 1), short=True)
+    if warning:  # a curve measured beside other work says so on its face
+        draw.text((20, height - 52), warning, fill=(200, 30, 30), font=small)
     path.parent.mkdir(parents=True, exist_ok=True)
     image.save(path, format="PNG", optimize=True)
     return path

@@ -11,6 +11,10 @@ times slower they are.
     rich.print(render(report))
     Path("bench.json").write_text(report.to_json())
 
+Every row also records the machine around it (:class:`Surroundings`: the load average and the
+other running containers at its start and end), and the table warns when the machine was busy:
+figures taken beside other work are slower than the machine's own.
+
 Every desktop the bench brings up is taken down before it returns, whatever happens.
 """
 
@@ -20,25 +24,31 @@ import json
 import os
 import platform
 import random
+import shutil
+import socket
 import statistics
 import string
+import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import docker
 import docker.errors
 from PIL import Image
+from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 from vncdotool import api as vnc_api
 
 from vdesk import engine, image as desktop_image
 from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.container import DEFAULT_SIZE, LABEL
 from vdesk.desktop import Desktop
-from vdesk.errors import BenchError, InvalidArgument, VdeskError
+from vdesk.errors import BenchError, InvalidArgument
 from vdesk.operator import encode
 from vdesk.progress import Progress
 from vdesk.usage import container_memory_mib
@@ -53,6 +63,15 @@ TYPING_LANDED_TIMEOUT = 10.0  # seconds to wait for a typed line to reach the fi
 IDLE_SECONDS = 1.0  # how long a desktop idles before its memory is read
 UP_TIMEOUT = 180.0  # seconds for many desktops started at once on few cores to come up (or go)
 READING_TIMEOUT = 60.0  # seconds for the engine's stats of every desktop
+CPU_WINDOW = 1.0  # seconds of one reading of this process's CPU while nobody looks
+CPU_READINGS = 3
+RECORD_SECONDS = 3.0  # of one timed recording
+RECORD_FPS = 10.0
+SCREENSHOT_GAP = 0.1  # between two fresh screenshots of a busy screen: an agent looks now and then
+BUSY_LOAD_PER_CORE = 1.0  # a 1-minute load average above this many per core: the machine was busy
+BUSY_TITLE = "vdesk-bench-busy"
+# A terminal that prints a line (and scrolls) about 50 times a second: a screen that never rests.
+BUSY_SCRIPT = "while :; do date +%N; sleep 0.02; done"
 POINT = {"raw": {"x": 640, "y": 400}}
 CLICK = [{"type": "click", "inputs": {"point": POINT}}]
 KEY = [{"type": "hotkey", "inputs": {"key": "shift"}}]
@@ -92,6 +111,67 @@ out.flush()
 
 
 @dataclass(frozen=True)
+class Machine:
+    """What else the machine was doing at one moment: its 1-minute load average and the running
+    containers this process did not start (other desktops, other users' work)."""
+
+    load: float
+    others: list[str]
+
+    @classmethod
+    def now(cls, client: docker.DockerClient) -> Machine:
+        mine = f"@{socket.gethostname()}:{os.getpid()}"
+        listed = client.api.containers()  # one call: running containers, no inspect each
+        others = [item["Names"][0].lstrip("/") for item in listed
+                  if not (item.get("Labels") or {}).get("vdesk.owner", "").endswith(mine)]
+        return cls(round(os.getloadavg()[0], 2), sorted(others))
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """The machine at the start and at the end of one row of figures."""
+
+    start: Machine
+    end: Machine
+
+    def load_per_core(self, cpus: int) -> float:
+        return max(self.start.load, self.end.load) / max(1, cpus)
+
+    def busy(self, cpus: int) -> bool:
+        return self.load_per_core(cpus) > BUSY_LOAD_PER_CORE
+
+    def brief(self) -> str:
+        """``"4.1-3.9"``: the load at the start and the end."""
+        return f"{self.start.load:.1f}-{self.end.load:.1f}"
+
+
+def around(client: docker.DockerClient, take: Callable[[], list[Any]]) -> list[Any]:
+    """Run ``take`` (which returns rows: dataclasses with a ``machine`` field) and record the
+    machine's surroundings at its start and end in every row it returns."""
+    start = Machine.now(client)
+    rows = take()
+    surroundings = Surroundings(start, Machine.now(client))
+    return [replace(row, machine=surroundings) for row in rows]
+
+
+def busy_warning(rows: list[Surroundings | None], cpus: int, *, short: bool = False) -> str | None:
+    """One line saying how busy the machine was, when it was busy during any row (``short``:
+    only the load, for a plot's caption)."""
+    known = [row for row in rows if row is not None]
+    busy = [row for row in known if row.busy(cpus)]
+    if not busy:
+        return None
+    peak = max(max(row.start.load, row.end.load) for row in busy)
+    load = f"load average up to {peak:.1f} on {cpus} cores ({peak / max(1, cpus):.1f} per core)"
+    if short:
+        return f"measured on a busy machine: {load}"
+    others = max(max(len(row.start.others), len(row.end.others)) for row in known)
+    return (f"warning: the machine was busy during {len(busy)} of {len(known)} rows: {load}, "
+            f"above {BUSY_LOAD_PER_CORE:g}; up to {others} other containers running. "
+            f"These figures are slower than a quiet machine's.")
+
+
+@dataclass(frozen=True)
 class Measurement:
     """One operation's samples, in ``unit``, with their median and 90th percentile."""
 
@@ -101,6 +181,7 @@ class Measurement:
     median: float
     p90: float
     note: str = ""
+    machine: Surroundings | None = None
 
     @classmethod
     def of(cls, name: str, unit: str, samples: list[float], note: str = "") -> Measurement:
@@ -163,14 +244,16 @@ def run_bench(*, baseline: bool = False, repeats: int = 30, desktops: int = 10,
     progress("bringing up a desktop for the per-operation measurements")
     desktop = Desktop.up(size=DEFAULT_SIZE)
     try:
-        measurements += _operations(desktop, repeats, baseline, checks, progress)
+        measurements += _operations(client, desktop, repeats, baseline, checks, progress)
+        measurements += _busy_screen(client, desktop, repeats, progress)
     finally:
         desktop.down()
 
     progress(f"up and down, {repeats} times")
-    measurements += _lifecycle(repeats)
+    measurements += around(client, lambda: _lifecycle(repeats))
     progress(f"{desktops} desktops up at once")
-    measurements += _parallel(client, desktops, progress)
+    measurements += around(client, lambda: _parallel(client, desktops, progress))
+    environment["load_at_end"] = f"{os.getloadavg()[0]:.2f}"
 
     ratios: dict[str, float] = {}
     if baseline:
@@ -182,59 +265,123 @@ def run_bench(*, baseline: bool = False, repeats: int = 30, desktops: int = 10,
     return BenchReport(measurements, ratios, environment, checks)
 
 
-def _operations(desktop: Desktop, repeats: int, baseline: bool, checks: dict[str, bool],
-                progress: Progress) -> list[Measurement]:
+def _operations(client: docker.DockerClient, desktop: Desktop, repeats: int, baseline: bool,
+                checks: dict[str, bool], progress: Progress) -> list[Measurement]:
     """Everything measured on one desktop: frames, actions, typing, a full step, memory."""
     results: list[Measurement] = []
-    desktop.wait_until_settled()
 
+    def take(measure: Callable[[], Measurement]) -> None:
+        results.extend(around(client, lambda: [measure()]))
+
+    desktop.wait_until_settled()
     progress("idle memory")
+    take(lambda: Measurement.of("idle_memory", "MiB", _idle_memory(desktop, repeats), note=MEMORY_NOTE))
+    progress("controller CPU while nobody looks, static screen")
+    take(lambda: Measurement.of("static_idle_cpu", "% core", _idle_cpu(), note=IDLE_CPU_NOTE))
+
+    progress("screenshots")
+    take(lambda: Measurement.of("fresh_screenshot", "ms", _timed(lambda: desktop.screenshot(fresh=True), repeats),
+                                  note="screenshot(fresh=True): one round trip on the held VNC connection"))
+    take(lambda: Measurement.of("unchanged_screenshot", "ms", _timed(lambda: desktop.screenshot(fresh=False), repeats),
+                                  note="screenshot(fresh=False): a copy of the last frame pulled"))
+    if baseline:
+        progress("baseline: a new VNC connection per screenshot")
+        take(lambda: Measurement.of("naive_vnc_screenshot", "ms",
+                                      _timed(lambda: _naive_vnc_screenshot(desktop), repeats),
+                                      note="connect, full refresh, disconnect (through the same tunnel)"))
+        progress("baseline: a screenshot made in the container, copied out by docker exec")
+        take(lambda: Measurement.of("naive_exec_screenshot", "ms",
+                                      _timed(lambda: _naive_exec_screenshot(desktop), repeats),
+                                      note="docker exec of XGetImage in the desktop, raw pixels to an image"))
+
+    progress("actions")
+    take(lambda: Measurement.of("click", "ms", _timed(lambda: _act(desktop, CLICK), repeats),
+                                  note="execute() of one click"))
+    take(lambda: Measurement.of("key_press", "ms", _timed(lambda: _act(desktop, KEY), repeats),
+                                  note="execute() of one hotkey 'shift'"))
+    if baseline:
+        progress("baseline: a new docker exec per action")
+        take(lambda: Measurement.of("naive_exec_action", "ms",
+                                      _timed(lambda: _naive_exec_action(desktop), repeats),
+                                      note="container.exec_run(xdotool …) per click, same xdotool arguments"))
+    take(lambda: Measurement.of("full_step", "ms", _timed(lambda: _full_step(desktop), repeats),
+                                  note="click with settle=True, then a fresh screenshot, on a static screen"))
+
+    progress("typing into a program")
+    results += around(client, lambda: _typing(desktop, repeats, checks))
+
+    progress("encoding a frame")
+    frame = _busy_frame(desktop)
+    png, jpeg = encode(frame, "png"), encode(frame, "jpeg")
+    take(lambda: Measurement.of("png_encode", "ms", _timed(lambda: encode(frame, "png"), repeats),
+                                  note=f"{frame.width}x{frame.height} frame of text windows → {len(png) // 1024} KiB"))
+    take(lambda: Measurement.of("jpeg_encode", "ms", _timed(lambda: encode(frame, "jpeg"), repeats),
+                                  note=f"quality 85 → {len(jpeg) // 1024} KiB"))
+    return results
+
+
+IDLE_CPU_NOTE = "this process's CPU, no frame asked for: the controller's cost of a desktop nobody looks at"
+
+
+def _busy_screen(client: docker.DockerClient, desktop: Desktop, repeats: int, progress: Progress) -> list[Measurement]:
+    """The same desktop with a terminal scrolling text 50 times a second: what a busy screen
+    costs while nobody looks, a fresh screenshot of it, and recording it."""
+    desktop.run(["xterm", "-title", BUSY_TITLE, "-geometry", "120x45+0+0", "-e", "sh", "-c", BUSY_SCRIPT])
+    desktop.windows.wait_for(BUSY_TITLE)
+    results: list[Measurement] = []
+    try:
+        desktop.wait_for_change(timeout=10)
+        time.sleep(1.0)  # its 45 lines are full: from now on every line scrolls the terminal
+        progress("controller CPU while nobody looks, busy screen")
+        results += around(client, lambda: [Measurement.of("busy_idle_cpu", "% core", _idle_cpu(), note=(
+            IDLE_CPU_NOTE + "; a terminal prints and scrolls 50 times a second"))])
+        progress("screenshots of a busy screen")
+        results += around(client, lambda: [Measurement.of(
+            "busy_fresh_screenshot", "ms", _timed(lambda: desktop.screenshot(fresh=True), repeats, gap=SCREENSHOT_GAP),
+            note=f"screenshot(fresh=True) every {SCREENSHOT_GAP:g} s of that screen: the change since the last one")])
+        progress(f"recording the busy screen at {RECORD_FPS:g} fps")
+        results += around(client, lambda: [Measurement.of(
+            "record_cpu", "% core", [_record_cpu(desktop) for _ in range(min(repeats, CPU_READINGS))],
+            note=f"desktop.record() at {RECORD_FPS:g} fps of that screen: this process + ffmpeg, {RECORD_SECONDS:g} s each")])
+    finally:
+        desktop.run(["pkill", "-f", BUSY_TITLE], wait=True)
+    return results
+
+
+def _idle_memory(desktop: Desktop, repeats: int) -> list[float]:
     time.sleep(IDLE_SECONDS)
     memory = []
     for _ in range(min(repeats, 5)):
         memory.append(container_memory_mib(desktop.container))
         time.sleep(0.2)
-    results.append(Measurement.of("idle_memory", "MiB", memory, note=MEMORY_NOTE))
+    return memory
 
-    progress("screenshots")
-    results.append(Measurement.of("fresh_screenshot", "ms", _timed(lambda: desktop.screenshot(fresh=True), repeats),
-                                  note="screenshot(fresh=True): one round trip on the held VNC connection"))
-    results.append(Measurement.of("unchanged_screenshot", "ms", _timed(lambda: desktop.screenshot(fresh=False), repeats),
-                                  note="screenshot(fresh=False): a copy of the live framebuffer"))
-    if baseline:
-        progress("baseline: a new VNC connection per screenshot")
-        results.append(Measurement.of("naive_vnc_screenshot", "ms",
-                                      _timed(lambda: _naive_vnc_screenshot(desktop), repeats),
-                                      note="connect, full refresh, disconnect (through the same tunnel)"))
-        progress("baseline: a screenshot made in the container, copied out by docker exec")
-        results.append(Measurement.of("naive_exec_screenshot", "ms",
-                                      _timed(lambda: _naive_exec_screenshot(desktop), repeats),
-                                      note="docker exec of XGetImage in the desktop, raw pixels to an image"))
 
-    progress("actions")
-    results.append(Measurement.of("click", "ms", _timed(lambda: _act(desktop, CLICK), repeats),
-                                  note="execute() of one click"))
-    results.append(Measurement.of("key_press", "ms", _timed(lambda: _act(desktop, KEY), repeats),
-                                  note="execute() of one hotkey 'shift'"))
-    if baseline:
-        progress("baseline: a new docker exec per action")
-        results.append(Measurement.of("naive_exec_action", "ms",
-                                      _timed(lambda: _naive_exec_action(desktop), repeats),
-                                      note="container.exec_run(xdotool …) per click, same xdotool arguments"))
-    results.append(Measurement.of("full_step", "ms", _timed(lambda: _full_step(desktop), repeats),
-                                  note="click with settle=True, then a fresh screenshot, on a static screen"))
+def _idle_cpu() -> list[float]:
+    """This process's CPU, in percent of a core, over a few windows in which nothing is asked."""
+    readings = []
+    for _ in range(CPU_READINGS):
+        cpu, wall = time.process_time(), time.monotonic()
+        time.sleep(CPU_WINDOW)
+        readings.append(100 * (time.process_time() - cpu) / (time.monotonic() - wall))
+    return readings
 
-    progress("typing into a program")
-    results += _typing(desktop, repeats, checks)
 
-    progress("encoding a frame")
-    frame = _busy_frame(desktop)
-    png, jpeg = encode(frame, "png"), encode(frame, "jpeg")
-    results.append(Measurement.of("png_encode", "ms", _timed(lambda: encode(frame, "png"), repeats),
-                                  note=f"{frame.width}x{frame.height} frame of text windows → {len(png) // 1024} KiB"))
-    results.append(Measurement.of("jpeg_encode", "ms", _timed(lambda: encode(frame, "jpeg"), repeats),
-                                  note=f"quality 85 → {len(jpeg) // 1024} KiB"))
-    return results
+def _record_cpu(desktop: Desktop) -> float:
+    """Percent of a core one recording costs: this process and the ffmpeg child it waits for."""
+    folder = Path(tempfile.mkdtemp(prefix="vdesk-bench-video-"))
+    try:
+        before, wall = _cpu_with_children(), time.monotonic()
+        with desktop.record(folder / "bench.mp4", fps=RECORD_FPS):
+            time.sleep(RECORD_SECONDS)
+        return 100 * (_cpu_with_children() - before) / (time.monotonic() - wall)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _cpu_with_children() -> float:
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
 
 
 def _typing(desktop: Desktop, repeats: int, checks: dict[str, bool]) -> list[Measurement]:
@@ -387,11 +534,13 @@ MEMORY_NOTE = "container memory usage minus inactive file cache, as `docker stat
 
 
 # -- the run's surroundings -------------------------------------------------------------------
-def _timed(call: Callable[[], object], repeats: int) -> list[float]:
+def _timed(call: Callable[[], object], repeats: int, gap: float = 0.0) -> list[float]:
+    """Milliseconds of ``repeats`` calls after the warm-up ones, ``gap`` seconds apart."""
     for _ in range(WARMUP):
         call()
     samples = []
     for _ in range(repeats):
+        time.sleep(gap)
         started = time.perf_counter()
         call()
         samples.append((time.perf_counter() - started) * 1000)
@@ -424,29 +573,44 @@ def _environment(client: docker.DockerClient, repeats: int, desktops: int) -> di
 
 
 # -- for people -------------------------------------------------------------------------------
-def render(report: BenchReport) -> Table:
-    """The report as a table: one row per measurement, then the naive/vdesk ratios."""
+def render(report: BenchReport) -> Group:
+    """The report as a table that reads at 80 columns: one row per measurement (its note under
+    its name), then the naive/vdesk ratios, then a warning when the machine was busy."""
     env = report.environment
-    table = Table(title="vdesk bench",
-                  caption=(f"{env.get('cpus', '?')} CPUs, {env.get('memory', '?')}, docker {env.get('docker', '?')}, "
-                           f"{env.get('repeats', '?')} samples each, {env.get('other_desktops_running', '?')} "
-                           f"other desktops running at the start"))
-    table.add_column("measurement")
-    table.add_column("median", justify="right")
-    table.add_column("p90", justify="right")
-    table.add_column("n", justify="right")
-    table.add_column("note", overflow="fold")
+    cpus = int(env.get("cpus") or 1)
+    table = Table(title="vdesk bench", caption=(
+        f"{env.get('cpus', '?')} CPUs, {env.get('memory', '?')}, docker {env.get('docker', '?')}, "
+        f"{env.get('repeats', '?')} samples each; load: 1-minute load average at a row's start and end "
+        f"(! above {BUSY_LOAD_PER_CORE:g} per core)"))
+    table.add_column("measurement", ratio=1, min_width=24)
+    for header in ("median", "p90"):
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("n", justify="right", no_wrap=True)
+    table.add_column("load", justify="right", no_wrap=True)
     for m in report.measurements:
-        table.add_row(m.name, _quantity(m.median, m.unit), _quantity(m.p90, m.unit), str(len(m.samples)), m.note)
+        table.add_row(_named(m.name, m.note), _quantity(m.median, m.unit), _quantity(m.p90, m.unit),
+                      str(len(m.samples)), _load(m.machine, cpus))
     if report.ratios:
         table.add_section()
         for name, ratio in report.ratios.items():
-            table.add_row(name, f"{ratio:.1f}x", "", "", "medians: how many times slower the naive way is")
-    return table
+            table.add_row(_named(name.replace("/", " / "), "medians: how many times slower the naive way is"),
+                          f"{ratio:.1f}x", "", "", "")
+    warning = busy_warning([m.machine for m in report.measurements], cpus)
+    return Group(table, *([Text(warning, style="bold yellow")] if warning else []))
+
+
+def _named(name: str, note: str) -> Text:
+    return Text.assemble((name, "bold"), *(("\n", (note, "dim")) if note else ()))
+
+
+def _load(machine: Surroundings | None, cpus: int) -> str:
+    if machine is None:
+        return ""
+    return machine.brief() + (" !" if machine.busy(cpus) else "")
 
 
 def _quantity(value: float, unit: str) -> str:
     if unit == "count":
         return f"{value:g}"
-    digits = 2 if unit == "ms" and value < 10 else 1
-    return f"{value:.{digits}f} {unit}"
+    digits = 2 if unit in ("ms", "% core") and value < 10 else 1
+    return f"{value:.{digits}f} {'%' if unit == '% core' else unit}"

@@ -76,7 +76,7 @@ class ClusterPlacement:
         moved: dict[int, list[str | None]] = {index: [] for index in range(len(tasks))}
 
         def work(desktop: RemoteDesktop, task: Task) -> EpisodeResult:
-            result = episodes.play(task, DesktopEnv(source=given(desktop)))
+            result = episodes.play(task, DesktopEnv(source=given(desktop), video=episodes.video_path(task)))
             if not result.success:
                 desktop.check_alive()  # a node lost without a clear error (a call timed out) is retried too
             return result

@@ -7,7 +7,8 @@
 
 Each :meth:`DesktopEnv.reset` opens a desktop for the task (a fresh local one by default,
 releasing the previous one), runs the task's setup and returns the first observation once the
-screen has settled. The desktop may live elsewhere (see :mod:`vdesk.harness.hosts`): what needs
+screen has settled; with ``video`` the desktop's screen is recorded into that file from then
+until the desktop is released. The desktop may live elsewhere (see :mod:`vdesk.harness.hosts`): what needs
 the real desktop — setup, actions, settle waits, checks — runs next to it through
 ``DesktopHost.call``; frames travel to this process.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +33,7 @@ from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
 from vdesk.harness.tasks import RunStep, SetupStep, StartStep, Task, WaitWindowStep, WriteStep, in_home
 from vdesk.image import IMAGE
 from vdesk.operator import Operator, ScreenContext, encode, screen_context
+from vdesk.video import record
 
 # How long the screen must stay unchanged before a frame counts as settled: short between
 # steps (an agent can look again), long before the final frame, whose hash replays compare.
@@ -72,8 +75,9 @@ class DesktopEnv:
 
     def __init__(self, *, image: str = IMAGE, source: DesktopSource | None = None,
                  environment: Mapping[str, str] | None = None, step_quiet: float = STEP_QUIET,
-                 final_quiet: float = FINAL_QUIET) -> None:
+                 final_quiet: float = FINAL_QUIET, video: Path | None = None) -> None:
         self.source = source or fresh_desktops(image, environment)
+        self.video = video
         self.step_quiet = step_quiet
         self.final_quiet = final_quiet
         self._opened = ExitStack()
@@ -88,6 +92,8 @@ class DesktopEnv:
         is shown (default: the logical screen), and what its ``raw`` points refer to."""
         self.close()
         self._desktop = self._opened.enter_context(self.source(task.desktop))
+        if self.video is not None:
+            self._record(self._desktop, self.video)
         self._image = image_space or self._desktop.screen.image()
         self._task, self._step = task, 0
         self._desktop.call(prepare, task, timeout=setup_timeout(task))
@@ -159,6 +165,11 @@ class DesktopEnv:
     def evaluate(self, final_frame: Image.Image | None = None) -> list[CheckResult]:
         """Run the task's checks against the desktop as it is now."""
         return run_checks(self.desktop, self.task, final_frame)
+
+    def _record(self, desktop: DesktopHost, path: Path) -> None:
+        """Record ``desktop`` into ``path`` until it is released (frames travel like screenshots)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._opened.enter_context(record(lambda: desktop.screenshot(fresh=True), path, size=desktop.screen.size))
 
     def _settle(self, quiet: float) -> None:
         self.desktop.call(settle, quiet, SETTLE_TIMEOUT, timeout=SETTLE_TIMEOUT)

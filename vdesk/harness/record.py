@@ -6,6 +6,7 @@
       steps.jsonl     one line per step: actions, results, timings, the model's raw reply
       frames/         step-0001.png …: the frame the agent saw at each step
       final.png       the settled screen at the end
+      video.mp4       the whole episode as video (`vdesk eval --video`)
       outcome.json    how it ended, the checks, the final frame's pixel hash
 
 A suite run (``vdesk eval``) holds one such folder per task plus ``results.json``.
@@ -30,7 +31,7 @@ from vdesk.harness.tasks import Task, parse_task
 from vdesk.version import __version__
 
 RUN_FILE, TASK_FILE, STEPS_FILE, OUTCOME_FILE = "run.json", "task.json", "steps.jsonl", "outcome.json"
-FINAL_FRAME, FRAMES_DIR = "final.png", "frames"
+FINAL_FRAME, FRAMES_DIR, VIDEO_FILE = "final.png", "frames", "video.mp4"
 
 
 class _Record(BaseModel):

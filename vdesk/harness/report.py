@@ -20,7 +20,7 @@ from PIL import Image, ImageDraw, ImageFont
 from vdesk.actions import ActionType, BaseAction, Coordinates
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import InvalidAction
-from vdesk.harness.record import FINAL_FRAME, Run, StepRecord, episode_folders, load_run
+from vdesk.harness.record import FINAL_FRAME, VIDEO_FILE, Run, StepRecord, episode_folders, load_run
 
 REPORT_FILE, ASSETS_DIR = "report.html", "report"
 GIF_WIDTH = 640
@@ -39,6 +39,7 @@ class Episode:
     frames: list[str]          # annotated frame per step
     final: str | None
     gif: str | None
+    video: str | None = None   # the episode's video.mp4, when it was recorded
 
 
 def write_report(run_dir: str | Path) -> Path:
@@ -71,7 +72,9 @@ def _episode(run: Run, run_dir: Path, assets: Path) -> Episode:
     final_path = run.folder / FINAL_FRAME
     final = _relative(final_path, run_dir) if final_path.is_file() else None
     gif = _gif(frames, final_path if final else None, assets / f"{prefix}.gif")
-    return Episode(run, names, final, _relative(gif, run_dir) if gif else None)
+    video_path = run.folder / VIDEO_FILE
+    video = _relative(video_path, run_dir) if video_path.is_file() else None
+    return Episode(run, names, final, _relative(gif, run_dir) if gif else None, video)
 
 
 def annotate(frame: Image.Image, actions: Iterable[BaseAction], space: ImageSpace) -> Image.Image:
@@ -225,6 +228,7 @@ figure { margin: 0; flex: 0 0 auto; } figure img { width: 240px; border: 1px sol
 figcaption { font-size: 12px; max-width: 240px; color: #445; }
 .pictures { display: grid; grid-template-columns: 360px minmax(0, 1fr); gap: 14px; align-items: start; }
 .gif img { width: 360px; border: 1px solid #ccd; border-radius: 4px; }
+.video video { width: 640px; max-width: 100%; border: 1px solid #ccd; border-radius: 4px; }
 ul.checks { margin: 6px 0; } code { background: #eef; padding: 0 3px; border-radius: 3px; }
 """
 
@@ -272,6 +276,10 @@ def _section(episode: Episode) -> str:
     if episode.final:
         figures += f"<figure><img src='{_e(episode.final)}' alt='final frame'><figcaption>final frame</figcaption></figure>"
     gif = f"<div class='gif'><img src='{_e(episode.gif)}' alt='animation of the episode'></div>" if episode.gif else "<div></div>"
+    video = ""
+    if episode.video:
+        video = (f"<div class='video'><video controls preload='metadata' src='{_e(episode.video)}'></video>"
+                 f"<p class='muted'><a href='{_e(episode.video)}'>{_e(episode.video)}</a></p></div>")
     status = f"{_e(outcome.status)}, {_verdict(outcome.success)}" if outcome else "unfinished"
     extra = ""
     if outcome and (outcome.error or outcome.request):
@@ -285,7 +293,7 @@ def _section(episode: Episode) -> str:
 <p>{_e(run.task.instruction)}</p>
 <p class="muted">agent {_e(run.info.agent)} · {status} · {len(run.steps)} steps</p>{extra}
 <ul class="checks">{checks}</ul>
-<div class="pictures">{gif}<div class="strip">{figures}</div></div>
+<div class="pictures">{gif}<div class="strip">{figures}</div></div>{video}
 </section>
 """
 

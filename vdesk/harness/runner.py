@@ -30,20 +30,21 @@ from vdesk.image import IMAGE
 def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, parallel: int = 1,
               image: str = IMAGE, cancel: threading.Event | None = None,
               on_event: Callable[[SuiteEvent], None] | None = None, placement: Placement | None = None,
-              environment: Mapping[str, str] | None = None) -> SuiteSummary:
+              environment: Mapping[str, str] | None = None, video: bool = False) -> SuiteSummary:
     """Run every task once with a fresh agent and desktop, ``parallel`` at a time, into ``out``.
 
     ``placement`` says where the desktops live: this machine (:class:`LocalPlacement`, the
     default) or a Ray cluster's nodes (:class:`vdesk.cluster.placement.ClusterPlacement`,
     where an episode whose node dies runs once more elsewhere); the agent, the loop and the
     run folders stay in this process. ``environment`` is set in every desktop.
+    With ``video`` each episode's screen is recorded into ``video.mp4`` in its folder.
     """
     if parallel < 1:
         raise InvalidArgument(f"parallel must be at least 1, got {parallel}")
     placement = placement or LocalPlacement()
     out.mkdir(parents=True, exist_ok=True)
     cancel = cancel or threading.Event()
-    episodes = Episodes(agent_factory, agent_factory().name, out, cancel, on_event or (lambda event: None))
+    episodes = Episodes(agent_factory, agent_factory().name, out, cancel, on_event or (lambda event: None), video)
     summary = SuiteSummary(agent=episodes.agent, parallel=parallel, ray_address=placement.ray_address,
                            per_node=placement.node_limit(parallel))
     started = time.monotonic()
@@ -71,7 +72,8 @@ class LocalPlacement:
     def run(self, episodes: Episodes, tasks: Sequence[Task], *, parallel: int, image: str,
             environment: Mapping[str, str] | None) -> None:
         def episode(task: Task) -> None:
-            episodes.ended(task, episodes.play(task, DesktopEnv(image=image, environment=environment)))
+            env = DesktopEnv(image=image, environment=environment, video=episodes.video_path(task))
+            episodes.ended(task, episodes.play(task, env))
 
         with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="vdesk-episode") as pool:
             futures = [pool.submit(episode, task) for task in tasks]

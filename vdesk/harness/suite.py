@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, computed_field
 from vdesk.harness.agents.base import Agent
 from vdesk.harness.env import DesktopEnv
 from vdesk.harness.loop import EpisodeResult, Status, run_episode
-from vdesk.harness.record import Outcome
+from vdesk.harness.record import VIDEO_FILE, Outcome
 from vdesk.harness.tasks import Task
 
 RESULTS_FILE = "results.json"
@@ -87,7 +87,12 @@ class Episodes:
     out: Path
     cancel: threading.Event
     notify: Callable[[SuiteEvent], None]
+    video: bool = False  # record each episode into its folder
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+
+    def video_path(self, task: Task) -> Path | None:
+        """Where ``task``'s episode is recorded, when videos are wanted."""
+        return self.out / task.id / VIDEO_FILE if self.video else None
 
     def play(self, task: Task, env: DesktopEnv) -> EpisodeResult:
         """One episode of ``task`` on the desktop ``env`` opens, into the task's folder."""

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from vdesk.actions import BaseAction, validation_message
 from vdesk.adapters import anthropic as anthropic_adapter, openai as openai_adapter, uitars
 from vdesk.coords import ImageSpace, Screen, anthropic_target
-from vdesk.errors import AgentError, InvalidAction, VdeskError
+from vdesk.errors import AgentError, InvalidAction
 from vdesk.harness.agents.base import Agent, AgentReply
 from vdesk.harness.env import Observation
 from vdesk.harness.tasks import Task

@@ -1,0 +1,96 @@
+"""Video: what a recording shows is what screenshots showed at the same moments."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import imageio_ffmpeg
+import pytest
+from PIL import Image, ImageChops, ImageStat
+
+from vdesk.desktop import Desktop
+from vdesk.errors import InvalidArgument
+
+COLOURS = ((200, 30, 30), (30, 200, 30), (30, 30, 200), (230, 230, 40))
+HOLD = 1.0  # seconds each colour stays on screen
+SIZE = (640, 400)
+
+
+def decode(path: Path) -> list[Image.Image]:
+    """Every frame of a video file, as RGB images."""
+    reader = imageio_ffmpeg.read_frames(str(path))
+    size = next(reader)["size"]
+    return [Image.frombytes("RGB", size, bytes(data)) for data in reader]
+
+
+def difference(first: Image.Image, second: Image.Image) -> float:
+    """Mean absolute difference per channel, 0-255 (video coding is lossy; colours stay close)."""
+    return sum(ImageStat.Stat(ImageChops.difference(first, second)).mean) / 3
+
+
+def paint(desktop: Desktop, colour: tuple[int, int, int]) -> None:
+    desktop.run(["xsetroot", "-solid", "#%02x%02x%02x" % colour], wait=True).check()
+
+
+@pytest.fixture(scope="module")
+def desktop():
+    with Desktop.up(size=SIZE) as desktop:
+        yield desktop
+
+
+def test_a_recorded_video_shows_what_screenshots_showed_at_the_same_moments(desktop, tmp_path):
+    path = tmp_path / "session.mp4"
+    moments: list[tuple[float, Image.Image]] = []
+    with desktop.record(path, fps=10) as recording:
+        for colour in COLOURS:
+            paint(desktop, colour)
+            moments.append((recording.elapsed(), desktop.screenshot()))
+            time.sleep(HOLD)
+        recorded_for = recording.elapsed()
+    frames = decode(path)
+    assert len(frames) == recording.frames and frames[0].size == SIZE
+    assert abs(len(frames) / 10 - recorded_for) < 0.5  # the video's clock is the wall clock
+    for index, (at, shot) in enumerate(moments):
+        frame = frames[min(len(frames) - 1, int(at * 10) + 1)]  # the first frame after the screenshot
+        assert difference(frame, shot) < 6, f"frame at {at:.2f} s differs from the screenshot taken then"
+        other = moments[(index + 1) % len(moments)][1]
+        assert difference(frame, other) > 40  # the comparison tells colours apart
+
+
+def test_recording_refuses_a_bad_path_or_rate(desktop, tmp_path):
+    with pytest.raises(InvalidArgument, match="must end in .mp4"):
+        desktop.record(tmp_path / "session.gif").__enter__()
+    with pytest.raises(InvalidArgument, match="fps must be"):
+        desktop.record(tmp_path / "session.mp4", fps=0).__enter__()
+    with pytest.raises(InvalidArgument, match="does not exist"):
+        desktop.record(tmp_path / "missing" / "session.mp4").__enter__()
+
+
+def test_vdesk_record_until_ctrl_c_finishes_a_playable_file(desktop, tmp_path):
+    path = tmp_path / "cli.mp4"
+    paint(desktop, COLOURS[0])
+    command = [sys.executable, "-c", "from vdesk.cli import main; main()", "record", desktop.name, "-o", str(path)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)  # Ctrl-C goes to its whole group, as in a terminal
+    try:
+        deadline = time.monotonic() + 30
+        while not path.exists():  # ffmpeg creates it as the recording starts
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "no recording started within 30 s"
+            time.sleep(0.1)
+        time.sleep(1.5)
+        os.killpg(process.pid, signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    assert f"saved {path}" in stdout
+    frames = decode(path)
+    assert len(frames) >= 5
+    assert difference(frames[-1], Image.new("RGB", SIZE, COLOURS[0])) < 6
