@@ -11,7 +11,7 @@ from rich.console import Console
 from vdesk.errors import InvalidAction
 from vdesk.harness.agents import ScriptedAgent
 from vdesk.harness.cluster import EPISODE_SLACK, attempt_records, desktop_spec, episode_timeout, failed, move_aside
-from vdesk.harness.console import summary_table
+from vdesk.cli.console import summary_table
 from vdesk.harness.env import setup_timeout
 from vdesk.harness.record import AttemptRecord, Outcome, episode_folders
 from vdesk.harness.runner import SuiteSummary, run_suite

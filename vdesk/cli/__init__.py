@@ -275,7 +275,7 @@ def eval_command(
 ) -> None:
     """Run a suite of tasks with an agent; exit 1 unless every task passed."""
     from vdesk.harness.agents import make_agent
-    from vdesk.harness.console import suite_progress, summary_table
+    from vdesk.cli.console import suite_progress, summary_table
     from vdesk.harness.runner import join_cluster, run_suite
     from vdesk.harness.tasks import load_suite
 
@@ -301,7 +301,7 @@ def replay_command(
     parallel: Annotated[int, typer.Option(help="Episodes at a time.")] = 1,
 ) -> None:
     """Re-execute recorded runs on fresh desktops; exit 1 unless each matches its original."""
-    from vdesk.harness.console import replay_table, suite_progress
+    from vdesk.cli.console import replay_table, suite_progress
     from vdesk.harness.record import episode_folders
     from vdesk.harness.replay import replay
 
@@ -329,7 +329,7 @@ def view_command(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 for the page (0: any free one).")] = 0,
 ) -> None:
     """Watch a desktop live in the browser (noVNC on 127.0.0.1, the desktop's VNC password required) until Ctrl-C."""
-    from vdesk.harness.view import start_viewer
+    from vdesk.cli.view import start_viewer
 
     with Desktop.attach(name, engine=_options.engine) as desktop, start_viewer(desktop, port=port) as viewer:
         out.print(f"open {viewer.url}\npassword: {viewer.password}  (Ctrl-C to stop)", highlight=False)
