@@ -27,6 +27,7 @@ import docker
 import docker.errors
 from docker.models.containers import Container
 from PIL import Image
+from pydantic import BaseModel, ConfigDict, computed_field, field_serializer
 from Xlib.display import Display as XDisplay
 
 from vdesk import engine as engines, image as desktop_image
@@ -61,9 +62,11 @@ class Limits:
     shm: str = "256m"
 
 
-@dataclass(frozen=True)
-class DesktopInfo:
-    """What ``vdesk ls`` shows of a desktop, read from its container's labels and state."""
+class DesktopInfo(BaseModel):
+    """What ``vdesk ls`` shows of a desktop, read from its container's labels and state
+    (``vdesk ls --json`` prints this model)."""
+
+    model_config = ConfigDict(frozen=True)
 
     name: str
     id: str
@@ -76,11 +79,16 @@ class DesktopInfo:
     leased: bool
     vnc_address: str | None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def ttl_left(self) -> float | None:
         if self.expires_at is None:
             return None
         return max(0.0, (self.expires_at - datetime.now(timezone.utc)).total_seconds())
+
+    @field_serializer("size")
+    def _size_text(self, size: tuple[int, int]) -> str:
+        return f"{size[0]}x{size[1]}"
 
 
 class Desktop:
@@ -220,6 +228,11 @@ class Desktop:
         if published:
             return f"127.0.0.1::{published}"
         return self.frames.address
+
+    def forward_vnc(self, port: int = 0) -> Tunnel:
+        """A tunnel from ``127.0.0.1:port`` on this machine (0: a free port) to the desktop's
+        VNC server, for a viewer; the server still asks for :attr:`vnc_password`. Close it."""
+        return Tunnel(self.client.api, self.id, VNC_TARGET, tcp_port=port)
 
     def info(self) -> DesktopInfo:
         self.container.reload()
