@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import docker
 import docker.errors
@@ -34,11 +34,13 @@ from vdesk import engine as engines, image as desktop_image
 from vdesk.channel import Channel, Completed
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, VdeskError
-from vdesk.frames import LiveFramebuffer, PasswordRefused, Region
 from vdesk.keyboard import ScratchKeymap, XKeyboardMapping
 from vdesk.lease import GRACE_SECONDS, Lease
 from vdesk.tunnel import Tunnel
 from vdesk.windows import Windows, open_display
+
+if TYPE_CHECKING:  # frames are imported on first use: the VNC client library takes ~0.3 s to load
+    from vdesk.frames import LiveFramebuffer, Region
 
 LABEL = "vdesk"
 DEFAULT_SIZE = (1280, 800)
@@ -330,6 +332,8 @@ class Desktop:
 
     # -- internals ----------------------------------------------------------------------------
     def _connect_frames(self, timeout: float) -> None:
+        from vdesk.frames import LiveFramebuffer, PasswordRefused  # not loaded by commands that need no frames
+
         if self._vnc_tunnel is None:
             self._vnc_tunnel = Tunnel(self.client.api, self.id, VNC_TARGET)
         self._frames = LiveFramebuffer(self._vnc_tunnel.address, self.vnc_password, self.name)

@@ -54,6 +54,15 @@ def _client(engine: str | None) -> docker.DockerClient:
                                use_ssh_client=str(context.Host).startswith("ssh://"))
 
 
-def _short(error: Exception) -> str:
-    text = str(error).splitlines()[0] if str(error) else type(error).__name__
-    return text[:160]
+def _short(error: BaseException) -> str:
+    """The root cause, whole: ``Connection refused`` rather than the first 160 characters of
+    the five wrappers around it (docker → requests → urllib3 → the socket's error)."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror
+        reason = getattr(cause, "reason", None)
+        cause = cause.__cause__ or cause.__context__ or (reason if isinstance(reason, BaseException) else None)
+    return " ".join(str(error).split()) or type(error).__name__

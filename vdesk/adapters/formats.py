@@ -14,13 +14,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vdesk.actions import BaseAction
-from vdesk.coords import ImageSpace
 from vdesk.errors import InvalidAction, InvalidArgument
 
-Parser = Callable[[Any, ImageSpace | None], list[BaseAction]]
+if TYPE_CHECKING:  # types only: the table is read by `--help`, which validates no action
+    from vdesk.actions import BaseAction
+    from vdesk.coords import ImageSpace
+
+Parser = Callable[[Any, "ImageSpace | None"], "list[BaseAction]"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,8 @@ class ModelFormat:
 
 
 def _base(item: Any, image: ImageSpace | None) -> list[BaseAction]:
+    from vdesk.actions import BaseAction
+
     return [BaseAction.parse(item)]
 
 

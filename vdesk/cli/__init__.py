@@ -1,7 +1,7 @@
 """The ``vdesk`` command line: parses arguments, calls the Python API, prints.
 
-This module is the boundary every command runs inside, and it imports nothing but the
-standard library, so that Ctrl-C or an error at any moment — even while the commands' modules
+This module is the boundary every command runs inside. It imports only what the interpreter
+has already loaded, so that Ctrl-C or an error at any moment — even while the commands' modules
 are still being imported — ends in one line on stderr: exit 2 for an error, 130 for Ctrl-C.
 Commands are in :mod:`vdesk.cli.app` and the modules it registers.
 """
@@ -9,7 +9,6 @@ Commands are in :mod:`vdesk.cli.app` and the modules it registers.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 
 INTERRUPTED = 130
@@ -18,7 +17,13 @@ FAILED = 2
 
 def main() -> None:
     """Console entry point (``vdesk = "vdesk.cli:main"``)."""
-    sys.exit(run(sys.argv[1:]))
+    code = run(sys.argv[1:])
+    import signal
+
+    # The command is over (its resources released): a Ctrl-C while the interpreter shuts down
+    # ends the process at once, quietly, instead of a traceback from a thread being joined.
+    signal.signal(signal.SIGINT, lambda *_: os._exit(INTERRUPTED))
+    sys.exit(code)
 
 
 def run(argv: list[str]) -> int:
@@ -67,8 +72,10 @@ def one_line(text: str) -> str:
 
 
 def _fail(message: str, code: int) -> int:
+    import signal
+
     # A second Ctrl-C while the first one unwinds ends the process at once, as the user asks.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, lambda *_: os._exit(INTERRUPTED))
     try:
         sys.stdout.flush()
     except (OSError, ValueError):
