@@ -20,9 +20,9 @@ def main() -> None:
     code = run(sys.argv[1:])
     import signal
 
-    # The command is over (its resources released): a Ctrl-C while the interpreter shuts down
-    # ends the process at once, quietly, instead of a traceback from a thread being joined.
-    signal.signal(signal.SIGINT, lambda *_: os._exit(INTERRUPTED))
+    # The command is over and has said how it ended: a Ctrl-C while the interpreter shuts down
+    # changes nothing (the interpreter would otherwise die of it, or print a traceback).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.exit(code)
 
 
@@ -72,10 +72,6 @@ def one_line(text: str) -> str:
 
 
 def _fail(message: str, code: int) -> int:
-    import signal
-
-    # A second Ctrl-C while the first one unwinds ends the process at once, as the user asks.
-    signal.signal(signal.SIGINT, lambda *_: os._exit(INTERRUPTED))
     try:
         sys.stdout.flush()
     except (OSError, ValueError):
