@@ -32,8 +32,8 @@ def run(argv: list[str]) -> int:
         from vdesk.cli.app import invoke  # the heavy imports happen inside the boundary
 
         return invoke(argv)
-    except KeyboardInterrupt:
-        return _fail("interrupted", INTERRUPTED)
+    except KeyboardInterrupt as interrupt:  # a command may say how far it got
+        return _fail(one_line(str(interrupt)) or "interrupted", INTERRUPTED)
     except BrokenPipeError:  # `vdesk ls | head`: the reader left; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
