@@ -149,3 +149,17 @@ def test_a_command_imports_only_what_it_uses(shared_desktop):
     loaded = imported_modules("exec", shared_desktop.name, click)
     assert "docker" in loaded and "vdesk.operator" in loaded  # it did the work
     assert not {"vncdotool", "twisted", "rich", "yaml", "vdesk.harness"} & loaded
+
+
+def test_help_reads_as_typed():
+    """Flags show no value (`--json`, not `--json <bool>`), arguments their metavar (`NAME`,
+    not `{name}` or `<str>`); `exec --help` shows actions to copy and says which formats are JSON."""
+    for name in ["", *commands()]:
+        shown = vdesk(*([name] if name else []), "--help")
+        assert shown.returncode == 0 and shown.stderr == ""
+        assert not re.search(r"<(bool|str|int|float|list\[str\]|path)>|\{\w+\}", shown.stdout), (name, shown.stdout)
+    assert "--json  " in vdesk("ls", "--help").stdout
+    exec_help = vdesk("exec", "--help").stdout
+    assert "Usage: vdesk exec [OPTIONS] NAME [ACTION]..." in exec_help
+    assert """vdesk exec NAME '{"type": "click", "inputs": {"point": {"raw": {"x": 640, "y": 400}}}}'""" in exec_help
+    assert "--format anthropic '{" in exec_help and "All but uitars are JSON" in " ".join(exec_help.split())
