@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import docker
 import docker.errors
@@ -35,8 +35,7 @@ from vdesk.container import (DEFAULT_SIZE, VNC_TARGET, Limits, Network, RunOptio
                              parse_size, published_port, remove_container, run_container, screen_of,
                              stop_reason)
 from vdesk.coords import ImageSpace, Screen
-from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, PasswordRefused, VdeskError
-from vdesk.frames import LiveFramebuffer, Region
+from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
 from vdesk.inventory import DesktopInfo, desktop_info, find_desktop
 from vdesk.keymap import ScratchKeymap, XKeyboardMapping
 from vdesk.lease import Lease
@@ -44,10 +43,12 @@ from vdesk.plan import Mark, Sleep, Step, TypeText, Xdo, chained, plan
 from vdesk.tunnel import Tunnel
 from vdesk.windows import Windows, open_display
 
+if TYPE_CHECKING:  # frames are imported on first use: the VNC client library takes ~0.3 s to load
+    from vdesk.frames import LiveFramebuffer, Region
+
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
 WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
 XDOTOOL_TIMEOUT = 30.0  # one chained xdotool invocation
-
 
 class Desktop:
     """A running desktop. Create with :meth:`up` or :meth:`attach`; release with :meth:`down`."""
@@ -182,6 +183,11 @@ class Desktop:
         if published:
             return f"127.0.0.1::{published}"
         return self.frames.address
+
+    def forward_vnc(self, port: int = 0) -> Tunnel:
+        """A tunnel from ``127.0.0.1:port`` on this machine (0: a free port) to the desktop's
+        VNC server, for a viewer; the server still asks for :attr:`vnc_password`. Close it."""
+        return Tunnel(self.client.api, self.id, VNC_TARGET, tcp_port=port)
 
     def info(self) -> DesktopInfo:
         self.container.reload()
@@ -339,6 +345,8 @@ class Desktop:
                 self.channel.run(argv, stdin=piece, timeout=XDOTOOL_TIMEOUT + len(piece) / 100).check()
 
     def _connect_frames(self, timeout: float) -> None:
+        from vdesk.frames import LiveFramebuffer, PasswordRefused  # not loaded by commands that need no frames
+
         if self._vnc_tunnel is None:
             self._vnc_tunnel = Tunnel(self.client.api, self.id, VNC_TARGET)
         self._frames = LiveFramebuffer(self._vnc_tunnel.address, self.vnc_password, self.name)

@@ -52,3 +52,17 @@ def _client(engine: str | None) -> docker.DockerClient:
         raise EngineUnavailable(f"no Docker context named {engine!r} (see `docker context ls`)")
     return docker.DockerClient(base_url=context.Host, tls=context.TLSConfig, timeout=API_TIMEOUT,
                                use_ssh_client=str(context.Host).startswith("ssh://"))
+
+
+def _short(error: BaseException) -> str:
+    """The root cause, whole: ``Connection refused`` rather than the first 160 characters of
+    the five wrappers around it (docker → requests → urllib3 → the socket's error)."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror
+        reason = getattr(cause, "reason", None)
+        cause = cause.__cause__ or cause.__context__ or (reason if isinstance(reason, BaseException) else None)
+    return " ".join(str(error).split()) or type(error).__name__

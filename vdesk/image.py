@@ -13,6 +13,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -57,7 +58,12 @@ def is_current(client: docker.DockerClient, image: str = IMAGE) -> bool:
     return (found.labels or {}).get(CONTEXT_LABEL) == context_hash()
 
 
-def ensure(client: docker.DockerClient, image: str = IMAGE, progress: Progress = print,
+def _to_stderr(line: str) -> None:
+    """Build progress goes to stderr: stdout belongs to the caller (`vdesk up --json` prints JSON there)."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def ensure(client: docker.DockerClient, image: str = IMAGE, progress: Progress = _to_stderr,
            source: docker.DockerClient | None = None) -> str:
     """Return ``image``; vdesk's own image is made first if it is missing or stale: copied
     from ``source`` (another engine that has it current), or else built."""
@@ -73,7 +79,7 @@ def ensure(client: docker.DockerClient, image: str = IMAGE, progress: Progress =
     return IMAGE
 
 
-def copy(source: docker.DockerClient, target: docker.DockerClient, progress: Progress = print) -> None:
+def copy(source: docker.DockerClient, target: docker.DockerClient, progress: Progress = _to_stderr) -> None:
     """Stream vdesk's image from one engine to another (``docker save | docker load``)."""
     progress(f"copying {IMAGE} to the target engine ...")
     try:
@@ -83,7 +89,7 @@ def copy(source: docker.DockerClient, target: docker.DockerClient, progress: Pro
         raise ImageError(f"copying {IMAGE} between engines failed: {error.explanation}") from None
 
 
-def build(client: docker.DockerClient, progress: Progress = print, base: str | None = None) -> str:
+def build(client: docker.DockerClient, progress: Progress = _to_stderr, base: str | None = None) -> str:
     """Build ``vdesk/desktop:<version>`` (and ``:latest``); return its tag."""
     base = base or resolve_base(client, progress)
     progress(f"building {IMAGE} from {base} ...")
@@ -104,7 +110,7 @@ def build(client: docker.DockerClient, progress: Progress = print, base: str | N
     return IMAGE
 
 
-def resolve_base(client: docker.DockerClient, progress: Progress = print) -> str:
+def resolve_base(client: docker.DockerClient, progress: Progress = _to_stderr) -> str:
     """The base to build FROM: the registry's Debian if present or pullable, else a local one."""
     for name in (REGISTRY_BASE, LOCAL_BASE):
         if _exists(client, name):
@@ -118,7 +124,7 @@ def resolve_base(client: docker.DockerClient, progress: Progress = print) -> str
     return make_local_base(client, progress)
 
 
-def make_local_base(client: docker.DockerClient, progress: Progress = print) -> str:
+def make_local_base(client: docker.DockerClient, progress: Progress = _to_stderr) -> str:
     """``debootstrap --variant=minbase bookworm`` into a temporary folder, imported as an image."""
     debootstrap = shutil.which("debootstrap") or "/usr/sbin/debootstrap"
     if not Path(debootstrap).exists():

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import docker
 import docker.errors
 from docker.models.containers import Container
+from pydantic import BaseModel, ConfigDict, computed_field, field_serializer
 
 from vdesk import engine as engines
 from vdesk.container import LABEL, check_name, parse_size, published_port, remove_container
@@ -23,9 +23,11 @@ from vdesk.errors import DesktopNotFound
 UNSTARTED_GRACE = 60  # seconds a container may sit created and never started before prune takes it
 
 
-@dataclass(frozen=True)
-class DesktopInfo:
-    """What ``vdesk ls`` shows of a desktop, read from its container's labels and state."""
+class DesktopInfo(BaseModel):
+    """What ``vdesk ls`` shows of a desktop, read from its container's labels and state
+    (``vdesk ls --json`` prints this model)."""
+
+    model_config = ConfigDict(frozen=True)
 
     name: str
     id: str
@@ -38,11 +40,16 @@ class DesktopInfo:
     leased: bool
     vnc_address: str | None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def ttl_left(self) -> float | None:
         if self.expires_at is None:
             return None
         return max(0.0, (self.expires_at - datetime.now(timezone.utc)).total_seconds())
+
+    @field_serializer("size")
+    def _size_text(self, size: tuple[int, int]) -> str:
+        return f"{size[0]}x{size[1]}"
 
 
 def desktop_info(container: Container) -> DesktopInfo:

@@ -23,7 +23,7 @@ def vdesk(*args: str, input: str | None = None) -> subprocess.CompletedProcess[s
 def test_up_exec_run_shot_ls_down_from_a_shell(tmp_path):
     up = vdesk("up", "--size", "1024x768", "--json")
     assert up.returncode == 0, up.stderr
-    facts = json.loads(up.stdout)
+    facts = json.loads(up.stdout)  # stdout is the JSON alone, even when the image was (re)built
     name = facts["name"]
     try:
         assert len(facts["password"]) == 8

@@ -13,7 +13,7 @@ import urllib.request
 import pytest
 
 from vdesk.desktop import Desktop
-from vdesk.harness.view import start_viewer
+from vdesk.cli.view import start_viewer
 
 pytestmark = [pytest.mark.desktop, pytest.mark.usefixtures("no_desktop_left")]
 

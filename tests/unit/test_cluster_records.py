@@ -10,8 +10,8 @@ from rich.console import Console
 
 from vdesk.errors import InvalidArgument
 from vdesk.harness.agents import ScriptedAgent
+from vdesk.cli.console import summary_table
 from vdesk.cluster.placement import EPISODE_SLACK, ClusterPlacement, attempt_records, desktop_spec, episode_timeout, failed, move_aside
-from vdesk.harness.console import summary_table
 from vdesk.harness.env import setup_timeout
 from vdesk.harness.record import AttemptRecord, Outcome, episode_folders
 from vdesk.harness.runner import run_suite

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from vdesk import adapters, keys
+from vdesk import keys
 from vdesk.actions import BaseAction, parse_batch
-from vdesk.adapters import anthropic, openai, uitars
+from vdesk.adapters import anthropic, formats, openai, uitars
 from vdesk.channel import Channel
 from vdesk.container import Limits, parse_size
 from vdesk.coords import ImageSpace, Screen, fit_max_pixels, smart_resize
@@ -80,7 +80,7 @@ ARGUMENTS: dict[str, Callable[[], object]] = {
     "uitars: unknown mode": lambda: uitars.parse("click(start_box='(1,1)')", mode="pixels"),  # type: ignore[arg-type]
     "uitars: smart_resize without the image": lambda: uitars.parse("click(start_box='(1,1)')", mode="smart_resize"),
     "anthropic: unknown tool version": lambda: anthropic.translate({"action": "screenshot"}, version="computer_1999"),  # type: ignore[arg-type]
-    "to_actions: unknown format": lambda: adapters.to_actions("yaml", "{}"),  # type: ignore[arg-type]
+    "formats: unknown format": lambda: formats.parse_payloads("yaml", ["{}"]),
     "windows: bad regular expression": lambda: unconnected_desktop_windows().find("(", regex=True),
 }
 
@@ -115,8 +115,8 @@ ACTIONS: dict[str, Callable[[], object]] = {
     "anthropic: not an object": lambda: anthropic.translate([1, 2]),  # type: ignore[arg-type]
     "openai: unknown action": lambda: openai.translate({"type": "teleport"}),
     "openai: call without an action": lambda: openai.translate_call({}),
-    "to_actions: bad JSON": lambda: adapters.to_actions("base", "[{"),
-    "to_actions: nested too deeply": lambda: adapters.to_actions("openai", "[" * 100000),
+    "formats: bad JSON": lambda: formats.parse_payloads("base", ["[{"]),
+    "formats: nested too deeply": lambda: formats.parse_payloads("openai", ["[" * 100000]),
 }
 
 
@@ -131,7 +131,7 @@ def test_a_bad_reply_is_a_parse_error_quoting_it() -> None:
     with pytest.raises(ParseError, match="not sure"):
         uitars.parse("I am not sure what to do.")
     with pytest.raises(ParseError, match="not valid JSON"):
-        adapters.to_actions("anthropic", "{oops")
+        formats.parse_payloads("anthropic", ["{oops"])
 
 
 def test_an_unknown_key_is_an_unknown_key_naming_it() -> None:

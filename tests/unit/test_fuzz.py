@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -14,7 +13,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from vdesk import cli
+from vdesk.adapters.formats import parse_payloads
+from vdesk.cli.app import app as cli_app
 from vdesk.actions import ACTION_ALIASES, INPUT_ALIASES, UNSUPPORTED_ON_DESKTOP, ActionType, BaseAction, parse_batch
 from vdesk.adapters import anthropic, openai, uitars
 from vdesk.coords import ImageSpace, Screen
@@ -170,10 +170,9 @@ def test_any_openai_action_translates_or_raises_invalid_action(data: Any) -> Non
 @example("base", "[" * 500)
 @example("openai", '{"type": "click", "x": 1e999, "y": 1, "button": "left"}')
 def test_any_exec_payload_becomes_actions_or_one_line_invalid_action(format: str, payload: str) -> None:
-    # What `vdesk exec` does with each ACTION argument once the desktop is attached.
-    desktop = SimpleNamespace(screen=Screen(1280, 800))
+    # What `vdesk exec` does with its ACTION arguments once the desktop is attached.
     try:
-        actions = cli._parse_payload(format, payload, desktop)  # type: ignore[arg-type]
+        actions = parse_payloads(format, [payload], ImageSpace(1280, 800))
     except InvalidAction as error:
         assert str(error)
         return
@@ -251,7 +250,7 @@ NO_ENGINE_ENV = {"VDESK_ENGINE": NO_ENGINE, "DOCKER_HOST": NO_ENGINE}
 
 
 def _invoke(args: list[str]) -> Any:
-    result = RUNNER.invoke(cli.app, ["--engine", NO_ENGINE, *args], env=NO_ENGINE_ENV)
+    result = RUNNER.invoke(cli_app, ["--engine", NO_ENGINE, *args], env=NO_ENGINE_ENV)
     error = result.exception
     # Clean outcomes: success, a usage error or an exit code, or one of vdesk's own errors
     # (which `vdesk.cli.main` prints as one line, exit 2). Anything else is a crash.
@@ -290,9 +289,8 @@ def test_vdesk_up_with_any_size_name_ttl_and_network_exits_cleanly(size: str, na
 
 
 def test_a_deeply_nested_exec_payload_is_refused_as_invalid_action() -> None:
-    desktop = SimpleNamespace(screen=Screen(1280, 800))
     with pytest.raises(InvalidAction):
-        cli._parse_payload("base", "[" * 100000, desktop)  # type: ignore[arg-type]
+        parse_payloads("base", ["[" * 100000], ImageSpace(1280, 800))
 
 
 @pytest.mark.parametrize("path", ["", "/nonexistent/actions.json", "/"])

@@ -35,7 +35,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, 
 
 from vdesk.actions import BaseAction, parse_batch, validation_message
 from vdesk.container import Network, parse_size
-from vdesk.errors import InvalidAction, InvalidArgument, TaskError, first_line
+from vdesk.errors import InvalidAction, InvalidArgument, TaskError
 
 Command = Union[str, Annotated[list[str], Field(min_length=1)]]
 TASK_SUFFIXES = (".yaml", ".yml", ".json")
@@ -269,7 +269,7 @@ def load_task(path: str | Path) -> Task:
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as error:
-        raise TaskError(f"{path}: not valid {path.suffix[1:].upper()}: {first_line(error)}") from None
+        raise TaskError(f"{path}: not valid {path.suffix[1:].upper()}{_where(error)}: {_parse_problem(error)}") from None
     return parse_task(data, source=str(path), base_dir=path.parent.resolve())
 
 
@@ -295,6 +295,22 @@ def load_suite(path: str | Path) -> list[Task]:
     if duplicated:
         raise TaskError(f"{path}: task ids must be unique; repeated: {', '.join(duplicated)}")
     return tasks
+
+
+def _where(error: json.JSONDecodeError | yaml.YAMLError) -> str:
+    """`` at line 3, column 7`` (counted from 1) where the parser stopped, when it says."""
+    if isinstance(error, json.JSONDecodeError):
+        return f" at line {error.lineno}, column {error.colno}"
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    return f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+
+
+def _parse_problem(error: Exception) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        return error.msg
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem:
+        return error.problem  # the message's other lines repeat the position, with the text
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
 def in_home(path: str) -> str:

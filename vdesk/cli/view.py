@@ -3,6 +3,9 @@
     with start_viewer(desktop) as viewer:
         print(viewer.url, viewer.password)
 
+The page opens view-only (noVNC's ``view_only``: the viewer's keys and clicks are not sent),
+so watching an agent cannot disturb it; ``control=True`` opens it with keyboard and mouse.
+
 websockify runs on this machine (Debian packages ``websockify`` and ``novnc``) and listens on
 127.0.0.1 only. It reaches the desktop's VNC server through a private tunnel (so it works with
 desktops that have no network), and the VNC server still asks for the desktop's password:
@@ -18,10 +21,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopTimeout, VdeskError, ViewerUnavailable
-from vdesk.tunnel import Tunnel
+from vdesk.tunnel import Tunnel  # the type of what Desktop.forward_vnc returns
 
 NOVNC_DIRS = (Path("/usr/share/novnc"), Path("/usr/share/webapps/novnc"))
 START_TIMEOUT = 10.0
@@ -34,6 +36,7 @@ class Viewer:
     url: str
     password: str
     port: int
+    view_only: bool
     _process: subprocess.Popen[bytes]
     _tunnel: Tunnel
 
@@ -72,10 +75,10 @@ def websockify() -> str:
     return program
 
 
-def start_viewer(desktop: Desktop, *, port: int = 0) -> Viewer:
-    """Serve noVNC for ``desktop`` on ``127.0.0.1:port`` (0: a free port)."""
+def start_viewer(desktop: Desktop, *, port: int = 0, control: bool = False) -> Viewer:
+    """Serve noVNC for ``desktop`` on ``127.0.0.1:port`` (0: a free port), view-only unless ``control``."""
     web, program = novnc_dir(), websockify()
-    tunnel = Tunnel(desktop.client.api, desktop.id, VNC_TARGET, tcp_port=0)
+    tunnel = desktop.forward_vnc()
     port = port or _free_port()
     process = subprocess.Popen([program, "--web", str(web), f"127.0.0.1:{port}", tunnel.address],
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -87,8 +90,9 @@ def start_viewer(desktop: Desktop, *, port: int = 0) -> Viewer:
         tunnel.close()
         raise
     # resize=scale fits the desktop in the window; the password is typed in, not put in the URL.
-    url = f"http://127.0.0.1:{port}/vnc.html?host=127.0.0.1&port={port}&autoconnect=1&resize=scale"
-    return Viewer(url, desktop.vnc_password, port, process, tunnel)
+    view_only = int(not control)
+    url = f"http://127.0.0.1:{port}/vnc.html?host=127.0.0.1&port={port}&autoconnect=1&resize=scale&view_only={view_only}"
+    return Viewer(url, desktop.vnc_password, port, not control, process, tunnel)
 
 
 def _free_port() -> int:

@@ -1,0 +1,118 @@
+"""The one registry of the formats vdesk reads actions in: name → parser to BaseActions.
+
+    batch = parse_payloads("anthropic", ['{"action": "left_click", "coordinate": [10, 10]}'], image)
+
+The command line (``vdesk exec --format``), the harness and the MCP server read this table, so
+a new format is added here once. A payload is text: UI-TARS reply text, or JSON for the others
+(one object or a list of them). Actions are numbered from 0 across all payloads, in the order
+given, so "action 2" is the third action whichever payload it came in; every problem is an
+:class:`InvalidAction` naming that number.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vdesk.errors import InvalidAction, InvalidArgument, ParseError
+
+if TYPE_CHECKING:  # types only: the table is read by `--help`, which validates no action
+    from vdesk.actions import BaseAction
+    from vdesk.coords import ImageSpace
+
+Parser = Callable[[Any, "ImageSpace | None"], "list[BaseAction]"]
+
+
+@dataclass(frozen=True)
+class ModelFormat:
+    """One format: its name, whether payloads are JSON, what it reads, and its parser.
+
+    ``parse`` takes one item (a decoded JSON object for JSON formats, the text otherwise).
+    """
+
+    name: str
+    is_json: bool
+    help: str
+    example: str
+    parse: Parser
+
+
+def _base(item: Any, image: ImageSpace | None) -> list[BaseAction]:
+    from vdesk.actions import BaseAction
+
+    return [BaseAction.parse(item)]
+
+
+def _uitars(text: Any, image: ImageSpace | None) -> list[BaseAction]:
+    from vdesk.adapters import uitars
+
+    return uitars.parse(text, image=image).actions
+
+
+def _anthropic(item: Any, image: ImageSpace | None) -> list[BaseAction]:
+    from vdesk.adapters import anthropic
+
+    return anthropic.translate(item).actions
+
+
+def _openai(item: Any, image: ImageSpace | None) -> list[BaseAction]:
+    from vdesk.adapters import openai
+
+    return openai.translate(item).actions
+
+
+FORMATS: dict[str, ModelFormat] = {f.name: f for f in (
+    ModelFormat("base", True, "BaseAction JSON",
+                '{"type": "click", "inputs": {"point": {"raw": {"x": 640, "y": 400}}}}', _base),
+    ModelFormat("uitars", False, "UI-TARS reply text (Thought: … Action: …)",
+                "Action: click(start_box='(500,500)')", _uitars),
+    ModelFormat("anthropic", True, "Anthropic computer-tool input JSON",
+                '{"action": "left_click", "coordinate": [640, 400]}', _anthropic),
+    ModelFormat("openai", True, "OpenAI computer-use action JSON",
+                '{"type": "click", "button": "left", "x": 640, "y": 400}', _openai),
+)}
+
+
+def model_format(name: str) -> ModelFormat:
+    """The format called ``name``; :class:`InvalidArgument` lists the known ones."""
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise InvalidArgument(f"unknown format {name!r}: use one of {', '.join(FORMATS)}") from None
+
+
+def parse_payloads(format: str, payloads: Sequence[str], image: ImageSpace | None = None) -> list[BaseAction]:
+    """Every payload's actions as one batch, numbered from 0 across payloads."""
+    reader = model_format(format)
+    if not payloads:
+        raise InvalidAction("no actions given")
+    items = [item for number, payload in enumerate(payloads, 1) for item in _items(reader, payload, number, len(payloads))]
+    batch: list[BaseAction] = []
+    for index, item in enumerate(items):
+        try:
+            batch += reader.parse(item, image)
+        except InvalidAction as error:
+            raise InvalidAction(f"action {index}: {error}") from None
+        except RecursionError:
+            raise InvalidAction(f"action {index}: nested too deeply to read") from None
+    return batch
+
+
+def _items(reader: ModelFormat, payload: str, number: int, count: int) -> list[Any]:
+    if not reader.is_json:
+        return [payload]
+    where = f"payload {number} of {count}" if count > 1 else "the payload"
+    try:
+        data = json.loads(payload)
+    except json.JSONDecodeError as error:
+        raise ParseError(f"{where} is not valid JSON ({error.msg} at line {error.lineno} column {error.colno}): "
+                            f"{_quote(payload)}") from None
+    except RecursionError:
+        raise ParseError(f"{where} is nested too deeply to read: {_quote(payload)}") from None
+    return data if isinstance(data, list) else [data]
+
+
+def _quote(payload: str) -> str:
+    return repr(payload if len(payload) <= 80 else payload[:80] + "…")

@@ -1,0 +1,81 @@
+"""The ``vdesk`` command line: parses arguments, calls the Python API, prints.
+
+This module is the boundary every command runs inside. It imports only what the interpreter
+has already loaded, so that Ctrl-C or an error at any moment — even while the commands' modules
+are still being imported — ends in one line on stderr: exit 2 for an error, 130 for Ctrl-C.
+Commands are in :mod:`vdesk.cli.app` and the modules it registers.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+INTERRUPTED = 130
+FAILED = 2
+
+
+def main() -> None:
+    """Console entry point (``vdesk = "vdesk.cli:main"``)."""
+    code = run(sys.argv[1:])
+    import signal
+
+    # The command is over and has said how it ended: a Ctrl-C while the interpreter shuts down
+    # changes nothing (the interpreter would otherwise die of it, or print a traceback).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
+
+
+def run(argv: list[str]) -> int:
+    """Run one command line and return its exit code; nothing escapes but the code."""
+    try:
+        from vdesk.cli.app import invoke  # the heavy imports happen inside the boundary
+
+        return invoke(argv)
+    except KeyboardInterrupt as interrupt:  # a command may say how far it got
+        return _fail(one_line(str(interrupt)) or "interrupted", INTERRUPTED)
+    except BrokenPipeError:  # `vdesk ls | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except Exception as error:  # noqa: BLE001 - the boundary: one line, whatever it is
+        if os.environ.get("VDESK_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        return _fail(*describe_error(error))
+
+
+def describe_error(error: Exception) -> tuple[str, int]:
+    """The one line that stands for ``error``, and the exit code."""
+    from vdesk.errors import VdeskError
+
+    typer = sys.modules.get("typer")  # a usage error can only come from typer once it is loaded
+    if isinstance(error, VdeskError):
+        return one_line(str(error)), FAILED
+    if typer is not None and isinstance(error, typer.Abort):
+        return "interrupted", INTERRUPTED
+    if typer is not None and isinstance(error, typer.TyperException):
+        context = getattr(error, "ctx", None)
+        path = context.command_path if context is not None else "vdesk"
+        command = path.removeprefix("vdesk").strip()
+        where = f"{command}: " if command else ""
+        return f"{where}{one_line(error.format_message())} (see `{path} --help`)", FAILED
+    if isinstance(error, OSError) and error.strerror:
+        return one_line(f"{error.strerror}: {error.filename}" if error.filename else error.strerror), FAILED
+    return (f"unexpected {type(error).__name__}: {one_line(str(error)) or 'no message'} "
+            "(VDESK_DEBUG=1 shows where)"), FAILED
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line, whole: line breaks and runs of spaces become one space."""
+    return " ".join(text.split())
+
+
+def _fail(message: str, code: int) -> int:
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    sys.stderr.write(f"vdesk: {message}\n")
+    sys.stderr.flush()
+    return code

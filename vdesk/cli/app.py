@@ -1,0 +1,76 @@
+"""The command tree: the ``vdesk`` app, its global options, and where each command lives.
+
+Command modules import what they drive inside each command, so ``vdesk --help`` loads no
+Docker, image or VNC library and a command loads only what it uses.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+import typer.core
+
+from vdesk.cli import desktops, drive, runs
+from vdesk.cli.options import OPTIONS
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
+                  context_settings={"help_option_names": ["-h", "--help"]},
+                  help="Disposable, sandboxed Linux desktops for GUI agents.")
+
+
+class Command(typer.core.TyperCommand):
+    """A command whose help names arguments by their metavar alone (``NAME``, ``[ACTION]...``),
+    without type labels such as ``<str>`` or braces such as ``{NAME}``."""
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+        pieces = [self.options_metavar] if self.options_metavar else []
+        return pieces + [_argument_name(p) for p in self.get_params(ctx) if p.param_type_name == "argument"]
+
+    def format_options(self, ctx: typer.Context, formatter: typer.core._click.HelpFormatter) -> None:  # type: ignore[override]
+        arguments = [(_argument_name(p), p.help or "") for p in self.get_params(ctx)  # type: ignore[attr-defined]
+                     if p.param_type_name == "argument"]
+        options = [record for p in self.get_params(ctx) if p.param_type_name == "option"
+                   and (record := p.get_help_record(ctx)) is not None]
+        for title, rows in (("Arguments", arguments), ("Options", options)):
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+def _argument_name(parameter: typer.core._click.Parameter) -> str:
+    return parameter.metavar or (parameter.name or "").upper()
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version  # the installed distribution's, as pip shows it
+
+        print(f"vdesk {version('vdesk')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _global_options(
+    engine: Annotated[Optional[str], typer.Option(envvar="VDESK_ENGINE", metavar="URL|CONTEXT", help=(
+        "Docker engine: a DOCKER_HOST-style URL (unix://, tcp://, ssh://) or a Docker context name."))] = None,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print vdesk's version and exit.")] = False,
+) -> None:
+    OPTIONS.engine = engine
+
+
+for commands in (desktops.COMMANDS, drive.COMMANDS, runs.COMMANDS):
+    for name, function in commands.items():
+        app.command(name, cls=Command)(function)
+
+
+def invoke(argv: list[str]) -> int:
+    """Run ``argv`` and return the exit code; errors are raised for :func:`vdesk.cli.run`."""
+    command = typer.main.get_command(app)
+    try:
+        with command.make_context("vdesk", list(argv) or ["--help"]) as context:
+            command.invoke(context)
+    except typer.Exit as done:  # --help, --version, and commands that set their exit code
+        return done.exit_code
+    return 0

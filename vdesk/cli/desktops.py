@@ -1,0 +1,105 @@
+"""Commands over desktops as things: build the image, up, ls, down, prune."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Optional
+
+import typer
+
+from vdesk.cli.options import OPTIONS, columns, note, say
+from vdesk.errors import InvalidArgument
+
+DEFAULT_TTL = 2 * 3600
+
+
+def build() -> None:
+    """Build the desktop image (reuses what an earlier build made)."""
+    from vdesk import engine as engines, image as desktop_image
+
+    client = engines.connect(OPTIONS.engine)
+    if desktop_image.is_current(client):
+        say(f"{desktop_image.IMAGE} is up to date")
+        return
+    note("building the desktop image")
+    desktop_image.build(client, progress=note)
+
+
+def up(
+    name: Annotated[Optional[str], typer.Option(metavar="NAME", help="Desktop name (default: vdesk-<random>).")] = None,
+    size: Annotated[str, typer.Option(metavar="WxH", help="Logical screen size WIDTHxHEIGHT.")] = "1280x800",
+    scale: Annotated[float, typer.Option(metavar="FACTOR", help="HiDPI scale of the framebuffer.")] = 1.0,
+    ttl: Annotated[float, typer.Option(metavar="SECONDS", help="Seconds until the desktop stops itself (0: never).")] = DEFAULT_TTL,
+    network: Annotated[str, typer.Option(metavar="MODE", help="'none' (default) or 'bridge'.")] = "none",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Start a desktop that outlives this command (until `vdesk down` or its TTL)."""
+    from vdesk.container import parse_size
+    from vdesk.desktop import Desktop
+
+    desktop = Desktop.up(parse_size(size), scale=scale, name=name, ttl=ttl or None, lease=False, engine=OPTIONS.engine,
+                         network=network)  # type: ignore[arg-type]
+    try:
+        facts = {"name": desktop.name, "vnc": desktop.vnc_address if network == "bridge" else f"vdesk vnc {desktop.name}",
+                 "password": desktop.vnc_password, "size": size, "ttl_seconds": ttl}
+    finally:
+        desktop.close()
+    if as_json:
+        say(json.dumps(facts))
+    else:
+        say(f"{facts['name']}  VNC: {facts['vnc']}  password: {facts['password']}")
+
+
+def list_command(as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the DesktopInfo model).")] = False) -> None:
+    """List vdesk desktops."""
+    from pydantic import TypeAdapter
+
+    from vdesk.inventory import DesktopInfo, list_desktops
+
+    desktops = list_desktops(OPTIONS.engine)
+    if as_json:
+        say(TypeAdapter(list[DesktopInfo]).dump_json(desktops).decode())
+        return
+    if not desktops:
+        say("no desktops (start one with `vdesk up`)")
+        return
+    rows = []
+    for d in desktops:
+        ttl = "lease" if d.leased else ("-" if d.ttl_left is None else f"{d.ttl_left / 60:.0f} min")
+        size = f"{d.size[0]}x{d.size[1]}" + (f"@{d.scale:g}" if d.scale != 1 else "")
+        rows.append([d.name, d.status, size, d.created.strftime("%Y-%m-%d %H:%M"), ttl, d.owner, d.vnc_address or "-"])
+    say(columns(["NAME", "STATUS", "SIZE", "CREATED", "TTL LEFT", "OWNER", "VNC"], rows))
+
+
+def down(
+    names: Annotated[Optional[list[str]], typer.Argument(metavar="[NAME]...", help="Desktops to remove.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Remove every vdesk desktop.")] = False,
+) -> None:
+    """Remove desktops."""
+    from vdesk.inventory import list_desktops, remove_desktops
+
+    if all_ and names:
+        raise InvalidArgument("name desktops or pass --all, not both")
+    if all_:
+        names = [d.name for d in list_desktops(OPTIONS.engine)]
+        if not names:
+            say("no desktops to remove")
+            return
+    elif not names:
+        raise InvalidArgument("name the desktops to remove, or pass --all")
+    for removed in remove_desktops(names or [], OPTIONS.engine):
+        say(f"removed {removed}")
+
+
+def prune() -> None:
+    """Remove expired, stopped and orphaned desktops (and nothing else)."""
+    from vdesk.inventory import prune_desktops
+
+    removed = prune_desktops(OPTIONS.engine)
+    for name in removed:
+        say(f"removed {name}")
+    if not removed:
+        say("nothing to prune")
+
+
+COMMANDS = {"build": build, "up": up, "ls": list_command, "down": down, "prune": prune}

@@ -1,0 +1,185 @@
+"""Commands that drive one running desktop: shot, exec, run, vnc, view."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from vdesk.adapters.formats import FORMATS, model_format
+from vdesk.cli.options import OPTIONS, note, say
+from vdesk.errors import InvalidAction, InvalidArgument
+
+NAME = typer.Argument(metavar="NAME", help="The desktop's name (see `vdesk ls`).", show_default=False)
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+
+
+def shot(
+    name: Annotated[str, NAME],
+    output: Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help="Image file (.png or .jpg).")] = Path("shot.png"),
+    size: Annotated[Optional[str], typer.Option(metavar="WxH", help="Resize to WIDTHxHEIGHT.")] = None,
+) -> None:
+    """Save a screenshot of a desktop."""
+    from vdesk.container import parse_size
+    from vdesk.desktop import Desktop
+
+    if output.suffix.lower() not in IMAGE_SUFFIXES:
+        raise InvalidArgument(f"--output {str(output)!r}: name a .png or .jpg file")
+    if not output.parent.is_dir():
+        raise InvalidArgument(f"--output {str(output)!r}: no folder {str(output.parent)!r}")
+    resize = parse_size(size) if size else None
+    if resize is not None and min(resize) < 1:
+        raise InvalidArgument(f"--size {size!r}: width and height must be at least 1")
+    with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
+        frame = desktop.screenshot(resize)
+    frame.save(output)
+    say(f"saved {output} ({frame.width}x{frame.height})")
+
+
+def _quote(example: str) -> str:
+    """The example as a shell word (double quotes around text with single quotes)."""
+    return f'"{example}"' if "'" in example and not set(example) & set('"$`\\') else shlex.quote(example)
+
+
+_FORMAT_HELP = "; ".join(f"{f.name}: {f.help}" for f in FORMATS.values())
+_EXAMPLES = "\n".join(f"  vdesk exec NAME{'' if f.name == 'base' else ' --format ' + f.name} {_quote(f.example)}"
+                       for f in FORMATS.values())
+
+
+def exec_command(
+    name: Annotated[str, NAME],
+    actions: Annotated[Optional[list[str]], typer.Argument(metavar="[ACTION]...", show_default=False, help=(
+        "Actions: BaseAction JSON (one object or a list), or model output with --format."))] = None,
+    file: Annotated[Optional[str], typer.Option("-f", "--file", metavar="FILE", help=(
+        "Also read actions from FILE ('-': stdin), after the arguments."))] = None,
+    format: Annotated[str, typer.Option(metavar="FORMAT", help=_FORMAT_HELP + ". All but uitars are JSON.")] = "base",
+    settle: Annotated[bool, typer.Option("--settle", help="Return once the screen has stopped changing.")] = False,
+) -> None:
+    payloads = list(actions or [])
+    model_format(format)  # an unknown --format is a usage error, before any desktop is reached
+    if file is not None:
+        payloads.append(_read_actions_file(file))
+    if not payloads:
+        raise InvalidArgument("no actions given: pass ACTION arguments or -f FILE")
+    from vdesk.adapters.formats import parse_payloads
+    from vdesk.desktop import Desktop
+    from vdesk.operator import ExecuteResult
+
+    with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
+        try:
+            batch = parse_payloads(format, payloads, desktop.operator.image)
+        except InvalidAction as error:  # the same channel as an action the desktop cannot honour
+            result = ExecuteResult(status="failed", error_message=str(error))
+        else:
+            result = desktop.execute(batch, settle=settle)
+    say(result.model_dump_json(exclude_none=True))
+    if result.status != "success":
+        raise typer.Exit(1)
+
+
+exec_command.__doc__ = f"""Execute actions on a desktop; print the result as JSON on stdout.
+
+Actions are numbered from 0 across all arguments and the file, in order. Exit 0: every action
+ran. Exit 1: the batch was refused (an invalid action: bad JSON, a bad field, a point off the
+screen, a control character; nothing ran) or failed part-way; the JSON's error_message names
+the action and why. Exit 2: no such desktop, a bad option, no engine.
+
+\b
+Examples:
+{_EXAMPLES}
+"""
+
+
+def _read_actions_file(file: str) -> str:
+    try:
+        return sys.stdin.read() if file == "-" else Path(file).read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidArgument(f"cannot read actions from {file!r}: {getattr(error, 'strerror', None) or error}") from None
+
+
+def run(
+    name: Annotated[str, NAME],
+    command: Annotated[list[str], typer.Argument(metavar="-- PROGRAM [ARG]...", show_default=False,
+                                                 help="The program and its arguments (after --).")],
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for it and print its output.")] = False,
+    timeout: Annotated[float, typer.Option(metavar="SECONDS", help="Seconds to wait with --wait.")] = 60.0,
+) -> None:
+    """Start a program in a desktop (returns at once unless --wait)."""
+    from vdesk.desktop import Desktop
+
+    with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
+        result = desktop.run(command, wait=wait, timeout=timeout)
+    if wait:
+        sys.stdout.write(result.stdout)
+        sys.stderr.write(result.stderr)
+        raise typer.Exit(result.returncode)
+
+
+def vnc(
+    name: Annotated[str, NAME],
+    port: Annotated[int, typer.Option(metavar="PORT", help="Local port on 127.0.0.1 (0: any free one).")] = 0,
+) -> None:
+    """Forward a local port on 127.0.0.1 to a desktop's VNC server until Ctrl-C."""
+    from vdesk.desktop import Desktop
+
+    with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
+        tunnel = desktop.forward_vnc(port)
+        try:
+            say(f"VNC of {name}: {tunnel.address}  password: {desktop.vnc_password}  (Ctrl-C to stop)")
+            while desktop.is_alive():
+                time.sleep(1)
+        finally:
+            tunnel.close()
+
+
+def view(
+    name: Annotated[str, NAME],
+    port: Annotated[int, typer.Option(metavar="PORT", help="Port on 127.0.0.1 for the page (0: any free one).")] = 0,
+    control: Annotated[bool, typer.Option("--control", help=(
+        "Send the viewer's keys and clicks to the desktop (default: view-only, to watch an agent)."))] = False,
+) -> None:
+    """Watch a desktop live in the browser until Ctrl-C: noVNC on 127.0.0.1, view-only unless
+    --control, the desktop's VNC password required."""
+    from vdesk.cli.view import start_viewer
+    from vdesk.desktop import Desktop
+
+    with Desktop.attach(name, engine=OPTIONS.engine) as desktop, \
+            start_viewer(desktop, port=port, control=control) as viewer:
+        say(f"open {viewer.url}")
+        say(f"password: {viewer.password}  ({'view-only' if viewer.view_only else 'keys and clicks reach the desktop'}; "
+            "Ctrl-C to stop)")
+        while desktop.is_alive() and viewer.running:
+            time.sleep(1)
+
+
+def record(
+    name: Annotated[str, NAME],
+    output: Annotated[Path, typer.Option("-o", "--output", metavar="MP4", help="The video file (.mp4).")] = Path("session.mp4"),
+    fps: Annotated[float, typer.Option(metavar="N", help="Frames per second.")] = 10.0,
+    seconds: Annotated[Optional[float], typer.Option(metavar="SECONDS", help=(
+        "Stop after this many seconds (default: at Ctrl-C)."))] = None,
+) -> None:
+    """Record a desktop's screen into an MP4 until Ctrl-C (or for --seconds)."""
+    from vdesk.desktop import Desktop
+    from vdesk.video import check_options
+
+    check_options(output, fps)  # a bad path or rate fails before anything starts
+    if seconds is not None and not 0 < seconds <= 10**7:
+        raise InvalidArgument(f"--seconds must be more than 0, got {seconds}")
+    with Desktop.attach(name, engine=OPTIONS.engine) as desktop, desktop.record(output, fps=fps) as recording:
+        note(f"recording {name} into {output} at {fps:g} fps" + ("" if seconds else " (Ctrl-C to stop)"))
+        try:
+            while recording.error is None and (seconds is None or recording.elapsed() < seconds):
+                time.sleep(0.1 if seconds is None else max(0.0, min(0.1, seconds - recording.elapsed())))
+        except KeyboardInterrupt:
+            pass  # leaving the block finishes the file
+    say(f"saved {output} ({recording.frames} frames, {recording.seconds:.1f} s)")
+    if recording.error is not None:
+        raise recording.error
+
+
+COMMANDS = {"shot": shot, "exec": exec_command, "run": run, "vnc": vnc, "view": view, "record": record}

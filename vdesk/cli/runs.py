@@ -1,0 +1,170 @@
+"""Commands that run things over desktops: eval, replay, report, bench, demo."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Annotated, Optional
+from urllib.parse import urlsplit
+
+import typer
+
+from vdesk.cli.options import note, say
+from vdesk.errors import InvalidArgument
+
+RUN = typer.Argument(metavar="RUN", show_default=False, help="An episode's run folder, or a suite run from `vdesk eval`.")
+# What a model agent reads its endpoint and key from (see vdesk.harness.http_agents).
+AGENT_SETTINGS = {"openai-chat": ("VDESK_CHAT_BASE_URL", None),
+                  "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
+                  "openai": ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
+REACH_TIMEOUT = 5.0
+
+
+def eval_command(
+    suite: Annotated[Path, typer.Argument(metavar="SUITE", show_default=False,
+                                          help="A folder of task files (YAML/JSON), or one task file.")],
+    agent: Annotated[str, typer.Option(metavar="AGENT", help="scripted, replay:RUN, openai-chat, anthropic or openai.")] = "scripted",
+    parallel: Annotated[int, typer.Option(metavar="N", help="Episodes at a time, each on a fresh desktop.")] = 1,
+    out_dir: Annotated[Path, typer.Option("--out", metavar="FOLDER", help=(
+        "Run folder: one episode folder per task and results.json."))] = Path("runs/eval"),
+    ray_address: Annotated[Optional[str], typer.Option("--ray", metavar="HOST:PORT", help=(
+        "Put the desktops on the Ray cluster at this address (HOST:PORT of its head); an episode "
+        "whose node dies runs once more on another node."))] = None,
+    per_node: Annotated[Optional[int], typer.Option(metavar="N", help=(
+        "With --ray: desktops at a time on one node (default: --parallel, within each node's vdesk_desktop)."))] = None,
+    video: Annotated[bool, typer.Option("--video", help=(
+        "Record each episode into video.mp4 in its folder (shown by `vdesk report`)."))] = False,
+) -> None:
+    """Run a suite of tasks with an agent; exit 1 unless every task passed."""
+    if parallel < 1:
+        raise InvalidArgument(f"--parallel must be at least 1, got {parallel}")
+    if per_node is not None and per_node < 1:
+        raise InvalidArgument(f"--per-node must be at least 1, got {per_node}")
+    if per_node is not None and ray_address is None:
+        raise InvalidArgument("--per-node needs --ray")
+    from rich.console import Console
+
+    from vdesk.cli.console import suite_progress, summary_table
+    from vdesk.harness.agents import make_agent
+    from vdesk.harness.runner import LocalPlacement, run_suite
+    from vdesk.harness.tasks import load_suite
+
+    tasks = load_suite(suite)
+    check_agent(agent, make_agent(agent))  # a bad or unreachable agent fails here, before any desktop starts
+    placement = LocalPlacement()
+    if ray_address is not None:
+        from vdesk.cluster.placement import ClusterPlacement
+
+        # An unreachable cluster (or no Ray installed) fails here, before the progress bar.
+        placement = ClusterPlacement.join(ray_address, per_node)
+    results = out_dir / "results.json"
+    with suite_progress(Console(stderr=True), len(tasks)) as (progress, on_event):
+        try:
+            summary = run_suite(tasks, lambda: make_agent(agent), out=out_dir, parallel=parallel, on_event=on_event,
+                                placement=placement, video=video)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(f"interrupted: {progress.done} of {len(tasks)} done, results in {results}") from None
+    say(summary_table(summary))
+    say(f"results: {results}")
+    if summary.successes != len(tasks):
+        raise typer.Exit(1)
+
+
+def check_agent(name: str, agent: object) -> None:
+    """A model agent's endpoint answers and its key is set, or one line says which setting to fix."""
+    if name not in AGENT_SETTINGS:
+        return
+    url_variable, key_variable = AGENT_SETTINGS[name]
+    settings = getattr(agent, "settings")
+    if key_variable and not settings.api_key:
+        raise InvalidArgument(f"agent {name}: no API key: set {key_variable}")
+    where = urlsplit(settings.base_url)
+    port = where.port or (443 if where.scheme == "https" else 80)
+    try:
+        socket.create_connection((where.hostname or "", port), timeout=REACH_TIMEOUT).close()
+    except OSError as error:
+        raise InvalidArgument(f"agent {name}: nothing answers at {settings.base_url} "
+                              f"({error.strerror or error}): set {url_variable} to the model's endpoint") from None
+
+
+def replay_command(
+    run_dir: Annotated[Path, RUN],
+    out_dir: Annotated[Optional[Path], typer.Option("--out", metavar="FOLDER", help=(
+        "Where the replay's run folders go (default: RUN.replay)."))] = None,
+    parallel: Annotated[int, typer.Option(metavar="N", help="Episodes at a time.")] = 1,
+) -> None:
+    """Re-execute recorded runs on fresh desktops; exit 1 unless each matches its original."""
+    if parallel < 1:
+        raise InvalidArgument(f"--parallel must be at least 1, got {parallel}")
+    from rich.console import Console
+
+    from vdesk.cli.console import replay_table, suite_progress
+    from vdesk.harness.record import episode_folders
+    from vdesk.harness.replay import replay
+
+    total = len(episode_folders(run_dir))
+    with suite_progress(Console(stderr=True), total, label="replay") as (progress, on_event):
+        try:
+            report = replay(run_dir, out=out_dir, parallel=parallel, on_event=on_event)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(f"interrupted: {progress.done} of {total} replayed") from None
+    say(replay_table(report))
+    if not report.matches:
+        raise typer.Exit(1)
+
+
+def report_command(run_dir: Annotated[Path, RUN]) -> None:
+    """Write a static HTML report of a run: film strips with the actions drawn, and a GIF per episode."""
+    from vdesk.harness.report import write_report
+
+    if not run_dir.is_dir():
+        raise InvalidArgument(f"no run folder {str(run_dir)!r}")
+    say(f"report: {write_report(run_dir)}")
+
+
+def bench(
+    baseline: Annotated[bool, typer.Option("--baseline", help="Also time the naive ways, in the same run, and print ratios.")] = False,
+    repeats: Annotated[int, typer.Option(metavar="N", help="Samples per measurement.")] = 30,
+    desktops: Annotated[int, typer.Option(metavar="N", help="Desktops to bring up at once.")] = 10,
+    fleet: Annotated[bool, typer.Option("--fleet", help=(
+        "Measure capacity instead: desktops up per second and steps per second for 1, 2, 4, … "
+        "desktops at once, memory per desktop, and what a node of a given size holds."))] = False,
+    counts: Annotated[str, typer.Option(metavar="N,N,…", help="With --fleet: desktops at once, comma-separated.")] = "1,2,4,8,16",
+    seconds: Annotated[float, typer.Option(metavar="SECONDS", help="With --fleet: seconds of steps for each count.")] = 5.0,
+    ray_address: Annotated[Optional[str], typer.Option("--ray", metavar="HOST:PORT", help=(
+        "With --fleet: also measure through the Ray cluster at this address (HOST:PORT of its head)."))] = None,
+    local: Annotated[bool, typer.Option(help="With --fleet: measure desktops on this machine too.")] = True,
+    plot: Annotated[Optional[Path], typer.Option(metavar="PNG", help=(
+        "With --fleet: draw the curve into this PNG, e.g. images/fleet.png."))] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Measure speed and memory on real desktops (medians and p90); --fleet measures capacity."""
+    from rich.console import Console
+
+    out = Console()
+    if fleet:
+        from vdesk.bench.fleet import parse_counts, plot as draw_fleet, render as render_fleet, run_fleet
+
+        fleet_report = run_fleet(parse_counts(counts), seconds=seconds, address=ray_address, local=local, progress=note)
+        if plot is not None:
+            note(f"curve written to {draw_fleet(fleet_report, plot)}")
+        say(fleet_report.to_json()) if as_json else out.print(render_fleet(fleet_report, out.width))
+        return
+    from vdesk.bench.speed import render, run_bench
+
+    report = run_bench(baseline=baseline, repeats=repeats, desktops=desktops, progress=note)
+    say(report.to_json()) if as_json else out.print(render(report))
+
+
+def demo(
+    out_dir: Annotated[Path, typer.Option("--out", metavar="FOLDER", help="Folder for the frames and the action log.")] = Path("demo-output"),
+    picture: Annotated[Optional[Path], typer.Option(metavar="PNG", help=(
+        "Also save the final frame here (e.g. for the README)."))] = None,
+) -> None:
+    """Bring up a desktop, drive it, save what it saw, tear it down."""
+    from vdesk.demo import run_demo
+
+    run_demo(out_dir, picture, say=say)
+
+
+COMMANDS = {"eval": eval_command, "replay": replay_command, "report": report_command, "bench": bench, "demo": demo}
