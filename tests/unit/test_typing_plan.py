@@ -10,10 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vdesk import keyboard
-from vdesk.errors import DesktopGone, InvalidAction
+from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction
 from vdesk.keyboard import KEYMAP_TYPEABLE, REUSE_GRACE_SECONDS, ScratchKeymap, keysym_of, normalise
 
 SPARE = [93, 97, 120]
+LETTER_A = 38  # a keycode the layout uses: never bound
 
 
 class FakeClock:
@@ -25,31 +26,41 @@ class FakeClock:
     def monotonic(self) -> float:
         return self.now
 
+    def time(self) -> float:
+        return self.now
+
     def sleep(self, seconds: float) -> None:
         self.now += seconds
 
 
 class FakeX:
-    """A keyboard mapping like an X server's that remembers what each keycode types."""
+    """A desktop's keyboard mapping and scratch record as an X server keeps them: one for every
+    controller (every ScratchKeymap made on it)."""
 
     def __init__(self, clock: FakeClock, spare: list[int] = SPARE) -> None:
         self.clock, self.spare = clock, spare
         self.requests = 0  # mapping changes, each of which every X client must re-read
         self.bindings: list[tuple[float, int, str]] = []  # (when, keycode, character)
         self.keymap: dict[int, str] = {}
+        self.stamps: dict[int, int] = {}
         self.failing = False
 
-    def spare_keycodes(self) -> list[int]:
-        return list(self.spare)
-
-    def bind(self, characters: dict[int, str]) -> None:
-        self.requests += 1
-        if self.failing:
-            raise DesktopGone("the X connection dropped")
-        for code, char in characters.items():
+    def update(self, decide) -> None:
+        typing = {code: (keyboard.keysym_of(self.keymap[code]),) * 2 if code in self.keymap else (0, 0)
+                  for code in self.spare}
+        typing[LETTER_A] = (ord("a"), ord("A"))
+        change = decide(keyboard.SharedKeymap(typing=typing, stamps=dict(self.stamps)))
+        if change is None:
+            return
+        if change.bind:
+            self.requests += 1
+            if self.failing:
+                raise DesktopGone("the X connection dropped")
+        for code, char in change.bind.items():
             assert code in self.spare, code
             self.keymap[code] = char
             self.bindings.append((self.clock.now, code, char))
+        self.stamps |= change.stamps
 
     def typeable(self, text: str) -> bool:
         bound = set(self.keymap.values())
@@ -178,6 +189,59 @@ def test_editing_control_characters_become_key_presses(clock: FakeClock) -> None
     x = FakeX(clock)
     assert type_all(ScratchKeymap(x), x, "ab\bc\x1b") == [
         ("text", "ab"), ("key", "BackSpace"), ("text", "c"), ("key", "Escape")]
+
+
+def test_controllers_one_after_another_share_the_keycodes_and_never_run_out(clock: FakeClock) -> None:
+    """Each `vdesk exec` is a new controller: what earlier ones bound is reused or recycled,
+    least recently used first, never lost."""
+    x = FakeX(clock)
+    for n in range(30):
+        text = chr(0x4E00 + 2 * n) + chr(0x4E01 + 2 * n) + "é"
+        assert "".join(p for _, p in type_all(ScratchKeymap(x), x, text)) == text
+        clock.now += 1
+    assert [char for _, _, char in x.bindings].count("é") == 1  # bound once, reused by every controller
+    assert len(x.keymap) == len(SPARE)
+
+
+def test_the_least_recently_used_keycode_is_recycled_across_controllers(clock: FakeClock) -> None:
+    x = FakeX(clock)
+    for char in "αβγ":
+        type_all(ScratchKeymap(x), x, char)
+        clock.now += 1
+    type_all(ScratchKeymap(x), x, "α")  # used again: β is now the oldest
+    clock.now += 1
+    type_all(ScratchKeymap(x), x, "δ")
+    assert sorted(x.keymap.values()) == ["α", "γ", "δ"]
+
+
+def test_a_keycode_another_controller_is_typing_with_is_not_taken(clock: FakeClock) -> None:
+    x = FakeX(clock, spare=[93, 97])
+    first = ScratchKeymap(x).segments("αβ")
+    assert next(first) == ("text", "αβ")  # bound and held while it is typed
+    clock.now += 5
+    second = ScratchKeymap(x).segments("γ")
+    with mock.patch.object(keyboard, "WAIT_FOR_KEYCODES_SECONDS", 3):
+        with pytest.raises(DesktopTimeout, match="spare keycodes"):
+            next(second)
+    assert sorted(x.keymap.values()) == ["α", "β"]
+    list(first)  # typed: released
+    clock.now += 1
+    assert type_all(ScratchKeymap(x), x, "γ") == [("text", "γ")]
+
+
+def test_a_held_keycode_is_freed_when_its_controller_never_comes_back(clock: FakeClock) -> None:
+    x = FakeX(clock, spare=[93])
+    abandoned = ScratchKeymap(x).segments("α")
+    next(abandoned)  # the controller dies here, holding the keycode
+    assert type_all(ScratchKeymap(x), x, "β") == [("text", "β")]  # waits out the hold
+    assert clock.now - 1000 >= keyboard.HOLD_SECONDS
+
+
+def test_a_character_on_a_layout_keycode_is_not_bound_again(clock: FakeClock) -> None:
+    x = FakeX(clock)
+    with mock.patch.object(keyboard, "KEYMAP_TYPEABLE", frozenset()):
+        type_all(ScratchKeymap(x), x, "aA")
+    assert x.requests == 0
 
 
 def test_a_keyboard_without_spare_keycodes_refuses_non_ascii_text(clock: FakeClock) -> None:
