@@ -79,17 +79,17 @@ def up(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Start a desktop that outlives this command (until `vdesk down` or its TTL)."""
-    desktop = Desktop.up(parse_size(size), scale=scale, name=name, ttl=ttl or None, lease=False, engine=_options.engine,
-                         network=network)  # type: ignore[arg-type]
-    try:
-        facts = {"name": desktop.name, "vnc": desktop.vnc_address if network == "bridge" else f"vdesk vnc {desktop.name}",
-                 "password": desktop.vnc_password, "size": size, "ttl_seconds": ttl}
-    finally:
-        desktop.close()
-    if as_json:
-        print(json.dumps(facts))
-    else:
-        out.print(f"[bold]{facts['name']}[/]  VNC: {facts['vnc']}  password: {facts['password']}", highlight=False)
+
+    def announce(desktop: Desktop) -> None:  # Ctrl-C before this returns removes the desktop
+        vnc = desktop.vnc_address if network == "bridge" else f"vdesk vnc {desktop.name}"
+        if as_json:
+            print(json.dumps({"name": desktop.name, "vnc": vnc, "password": desktop.vnc_password,
+                              "size": size, "ttl_seconds": ttl}), flush=True)
+        else:
+            out.print(f"[bold]{desktop.name}[/]  VNC: {vnc}  password: {desktop.vnc_password}", highlight=False)
+
+    Desktop.up(parse_size(size), scale=scale, name=name, ttl=ttl or None, lease=False, engine=_options.engine,
+               network=network, announce=announce).close()  # type: ignore[arg-type]
 
 
 @app.command("ls")

@@ -18,7 +18,7 @@ import re
 import secrets
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -34,6 +34,7 @@ from vdesk.channel import Channel, Completed
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, VdeskError
 from vdesk.frames import LiveFramebuffer, PasswordRefused, Region
+from vdesk.interrupts import Interrupted, SignalGuard
 from vdesk.keyboard import ScratchKeymap, XKeyboardMapping
 from vdesk.lease import GRACE_SECONDS, Lease
 from vdesk.tunnel import Tunnel
@@ -112,12 +113,15 @@ class Desktop:
            image: str = desktop_image.IMAGE, engine: str | None = None,
            network: Network = "none", ttl: float | None = None, lease: bool = True,
            limits: Limits = Limits(), timeout: float = 30.0,
-           environment: dict[str, str] | None = None) -> Desktop:
+           environment: dict[str, str] | None = None,
+           announce: Callable[[Desktop], None] | None = None) -> Desktop:
         """Start a desktop and return once X answers and the first VNC frame arrived.
 
         ``lease=True`` (the default) ties the desktop to this process: it is removed when the
         process ends, however it ends. ``ttl`` (seconds) stops it after that long regardless.
-        ``network="none"`` (the default) gives it no network at all.
+        ``network="none"`` (the default) gives it no network at all. ``announce(desktop)`` runs
+        once it is up; until it (or, without it, this method) returns, Ctrl-C or SIGTERM at
+        any moment removes the desktop again: it is either up and announced, or gone.
         """
         screen = _screen(size, scale)
         name = _check_name(name) if name else f"vdesk-{secrets.token_hex(4)}"
@@ -128,16 +132,23 @@ class Desktop:
         client = engines.connect(engine)
         image_name = desktop_image.ensure(client, image, source=_local_engine() if engine else None)
         password = secrets.token_urlsafe(12)[:8]  # VNC authentication uses at most 8 characters
-        container = _run_container(client, image_name, name, screen, password, network, ttl,
-                                   lease, limits, environment or {})
-        desktop = cls(client, container, password, screen, owned=True)
-        try:
-            if lease:
-                desktop._lease = _take_lease(client, container, timeout)
-            desktop._connect_frames(timeout)
-        except BaseException:
-            desktop.down()
-            raise
+        with SignalGuard() as guard:  # held while it is created, removed, announced
+            container = _run_container(client, image_name, name, screen, password, network, ttl,
+                                       lease, limits, environment or {})
+            desktop: Desktop | None = None
+            try:
+                desktop = cls(client, container, password, screen, owned=True)
+                with guard.armed():  # waits that Ctrl-C may cut short
+                    if lease:
+                        desktop._lease = _take_lease(client, container, timeout)
+                    desktop._connect_frames(timeout)
+                if announce is not None:
+                    announce(desktop)
+                elif guard.pending is not None:  # the caller will never see it
+                    raise Interrupted(guard.pending)
+            except BaseException:
+                desktop.down() if desktop is not None else _remove(container)
+                raise
         return desktop
 
     @classmethod
