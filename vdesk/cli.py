@@ -193,9 +193,9 @@ def down(
 
 
 @app.command()
-def prune() -> None:
+def prune(names: Annotated[Optional[list[str]], typer.Argument(help="Only these desktops (default: all).")] = None) -> None:
     """Remove expired, stopped and orphaned desktops (and nothing else)."""
-    removed = prune_desktops(_options.engine)
+    removed = prune_desktops(_options.engine, only=names or None)
     for name in removed:
         out.print(f"removed {name}")
     if not removed:

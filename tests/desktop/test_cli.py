@@ -112,7 +112,9 @@ def test_prune_removes_an_expired_desktop_and_keeps_a_live_one(shared_desktop):
     deadline = time.monotonic() + 15
     while expired.is_alive() and time.monotonic() < deadline:
         time.sleep(0.1)
-    pruned = vdesk("prune")
-    assert pruned.returncode == 0 and f"removed {expired.name}" in pruned.stdout
+    # Scoped to this test's desktops: other runs' stopped desktops on this engine are theirs.
+    pruned = vdesk("prune", expired.name, shared_desktop.name)
+    assert pruned.returncode == 0 and pruned.stdout.splitlines() == [f"removed {expired.name}"]
     assert expired.name not in vdesk_containers(CLIENT)
     assert shared_desktop.name in vdesk_containers(CLIENT)
+    assert vdesk("prune", shared_desktop.name).stdout.strip() == "nothing to prune"
