@@ -123,7 +123,7 @@ class Desktop:
         once it is up; until it (or, without it, this method) returns, Ctrl-C or SIGTERM at
         any moment removes the desktop again: it is either up and announced, or gone.
         """
-        screen = _screen(size, scale)
+        screen = screen_of(size, scale)
         name = _check_name(name) if name else f"vdesk-{secrets.token_hex(4)}"
         if network not in ("none", "bridge"):
             raise InvalidAction(f"network must be 'none' or 'bridge', got {network!r}")
@@ -542,7 +542,9 @@ def _last_log(container: Container) -> str:
         return "no log"
 
 
-def _screen(size: tuple[int, int], scale: float) -> Screen:
+def screen_of(size: tuple[int, int], scale: float) -> Screen:
+    """The screen a desktop of ``size`` (logical) at ``scale`` has; raises :class:`InvalidAction`
+    for one no desktop can have."""
     width, height = size
     if not (64 <= width <= 7680 and 64 <= height <= 4320):
         raise InvalidAction(f"size {width}x{height} is outside 64x64..7680x4320")

@@ -82,7 +82,7 @@ def test_exec_speaks_model_formats(shared_desktop):
 def test_vnc_forwards_a_loopback_port_that_needs_the_password(shared_desktop):
     import socket
 
-    from vncdotool import api
+    from vdesk.frames import LiveFramebuffer
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -91,12 +91,12 @@ def test_vnc_forwards_a_loopback_port_that_needs_the_password(shared_desktop):
                                stdout=subprocess.PIPE, text=True)
     try:
         assert f"127.0.0.1:{port}" in forward.stdout.readline()
-        client = api.connect(f"127.0.0.1::{port}", password=shared_desktop.vnc_password, timeout=10)
+        frames = LiveFramebuffer(f"127.0.0.1::{port}", shared_desktop.vnc_password, "forwarded")
         try:
-            client.refreshScreen()
-            assert client.screen.size == (1280, 800)
+            frames.connect(timeout=10)
+            assert frames.fresh().image.size == (1280, 800)
         finally:
-            client.disconnect()
+            frames.close()
     finally:
         forward.terminate()
         forward.wait(timeout=10)
