@@ -497,8 +497,12 @@ def _label_number(labels: dict[str, str], key: str) -> float:
 
 def _age(container: Container) -> float:
     """Seconds since the engine created ``container``."""
-    created = datetime.strptime(container.attrs["Created"][:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
-    return time.time() - created.timestamp()
+    return time.time() - _created(container).timestamp()
+
+
+def _created(container: Container) -> datetime:
+    # The engine's own record: every container has it, also those not made by vdesk (compose).
+    return datetime.strptime(container.attrs["Created"][:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
 
 
 def describe(container: Container) -> DesktopInfo:
@@ -507,7 +511,7 @@ def describe(container: Container) -> DesktopInfo:
     return DesktopInfo(
         name=container.name, id=container.short_id, status=container.status,
         size=parse_size(labels.get("vdesk.size", "0x0")), scale=float(labels.get("vdesk.scale", "1")),
-        created=datetime.fromisoformat(labels.get("vdesk.created", "1970-01-01T00:00:00+00:00")),
+        created=_created(container),
         expires_at=datetime.fromtimestamp(expires, timezone.utc) if expires else None,
         owner=labels.get("vdesk.owner", "?"), leased=labels.get("vdesk.leased") == "true",
         vnc_address=f"127.0.0.1::{port}" if (port := _published_port(container)) else None,
