@@ -451,7 +451,8 @@ def _remove(container: Container) -> None:
 def list_desktops(engine: str | None = None, client: docker.DockerClient | None = None) -> list[DesktopInfo]:
     """Every vdesk desktop on the engine, running or not."""
     client = client or engines.connect(engine)
-    containers = client.containers.list(all=True, filters={"label": f"{LABEL}=desktop"})
+    # ignore_removed: a desktop removed between the listing and its inspection is no error
+    containers = client.containers.list(all=True, filters={"label": f"{LABEL}=desktop"}, ignore_removed=True)
     return sorted((describe(c) for c in containers), key=lambda info: info.created)
 
 
