@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from Xlib import X
 
 from tests.desktop.helpers import program_receiving_keys
@@ -142,3 +143,28 @@ def test_two_controllers_typing_at_once_each_get_their_characters(typing_desktop
         typing_desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
         typing_desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
         assert sorted(received()) == sorted(first + second)
+
+
+def _glyph(desktop: Desktop, char: str) -> Image.Image:
+    """``char`` as an xterm with a TrueType face (the README's and the suite's) draws it."""
+    marker = f"glyph-{ord(char):x}"  # the same title for all: only the glyph differs on screen
+    desktop.run(["xterm", "-name", marker, "-fa", "Monospace", "-fs", "24", "-geometry", "4x1+0+0",
+                 "-title", "glyph", "-e", "sh", "-c", f"printf '%s' '{char}'; sleep 60"])
+    window = desktop.windows.wait_for("glyph")
+    try:
+        desktop.wait_until_settled(quiet=0.3)
+        return desktop.screenshot().convert("RGB").crop((window.x, window.y, window.x + window.width,
+                                                         window.y + window.height))
+    finally:
+        desktop.run(["pkill", "-f", marker], wait=True)
+        desktop.windows.wait_gone(window)
+
+
+def test_cjk_and_emoji_show_as_their_own_glyphs_not_blanks(typing_desktop):
+    """Plain xterm's core fonts have no CJK or emoji: the bytes arrive but nothing shows. With
+    an Xft face, fontconfig falls back to the image's Noto CJK and Noto Color Emoji."""
+    blank, ni, hao, wave = (_glyph(typing_desktop, char) for char in (" ", "你", "好", "👋"))
+    ink = lambda image: sum(a != b for a, b in zip(image.getdata(), blank.getdata()))  # noqa: E731
+    assert ink(ni) > 40 and ink(hao) > 40 and list(ni.getdata()) != list(hao.getdata())
+    yellow = sum(1 for r, g, b in wave.getdata() if r > 200 and g > 150 and b < 100)
+    assert yellow > 20, "the emoji is not drawn in colour"
