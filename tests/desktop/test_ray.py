@@ -253,7 +253,13 @@ def test_an_actor_hosted_desktop_clicks_and_returns_frames_of_its_size(cluster):
         assert desktop.wait_until_settled().size == (800, 600)
         assert desktop.run(["true"], wait=True).returncode == 0
         usage = desktop.usage()  # the container, and the worker hosting it
-        assert desktop.call(window_count) >= 0 and desktop.call(width_plus, 1) == 801  # run on the node
+        assert desktop.call(width_plus, 1) == 801  # run on the node
+        before = desktop.call(window_count)
+        desktop.run(["xterm", "-title", "counted"])
+        deadline = time.monotonic() + 30
+        while desktop.call(window_count) != before + 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert desktop.call(window_count) == before + 1
         assert usage.memory_mib > 0 and usage.cpu_seconds > 0 and usage.host_memory_mib > 0
         assert desktop.execute([{"type": "nonsense"}]).status == "failed"  # refused, not raised
         name = desktop.name
