@@ -120,7 +120,7 @@ def test_finished_and_call_user_are_reported_without_touching_the_desktop(shared
     assert result.finished and result.finished_content == "done"
     result = shared_desktop.execute([{"type": "call_user", "inputs": {"content": "need a password"}}])
     assert result.call_user == "need a password"
-    assert probe.events(quiet=0.1) == []
+    assert probe.events() == []
 
 
 def test_a_point_off_screen_fails_the_batch_and_nothing_runs(shared_desktop, probe):
@@ -128,14 +128,14 @@ def test_a_point_off_screen_fails_the_batch_and_nothing_runs(shared_desktop, pro
                                      {"type": "click", "inputs": {"point": raw(1280, 10)}}])
     assert result.status == "failed"
     assert "action 1" in result.error_message and "(1280, 10)" in result.error_message and "1280x800" in result.error_message
-    assert probe.events(quiet=0.1) == []
+    assert probe.events() == []
 
 
 def test_a_malformed_action_fails_the_whole_batch_before_anything_runs(shared_desktop, probe):
     result = shared_desktop.execute([{"type": "click", "inputs": {"point": raw(10, 10)}},
                                      {"type": "hotkey", "inputs": {"key": "ctrl+nosuchkey"}}])
     assert result.status == "failed" and "nosuchkey" in result.error_message
-    assert probe.events(quiet=0.1) == []
+    assert probe.events() == []
 
 
 @pytest.mark.parametrize("kind", ["navigate", "open_app", "swipe", "long_press", "home", "back", "navigate_back"])

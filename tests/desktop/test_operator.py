@@ -158,13 +158,13 @@ def test_a_malformed_action_fails_the_batch_before_anything_runs(shared_desktop,
     assert result.status == "failed" and result.executed == 0
     for part in mentions:
         assert part in result.error_message
-    assert probe.events(quiet=0.1) == []
+    assert probe.events() == []
 
 
 def test_actions_that_are_not_a_list_fail_with_a_message(shared_desktop, probe):
     result = Operator(shared_desktop).execute({"actions": "click(100, 200)"})
     assert result.status == "failed" and "list" in result.error_message
-    assert probe.events(quiet=0.1) == []
+    assert probe.events() == []
 
 
 # --- supported actions ----------------------------------------------------------------------
@@ -237,7 +237,7 @@ def test_every_supported_action_executes(shared_desktop, probe: EventProbe, kind
     operator.execute({"actions": [{"type": "mouse_move", "inputs": {"point": raw(3, 797)}}]})
     if "before" in example:
         assert operator.execute({"actions": [example["before"]]}).status == "success"
-    probe.events(quiet=0.05)
+    probe.events()
     try:
         result = operator.execute({"actions": [example["action"]]})
         assert result.status == "success", result.error_message
@@ -258,7 +258,7 @@ def test_actions_outside_the_supported_list_are_refused(shared_desktop, probe, k
     assert kind not in Operator.supported_actions()
     result = Operator(shared_desktop).execute({"actions": [{"type": kind, "inputs": {}}]})
     assert result.status == "failed" and "unsupported on a desktop" in result.error_message
-    assert probe.events(quiet=0.1) == []
+    assert probe.events() == []
 
 
 # --- screen context -------------------------------------------------------------------------
