@@ -19,7 +19,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from tests.desktop.helpers import program_receiving_keys, xterm
+from tests.desktop.helpers import PROMPTLY, program_receiving_keys, xterm
 from tests.desktop.probe import Event, EventProbe
 from vdesk.adapters import uitars
 from vdesk.adapters.anthropic import AnthropicComputer, ToolResult
@@ -279,10 +279,12 @@ def test_openai_action_arrives_as_the_events_it_names(shared_desktop, probe, cas
         assert image_size(shot.base64) == tuple(case["image"])
 
 
-def test_openai_wait_waits_about_a_second(shared_desktop):
+def test_openai_wait_waits_a_second(shared_desktop):
     started = time.monotonic()
     assert OpenAIComputer(shared_desktop)({"type": "wait"}).status == "success"
-    assert 1.0 <= time.monotonic() - started < 3.0
+    # At least the second it promises; the upper bound (it includes a screenshot) only
+    # catches a wait of another order, with a loaded machine's margin.
+    assert 1.0 <= time.monotonic() - started < 1.0 + PROMPTLY
 
 
 def test_openai_typed_text_lands_in_a_program_exactly(shared_desktop, typed_into_a_program):
