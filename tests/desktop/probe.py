@@ -29,6 +29,7 @@ class Event:
     button: int = 0
     keysym: str = ""
     state: int = 0
+    time: int = 0  # the X server's timestamp, milliseconds
 
 
 class EventProbe:
@@ -100,7 +101,7 @@ class EventProbe:
             keysym = self.display.keycode_to_keysym(raw.detail, 0)
             name = KEYSYM_NAMES.get(keysym, f"0x{keysym:x}")
             kind = "key_press" if raw.type == X.KeyPress else "key_release"
-            return Event(kind, raw.event_x, raw.event_y, keysym=name, state=raw.state)
+            return Event(kind, raw.event_x, raw.event_y, keysym=name, state=raw.state, time=raw.time)
         return None
 
     def _wait_for(self, event_type: int, timeout: float = 5.0) -> None:

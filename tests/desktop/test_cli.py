@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 
 import docker
+import pytest
 from PIL import Image
 
 from tests.desktop.helpers import vdesk_containers
+from tests.desktop.probe import buttons, keys
 
 VDESK = str(Path(sys.executable).parent / "vdesk")
 CLIENT = docker.from_env()
@@ -69,20 +71,26 @@ def test_errors_are_one_clear_line_not_a_traceback():
     assert bad_size.returncode == 2 and "invalid size 'huge'" in bad_size.stderr
 
 
-def test_exec_speaks_model_formats(shared_desktop):
+def test_exec_speaks_model_formats(shared_desktop, probe):
     name = shared_desktop.name
     uitars = vdesk("exec", name, "--format", "uitars", "Thought: click it\nAction: click(start_box='(500,500)')")
     assert uitars.returncode == 0, uitars.stderr + uitars.stdout
+    assert buttons(probe.events()) == [("button_press", 1, 640, 400), ("button_release", 1, 640, 400)]  # grid centre
     anthropic = vdesk("exec", name, "--format", "anthropic", '{"action": "left_click", "coordinate": [10, 10]}')
     assert anthropic.returncode == 0, anthropic.stderr + anthropic.stdout
+    clicked = buttons(probe.events())
+    assert [(kind, button) for kind, button, _, _ in clicked] == [("button_press", 1), ("button_release", 1)]
     openai = vdesk("exec", name, "--format", "openai", '{"type": "keypress", "keys": ["CTRL", "L"]}')
     assert openai.returncode == 0, openai.stderr + openai.stdout
+    assert keys(probe.events()) == [("key_press", "Control_L"), ("key_press", "l"),
+                                    ("key_release", "l"), ("key_release", "Control_L")]
 
 
 def test_vnc_forwards_a_loopback_port_that_needs_the_password(shared_desktop):
     import socket
 
-    from vdesk.frames import LiveFramebuffer
+    from tests.harness.test_view import listening_addresses
+    from vdesk.frames import LiveFramebuffer, PasswordRefused
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -91,12 +99,18 @@ def test_vnc_forwards_a_loopback_port_that_needs_the_password(shared_desktop):
                                stdout=subprocess.PIPE, text=True)
     try:
         assert f"127.0.0.1:{port}" in forward.stdout.readline()
+        assert listening_addresses(port) == {"127.0.0.1"}  # loopback only, never all interfaces
         frames = LiveFramebuffer(f"127.0.0.1::{port}", shared_desktop.vnc_password, "forwarded")
         try:
             frames.connect(timeout=10)
             assert frames.fresh().image.size == (1280, 800)
         finally:
             frames.close()
+        for wrong in ("", "not-it"):  # without the password the viewer gets nothing
+            refused = LiveFramebuffer(f"127.0.0.1::{port}", wrong, "forwarded")
+            with pytest.raises(PasswordRefused):
+                refused.connect(timeout=10)
+            refused.close()
     finally:
         forward.terminate()
         forward.wait(timeout=10)
