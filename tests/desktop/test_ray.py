@@ -237,6 +237,15 @@ def window_count(desktop: Desktop) -> int:
     return len(desktop.windows.list())
 
 
+def clicks_seen(desktop: Desktop, actions: list[dict]) -> list[tuple[str, int, int, int]]:
+    """On the node: the button events an X client there receives when ``actions`` run."""
+    from tests.desktop.probe import EventProbe, buttons
+
+    with EventProbe(desktop) as probe:
+        assert desktop.execute(actions).status == "success"
+        return buttons(probe.events())
+
+
 def width_plus(desktop: Desktop, extra: int) -> int:
     return desktop.screen.width + extra
 
@@ -248,6 +257,7 @@ def test_an_actor_hosted_desktop_clicks_and_returns_frames_of_its_size(cluster):
         assert desktop.name in own_desktops(alive_only=True)
         result = desktop.execute(CLICK, settle=True)
         assert result.status == "success" and result.executed == 1, result
+        assert desktop.call(clicks_seen, CLICK) == [("button_press", 1, 40, 30), ("button_release", 1, 40, 30)]
         assert desktop.screenshot().size == (800, 600)
         assert desktop.screenshot_bytes("jpeg").startswith(b"\xff\xd8")
         assert desktop.wait_until_settled().size == (800, 600)
