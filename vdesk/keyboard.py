@@ -119,13 +119,21 @@ def claim(keymap: SharedKeymap, chars: set[str], hold_ms: int, now: int) -> Keym
         raise NoKeycodeFree(max(0.01, min(waits, default=grace) / 1000))
     bind = dict(zip(free, missing))
     held = (now + hold_ms) % STAMP_MODULUS
-    return KeymapChange(bind=bind, stamps={code: held for code in (used & scratch) | set(bind)})
+
+    def hold(code: int) -> int:  # never the stamp another holder wrote: its release tells them apart
+        current = keymap.stamps.get(code)
+        if current is not None and age_ms(current, held) <= 0:
+            return (current + 1) % STAMP_MODULUS
+        return held
+
+    return KeymapChange(bind=bind, stamps={code: hold(code) for code in (used & scratch) | set(bind)})
 
 
-def release(keymap: SharedKeymap, chars: set[str], now: int) -> KeymapChange | None:
-    """Stamp the scratch keycodes that type ``chars`` as used just now: their hold ends."""
-    wanted = {keysym_of(c) for c in chars}
-    stamps = {code: now for code in scratch_keycodes(keymap) if wanted & set(keymap.typing.get(code, ()))}
+def release(keymap: SharedKeymap, held: dict[int, int], now: int) -> KeymapChange | None:
+    """End this controller's holds (``held``: keycode → the stamp its claim wrote), stamping
+    those keycodes as used just now. A keycode another controller claimed since (its stamp
+    changed) stays held for that one."""
+    stamps = {code: now for code, stamp in held.items() if keymap.stamps.get(code) == stamp}
     return KeymapChange(stamps=stamps) if stamps else None
 
 
@@ -162,18 +170,25 @@ class ScratchKeymap:
         if not needed:
             yield "text", chunk
             return
-        self._claim(needed, int((HOLD_SECONDS + HOLD_PER_CHARACTER * len(chunk)) * 1000))
+        held = self._claim(needed, int((HOLD_SECONDS + HOLD_PER_CHARACTER * len(chunk)) * 1000))
         yield "text", chunk
         # Typed: free for others after the grace. (A chunk that failed keeps its hold until
         # the hold lapses; this controller may retry it meanwhile.)
-        self._mapping.update(lambda keymap: release(keymap, needed, now_stamp()))
+        self._mapping.update(lambda keymap: release(keymap, held, now_stamp()))
 
-    def _claim(self, chars: set[str], hold_ms: int) -> None:
+    def _claim(self, chars: set[str], hold_ms: int) -> dict[int, int]:
+        """Claim ``chars``; return the holds written (keycode → stamp)."""
         deadline = time.monotonic() + WAIT_FOR_KEYCODES_SECONDS
         while True:
             try:
-                self._mapping.update(lambda keymap: claim(keymap, chars, hold_ms, now_stamp()))
-                return
+                claimed: list[KeymapChange] = []
+
+                def decide(keymap: SharedKeymap) -> KeymapChange:
+                    claimed.append(claim(keymap, chars, hold_ms, now_stamp()))
+                    return claimed[-1]
+
+                self._mapping.update(decide)
+                return claimed[-1].stamps
             except NoKeycodeFree as busy:
                 if time.monotonic() + busy.wait > deadline:
                     raise DesktopTimeout(

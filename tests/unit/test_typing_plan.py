@@ -268,3 +268,17 @@ def test_segments_give_back_every_character_in_order_each_bound_when_typed(text:
                                           ("日", 0x10065E5), ("😀", 0x101F600)])
 def test_keysyms_are_latin1_or_unicode_as_xlib_names_them(char: str, keysym: int) -> None:
     assert keysym_of(char) == keysym
+
+
+def test_a_controller_that_finishes_does_not_end_the_hold_of_one_still_typing_the_same_character(clock: FakeClock) -> None:
+    x = FakeX(clock, spare=[93])
+    first = ScratchKeymap(x).segments("α")
+    next(first)  # the first controller types α
+    second = ScratchKeymap(x).segments("α")
+    next(second)  # the second reuses α's keycode and holds it too
+    second_started = clock.now
+    list(first)  # the first is done; the second is still typing with that keycode
+    clock.now += 1
+    type_all(ScratchKeymap(x), x, "β")  # a third must wait for the second's hold, not take it now
+    (_, _, _), (bound_at, _, char) = x.bindings
+    assert char == "β" and bound_at >= second_started + keyboard.HOLD_SECONDS
