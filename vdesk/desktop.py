@@ -17,6 +17,7 @@ import os
 import re
 import secrets
 import socket
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -130,7 +131,9 @@ class Desktop:
         if ttl is not None and not 0 <= ttl <= 10**9:  # also refuses nan and inf
             raise InvalidAction(f"ttl must be 0 (none) or a number of seconds up to 1e9, got {ttl}")
         client = engines.connect(engine)
-        image_name = desktop_image.ensure(client, image, source=_local_engine() if engine else None)
+        # A build's progress goes to stderr: stdout is the caller's (`vdesk up --json`).
+        image_name = desktop_image.ensure(client, image, source=_local_engine() if engine else None,
+                                          progress=lambda line: print(line, file=sys.stderr, flush=True))
         password = secrets.token_urlsafe(12)[:8]  # VNC authentication uses at most 8 characters
         with SignalGuard() as guard:  # held while it is created, removed, announced
             container = _run_container(client, image_name, name, screen, password, network, ttl,
