@@ -4,13 +4,21 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test unit engine image venv bench soak clean
+.PHONY: demo test unit engine image venv bench soak pictures clean
 
+# Run outputs go to ignored folders (demo-output/, pytest's temporary ones): `make demo` and
+# `make test` leave `git status` clean.
 demo: venv engine image
-	$(BIN)/vdesk demo --out demo-output --picture images/demo.png
+	$(BIN)/vdesk demo --out demo-output
 
 test: venv engine image
 	$(BIN)/pytest -q tests
+
+# The README's pictures, refreshed on purpose: images/demo.png from the demo, images/report.png
+# from the report test's headless browser.
+pictures: venv engine image
+	$(BIN)/vdesk demo --out demo-output --picture images/demo.png
+	VDESK_README_PICTURES=images $(BIN)/pytest -q tests/harness/test_report.py -k headless_browser
 
 unit: venv
 	$(BIN)/pytest -q tests/unit

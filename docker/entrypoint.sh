@@ -20,6 +20,11 @@ done
 if [ -z "$VDESK_VNC_PASSWORD" ]; then
   log "VDESK_VNC_PASSWORD is empty: refusing to serve VNC without a password"; exit 2
 fi
+# VNC authentication uses only a password's first 8 characters: a longer one would be cut
+# without a word, and the viewer's longer password would then be refused.
+if [ "${#VDESK_VNC_PASSWORD}" -gt 8 ]; then
+  log "VDESK_VNC_PASSWORD has ${#VDESK_VNC_PASSWORD} characters: VNC uses at most 8; choose one of 8 or fewer"; exit 2
+fi
 
 # A desktop that was stopped and started again finds the previous X server's lock files.
 rm -f "/tmp/.X${display_number}-lock" "/tmp/.X11-unix/X${display_number}"

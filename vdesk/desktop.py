@@ -17,7 +17,7 @@ import itertools
 import re
 import secrets
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +36,7 @@ from vdesk.container import (DEFAULT_SIZE, VNC_TARGET, Limits, Network, RunOptio
                              stop_reason)
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
+from vdesk.interrupts import Interrupted, SignalGuard
 from vdesk.inventory import DesktopInfo, desktop_info, find_desktop
 from vdesk.keymap import ScratchKeymap, XKeyboardMapping
 from vdesk.lease import Lease
@@ -77,13 +78,17 @@ class Desktop:
            image: str = desktop_image.IMAGE, engine: str | None = None,
            network: Network = "none", ttl: float | None = None, lease: bool = True,
            limits: Limits = Limits(), timeout: float = 30.0,
-           environment: dict[str, str] | None = None) -> Desktop:
+           environment: dict[str, str] | None = None,
+           announce: Callable[[Desktop], None] | None = None) -> Desktop:
         """Start a desktop and return once X answers and the first VNC frame arrived.
 
         ``lease=True`` (the default) ties the desktop to this process: it is removed when the
         process ends, however it ends. ``ttl`` (seconds) stops it after that long regardless.
         ``network="none"`` (the default) gives it no network at all. A bad size, scale, name,
         network, ttl or limits raises :class:`InvalidArgument` before any engine is reached.
+        ``announce(desktop)`` runs once it is up; until it (or, without it, this method)
+        returns, Ctrl-C or SIGTERM at any moment removes the desktop again: it is either up
+        and announced, or gone.
         """
         options = RunOptions(
             name=name or f"vdesk-{secrets.token_hex(4)}", screen=screen_of(size, scale),
@@ -91,15 +96,22 @@ class Desktop:
             network=network, ttl=ttl, leased=lease, limits=limits, environment=environment or {})
         client = engines.connect(engine)
         image_name = desktop_image.ensure(client, image, source=_local_engine() if engine else None)
-        container = run_container(client, image_name, options)
-        desktop = cls(client, container, options.password, options.screen, owned=True)
-        try:
-            if lease:
-                desktop._lease = _take_lease(client, container, timeout)
-            desktop._connect_frames(timeout)
-        except BaseException:
-            desktop.down()
-            raise
+        with SignalGuard() as guard:  # held while it is created, removed, announced
+            container = run_container(client, image_name, options)
+            desktop: Desktop | None = None
+            try:
+                desktop = cls(client, container, options.password, options.screen, owned=True)
+                with guard.armed():  # waits that Ctrl-C may cut short
+                    if lease:
+                        desktop._lease = _take_lease(client, container, timeout)
+                    desktop._connect_frames(timeout)
+                if announce is not None:
+                    announce(desktop)
+                elif guard.pending is not None:  # the caller will never see it
+                    raise Interrupted(guard.pending)
+            except BaseException:
+                desktop.down() if desktop is not None else remove_container(container)
+                raise
         return desktop
 
     @classmethod

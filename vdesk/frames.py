@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
+from cryptography.hazmat.primitives.ciphers import Cipher, modes
 from PIL import Image
 from twisted.internet import reactor
 from vncdotool import api as vnc_api, rfb
@@ -33,10 +35,6 @@ from vncdotool.client import AuthenticationError, VNCDoToolClient, VNCDoToolFact
 
 from vdesk.errors import DesktopGone, DesktopTimeout, PasswordRefused, VdeskError
 
-# vncdotool's VNC authentication uses a cipher that cryptography has moved; harmless here.
-warnings.filterwarnings("ignore", message=".*TripleDES.*")
-# vncdotool asks to hear from subclasses that override updateRectangle; ours only adds a lock.
-warnings.filterwarnings("ignore", message="updateRectangle will change", category=FutureWarning)
 
 Region = tuple[int, int, int, int]  # left, top, right, bottom (physical pixels)
 _REACTOR_START = threading.Lock()  # the first connections of a process start the shared reactor
@@ -50,10 +48,20 @@ class Frame:
     version: int
 
 
-class _LiveClient(VNCDoToolClient):
-    """An RFB client that paints ``screen`` with each update and reports it to its framebuffer."""
+class _LiveUpdates:
+    """What makes an RFB client keep ``screen`` current and report each update (the client is
+    :class:`_LiveClient`)."""
 
     live: LiveFramebuffer
+
+    def sendPassword(self, password: str) -> None:
+        # RFB's VNC authentication (RFC 6143 7.2.2): DES of the challenge, keyed with the
+        # password's first 8 bytes bit-reversed. vncdotool's own takes the cipher from where
+        # cryptography deprecated it (a warning at every connection); this is the same cipher
+        # from its current home (triple DES with one key repeated is single DES).
+        key = bytes(int(f"{byte:08b}"[::-1], 2) for byte in password.encode("latin-1")[:8].ljust(8, b"\0"))
+        encryptor = Cipher(TripleDES(key * 3), modes.ECB()).encryptor()
+        self.transport.write(encryptor.update(self._challenge) + encryptor.finalize())
 
     def vncConnectionMade(self) -> None:
         super().vncConnectionMade()
@@ -91,6 +99,15 @@ class _LiveClient(VNCDoToolClient):
         super().connectionLost(reason)
 
 
+with warnings.catch_warnings():
+    # vncdotool warns each subclass that overrides updateRectangle that its signature may
+    # change; ours only wraps the inherited method and calls it with the same arguments.
+    warnings.filterwarnings("ignore", message="updateRectangle will change", category=FutureWarning)
+
+    class _LiveClient(_LiveUpdates, VNCDoToolClient):
+        """An RFB client that keeps ``screen`` current and reports each update."""
+
+
 def _ask_for_changes(client: _LiveClient) -> None:
     """In the reactor: request the accumulated change and an answer now, back to back."""
     client.framebufferUpdateRequest(incremental=True)
@@ -106,6 +123,13 @@ class _LiveFactory(VNCDoToolFactory):
     # The cursor comes as a separate shape (and is ignored), never painted into frames.
     nocursor = True
     qemu_extended_key = False
+
+    live: LiveFramebuffer
+
+    def buildProtocol(self, address):  # type: ignore[no-untyped-def]
+        client = super().buildProtocol(address)
+        client.live = self.live
+        return client
 
     def clientConnectionLost(self, connector, reason) -> None:  # type: ignore[no-untyped-def]
         # Lost before the handshake finished (the server was not listening yet): a failure,
@@ -139,9 +163,8 @@ class LiveFramebuffer:
     # -- connection -------------------------------------------------------------------------
     def connect(self, timeout: float = 10.0) -> None:
         """Open the connection and wait for the first full frame."""
-        # Each connection gets its own protocol class bound to this framebuffer.
-        protocol = type("BoundLiveClient", (_LiveClient,), {"live": self})
-        factory_class = type("BoundLiveFactory", (_LiveFactory,), {"protocol": protocol})
+        # Each connection gets its own factory, which binds its client to this framebuffer.
+        factory_class = type("BoundLiveFactory", (_LiveFactory,), {"live": self})
         done = threading.Event()
         outcome: list[object] = []
         with _REACTOR_START:

@@ -59,7 +59,7 @@ def desktop_info(container: Container) -> DesktopInfo:
     return DesktopInfo(
         name=container.name, id=container.short_id, status=container.status,
         size=parse_size(labels.get("vdesk.size", "0x0")), scale=float(labels.get("vdesk.scale", "1")),
-        created=datetime.fromisoformat(labels.get("vdesk.created", "1970-01-01T00:00:00+00:00")),
+        created=_created(container),
         expires_at=datetime.fromtimestamp(expires, timezone.utc) if expires else None,
         owner=labels.get("vdesk.owner", "?"), leased=labels.get("vdesk.leased") == "true",
         vnc_address=f"127.0.0.1::{port}" if (port := published_port(container)) else None,
@@ -81,7 +81,8 @@ def find_desktop(client: docker.DockerClient, name: str) -> Container:
 def list_desktops(engine: str | None = None, client: docker.DockerClient | None = None) -> list[DesktopInfo]:
     """Every vdesk desktop on the engine, running or not."""
     client = client or engines.connect(engine)
-    containers = client.containers.list(all=True, filters={"label": f"{LABEL}=desktop"})
+    # ignore_removed: a desktop removed between the listing and its inspection is no error
+    containers = client.containers.list(all=True, filters={"label": f"{LABEL}=desktop"}, ignore_removed=True)
     return sorted((desktop_info(c) for c in containers), key=lambda info: info.created)
 
 
@@ -132,5 +133,9 @@ def _label_number(labels: dict[str, str], key: str) -> float:
 
 def _age(container: Container) -> float:
     """Seconds since the engine created ``container``."""
-    created = datetime.strptime(container.attrs["Created"][:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
-    return time.time() - created.timestamp()
+    return time.time() - _created(container).timestamp()
+
+
+def _created(container: Container) -> datetime:
+    # The engine's own record: every container has it, also those not made by vdesk (compose).
+    return datetime.strptime(container.attrs["Created"][:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)

@@ -7,6 +7,14 @@ seen elsewhere. vdesk binds the characters a text needs *before* typing it and l
 a keycode is reused only for another character, least recently used first, and only after the
 client has had time to read what was typed with it.
 
+The binding state lives in the desktop, not in a controller: every `vdesk exec` and every
+`Desktop.attach` is a new controller, and a desktop has only ~19 spare keycodes. The desktop's
+own keymap says what each keycode types (a character already bound is reused, by anyone), and a
+root-window property (:data:`LRU_PROPERTY`) lists the scratch keycodes with the time each was
+last used — or, while a controller types with it, the time until which it is held. Each change
+reads both, decides and writes both under an X server grab, so two controllers typing at once
+never take each other's keycodes.
+
 Every keymap change makes every X client re-read the keyboard (the window manager re-grabs its
 key bindings each time, tens of milliseconds of CPU), so the characters of a text are bound in
 one request, not one per character.
@@ -15,18 +23,23 @@ one request, not one per character.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Protocol
 
-from Xlib import X
+from Xlib import X, Xatom
 from Xlib.display import Display
 
-from vdesk.errors import InvalidAction
+from vdesk.errors import DesktopTimeout, InvalidAction
 
 KEYMAP_TYPEABLE = frozenset(chr(c) for c in range(0x20, 0x7F)) | {"\n", "\t"}
 CONTROL_KEYS = {"\b": "BackSpace", "\x1b": "Escape", "\x7f": "Delete"}
 REUSE_GRACE_SECONDS = 0.15  # let the client read a keycode's last character before rebinding it
+LRU_PROPERTY = "_VDESK_SCRATCH_KEYCODES"  # on the root window: keycode, stamp (ms), keycode, ...
+HOLD_SECONDS = 10.0  # a held keycode's claim lapses after this (plus the text's length) if its
+HOLD_PER_CHARACTER = 0.01  # controller dies while typing: the keycode is not lost for good
+WAIT_FOR_KEYCODES_SECONDS = 60.0  # other controllers hold every scratch keycode this long at most
+STAMP_MODULUS = 1 << 32
 
 
 def normalise(text: str) -> str:
@@ -38,28 +51,104 @@ def normalise(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+@dataclass
+class SharedKeymap:
+    """What every controller of a desktop sees, read and written as one."""
+
+    typing: dict[int, tuple[int, int]]  # keycode → the keysyms it types unshifted and shifted
+    stamps: dict[int, int]  # scratch keycode → last use or end of hold, ms (mod 2**32)
+
+
+@dataclass
+class KeymapChange:
+    """What a controller writes back: new bindings and the scratch keycodes' new stamps."""
+
+    bind: dict[int, str] = field(default_factory=dict)
+    stamps: dict[int, int] = field(default_factory=dict)
+
+
 class KeyboardMapping(Protocol):
-    """A desktop keyboard's mapping, as far as typing needs it."""
+    """A desktop keyboard's mapping and its scratch keycodes' record, as far as typing needs it."""
 
-    def spare_keycodes(self) -> list[int]:
-        """The keycodes that type nothing."""
+    def update(self, decide: Callable[[SharedKeymap], KeymapChange | None]) -> None:
+        """Read the shared keymap, apply what ``decide`` returns (``None``: nothing), with no
+        other controller's update in between."""
 
-    def bind(self, characters: dict[int, str]) -> None:
-        """Make each keycode type its character (unshifted and shifted), in one change."""
+
+@dataclass(frozen=True)
+class Busy:
+    """No claim: every scratch keycode is held or was used too recently; ``wait`` seconds may
+    free one."""
+
+    wait: float
+
+
+def now_stamp() -> int:
+    return int(time.time() * 1000) % STAMP_MODULUS
+
+
+def age_ms(stamp: int, now: int) -> int:
+    """How long ago ``stamp`` was (negative: it is still ahead), modulo the stamps' wrap."""
+    age = (now - stamp) % STAMP_MODULUS
+    return age - STAMP_MODULUS if age >= STAMP_MODULUS // 2 else age
+
+
+def scratch_keycodes(keymap: SharedKeymap) -> set[int]:
+    """The keycodes vdesk may bind: those recorded as scratch and those that type nothing."""
+    return set(keymap.stamps) | {code for code, keysyms in keymap.typing.items() if not any(keysyms)}
+
+
+def claim(keymap: SharedKeymap, chars: set[str], hold_ms: int, now: int) -> KeymapChange | Busy:
+    """Bind ``chars`` (reusing keycodes that already type them) and hold their scratch keycodes
+    until ``now + hold_ms``. A keycode is taken for a new character empty first, then least
+    recently used, never while held nor within the grace after its last use; when too few are
+    free, :class:`Busy` says how long to wait."""
+    scratch = scratch_keycodes(keymap)
+    where = {keysym: code for code in sorted(keymap.typing, reverse=True) for keysym in keymap.typing[code] if keysym}
+    where |= {keysym: code for code in scratch for keysym in keymap.typing.get(code, ()) if keysym}
+    used = {where[keysym_of(c)] for c in chars if keysym_of(c) in where}
+    missing = sorted(c for c in chars if keysym_of(c) not in where)
+    grace = int(REUSE_GRACE_SECONDS * 1000)
+
+    def idle(code: int) -> int:  # ms since its last use; never used: as long as can be
+        return age_ms(keymap.stamps[code], now) if code in keymap.stamps else STAMP_MODULUS
+
+    candidates = sorted(scratch - used, key=lambda code: (any(keymap.typing.get(code, ())), -idle(code), code))
+    free = [code for code in candidates if idle(code) >= grace]
+    if len(free) < len(missing):
+        waits = [grace - idle(code) for code in candidates if idle(code) < grace]
+        return Busy(max(0.01, min(waits, default=grace) / 1000))
+    bind = dict(zip(free, missing))
+    held = (now + hold_ms) % STAMP_MODULUS
+
+    def hold(code: int) -> int:  # never the stamp another holder wrote: its release tells them apart
+        current = keymap.stamps.get(code)
+        if current is not None and age_ms(current, held) <= 0:
+            return (current + 1) % STAMP_MODULUS
+        return held
+
+    return KeymapChange(bind=bind, stamps={code: hold(code) for code in (used & scratch) | set(bind)})
+
+
+def release(keymap: SharedKeymap, held: dict[int, int], now: int) -> KeymapChange | None:
+    """End this controller's holds (``held``: keycode → the stamp its claim wrote), stamping
+    those keycodes as used just now. A keycode another controller claimed since (its stamp
+    changed) stays held for that one."""
+    stamps = {code: now for code, stamp in held.items() if keymap.stamps.get(code) == stamp}
+    return KeymapChange(stamps=stamps) if stamps else None
 
 
 class ScratchKeymap:
-    """The spare keycodes of one desktop's keyboard and the characters bound to them."""
+    """Types through one desktop's scratch keycodes, shared with every other controller."""
 
     def __init__(self, mapping: KeyboardMapping) -> None:
         self._mapping = mapping
-        self._spare: list[int] | None = None
-        self._bound: OrderedDict[str, int] = OrderedDict()  # character → keycode, LRU order
-        self._used_at: dict[int, float] = {}
+        self._capacity: int | None = None
 
     def segments(self, text: str) -> Iterator[tuple[str, str]]:
         """Yield ``("text", chunk)`` pieces ready for ``xdotool type`` — their characters are
-        bound first — and ``("key", keysym)`` for control characters."""
+        bound first, and held for this controller while the chunk is typed — and ``("key",
+        keysym)`` for control characters."""
         chunk = ""
         needed: set[str] = set()
         for char in text:
@@ -70,7 +159,7 @@ class ScratchKeymap:
                 yield "key", CONTROL_KEYS[char]
                 continue
             if char not in KEYMAP_TYPEABLE and char not in needed:
-                if len(needed) == len(self._keycodes()):
+                if len(needed) == self._keycodes():
                     yield from self._flush(chunk, needed)
                     chunk, needed = "", set()
                 needed.add(char)
@@ -79,39 +168,43 @@ class ScratchKeymap:
             yield from self._flush(chunk, needed)
 
     def _flush(self, chunk: str, needed: set[str]) -> Iterator[tuple[str, str]]:
-        self._bind(needed)
-        yield "text", chunk
-        now = time.monotonic()
-        for char in needed:
-            self._used_at[self._bound[char]] = now
-
-    def _bind(self, chars: set[str]) -> None:
-        missing = [c for c in chars if c not in self._bound]
-        for char in chars - set(missing):
-            self._bound.move_to_end(char)
-        if not missing:
+        if not needed:
+            yield "text", chunk
             return
-        free = [code for code in self._keycodes() if code not in self._bound.values()]
-        change: dict[int, str] = {}
-        for char in missing:
-            change[free.pop() if free else self._evict(chars)] = char
-        self._mapping.bind(change)
-        self._bound.update((char, code) for code, char in change.items())  # only once they are
+        held = self._claim(needed, int((HOLD_SECONDS + HOLD_PER_CHARACTER * len(chunk)) * 1000))
+        yield "text", chunk
+        # Typed: free for others after the grace. (A chunk that failed keeps its hold until
+        # the hold lapses; this controller may retry it meanwhile.)
+        self._mapping.update(lambda keymap: release(keymap, held, now_stamp()))
 
-    def _evict(self, keep: set[str]) -> int:
-        victim = next(c for c in self._bound if c not in keep)
-        code = self._bound.pop(victim)
-        wait = self._used_at.get(code, 0) + REUSE_GRACE_SECONDS - time.monotonic()
-        if wait > 0:
-            time.sleep(wait)
-        return code
+    def _claim(self, chars: set[str], hold_ms: int) -> dict[int, int]:
+        """Claim ``chars``; return the holds written (keycode → stamp)."""
+        deadline = time.monotonic() + WAIT_FOR_KEYCODES_SECONDS
+        while True:
+            claimed: list[KeymapChange | Busy] = []
 
-    def _keycodes(self) -> list[int]:
-        if self._spare is None:
-            self._spare = self._mapping.spare_keycodes()
-            if not self._spare:
+            def decide(keymap: SharedKeymap) -> KeymapChange | None:
+                claimed.append(claim(keymap, chars, hold_ms, now_stamp()))
+                return claimed[-1] if isinstance(claimed[-1], KeymapChange) else None
+
+            self._mapping.update(decide)
+            outcome = claimed[-1]
+            if isinstance(outcome, KeymapChange):
+                return outcome.stamps
+            if time.monotonic() + outcome.wait > deadline:
+                raise DesktopTimeout(
+                    f"other controllers held all {self._keycodes()} spare keycodes of the desktop "
+                    f"for {WAIT_FOR_KEYCODES_SECONDS:.0f} s")
+            time.sleep(outcome.wait)
+
+    def _keycodes(self) -> int:
+        if self._capacity is None:
+            counted: list[int] = []
+            self._mapping.update(lambda keymap: counted.append(len(scratch_keycodes(keymap))))
+            self._capacity = counted[0]
+            if not self._capacity:
                 raise InvalidAction("the desktop's keyboard has no spare keycode to type non-ASCII text")
-        return self._spare
+        return self._capacity
 
 
 class XKeyboardMapping:
@@ -121,19 +214,47 @@ class XKeyboardMapping:
     def __init__(self, request: Callable[[Callable[[Display], object]], object]) -> None:
         self._request = request
 
-    def spare_keycodes(self) -> list[int]:
-        def read(display: Display) -> list[int]:
-            first, last = display.display.info.min_keycode, display.display.info.max_keycode
-            rows = display.get_keyboard_mapping(first, last - first + 1)
-            return [first + offset for offset, row in enumerate(rows) if not any(row)]
-        return self._request(read)  # type: ignore[return-value]
-
-    def bind(self, characters: dict[int, str]) -> None:
-        if characters:
-            self._request(lambda display: _change(display, characters))
+    def update(self, decide: Callable[[SharedKeymap], KeymapChange | None]) -> None:
+        self._request(lambda display: _update(display, decide))
 
 
-def _change(display: Display, characters: dict[int, str]) -> None:
+def _update(display: Display, decide: Callable[[SharedKeymap], KeymapChange | None]) -> None:
+    # The grab makes read, decide and write one step for every other X client (other
+    # controllers included); it lasts a few round trips.
+    display.grab_server()
+    try:
+        root = display.screen().root
+        atom = display.intern_atom(LRU_PROPERTY)
+        first, last = display.display.info.min_keycode, display.display.info.max_keycode
+        rows = display.get_keyboard_mapping(first, last - first + 1)
+        typing = {first + offset: (row[0], row[1]) if len(row) > 1 else (row[0] if row else 0, 0)
+                  for offset, row in enumerate(rows)}
+        keymap = SharedKeymap(typing=typing, stamps=_read_stamps(root, atom, typing))
+        change = decide(keymap)
+        if change is not None:
+            if change.bind:
+                _bind(display, change.bind)
+            if change.stamps:
+                stamps = keymap.stamps | change.stamps
+                flat = [value for code in sorted(stamps) for value in (code, stamps[code])]
+                root.change_property(atom, Xatom.CARDINAL, 32, flat)
+    finally:
+        display.ungrab_server()
+        display.sync()
+    while display.pending_events():  # the MappingNotify it earned: nobody here reads events
+        display.next_event()
+
+
+def _read_stamps(root: object, atom: int, typing: dict[int, int]) -> dict[int, int]:
+    # What the desktop holds is untrusted: only pairs naming a real keycode count.
+    prop = root.get_full_property(atom, Xatom.CARDINAL)  # type: ignore[attr-defined]
+    if prop is None or prop.format != 32:
+        return {}
+    values = [int(v) % STAMP_MODULUS for v in prop.value]
+    return {code: stamp for code, stamp in zip(values[::2], values[1::2]) if code in typing}
+
+
+def _bind(display: Display, characters: dict[int, str]) -> None:
     # One request for the whole span: the keycodes between keep what they type.
     low, high = min(characters), max(characters)
     rows = [list(row) for row in display.get_keyboard_mapping(low, high - low + 1)]
@@ -142,9 +263,6 @@ def _change(display: Display, characters: dict[int, str]) -> None:
     for code, char in characters.items():
         rows[code - low] = [keysym_of(char)] * 2 + [X.NoSymbol] * (width - 2)
     display.change_keyboard_mapping(low, rows)
-    display.sync()
-    while display.pending_events():  # the MappingNotify it earned: nobody here reads events
-        display.next_event()
 
 
 def keysym_of(char: str) -> int:

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from vdesk.container import parse_size
+from vdesk.container import parse_size, screen_of
 from vdesk.desktop import Desktop
+from vdesk.errors import VdeskError
 from vdesk.image import IMAGE
 
 
@@ -29,6 +30,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--vdesk-scale", default=1.0, type=float, help="HiDPI scale of desktops")
     group.addoption("--vdesk-image", default=IMAGE, help="desktop image")
     group.addoption("--vdesk-frames", default="vdesk-failures", help="folder for frames of failing tests")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A bad option is one usage error before any test runs, not an error in every test."""
+    try:
+        screen_of(parse_size(config.getoption("--vdesk-size")), config.getoption("--vdesk-scale"))
+    except VdeskError as error:
+        raise pytest.UsageError(f"--vdesk-size/--vdesk-scale: {error}") from None
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -13,6 +13,11 @@ from vdesk.desktop import Desktop
 from vdesk.windows import Window
 
 
+# A promise users rely on (a dead owner's desktop is removed; a dead desktop's next call says
+# so) takes 0.01–0.2 s on an idle machine. The bound is what it may take on a loaded 2-core
+# machine, measured from the event itself; speed belongs to `vdesk bench`.
+PROMPTLY = 5.0
+
 def vdesk_containers(client: docker.DockerClient) -> set[str]:
     """Names of every container labelled as a vdesk desktop, running or not."""
     # sparse: one list call, no per-container inspect that races with removals

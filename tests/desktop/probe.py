@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 
 from Xlib import X, XK
+from Xlib.protocol import event
 
 from vdesk.desktop import Desktop
 
@@ -28,6 +29,7 @@ class Event:
     button: int = 0
     keysym: str = ""
     state: int = 0
+    time: int = 0  # the X server's timestamp, milliseconds
 
 
 class EventProbe:
@@ -44,24 +46,35 @@ class EventProbe:
         self._wait_for(X.MapNotify)
         self.window.set_input_focus(X.RevertToParent, X.CurrentTime)
         self.display.sync()
-        self.events(quiet=0.05)  # drop map/expose noise
+        self._mark_atom = self.display.intern_atom("VDESK_PROBE_MARK")
+        self._marks = 0
+        self.events()  # drop map/expose noise
         desktop.wait_until_settled(quiet=0.1)  # frames taken next show the probe window
 
-    def events(self, quiet: float = 0.15, timeout: float = 5.0) -> list[Event]:
-        """Events received until none arrive for ``quiet`` seconds."""
+    def events(self, timeout: float = 5.0) -> list[Event]:
+        """Every event the X server queued for the probe so far. A marker sent through the same
+        server ends the read: what an action that already returned made arrived before it, so
+        nothing waits for a quiet spell that a loaded machine could stretch or cut short."""
+        self._marks += 1
+        mark = event.ClientMessage(window=self.window, client_type=self._mark_atom,
+                                   data=(32, [self._marks, 0, 0, 0, 0]))
+        self.window.send_event(mark, event_mask=0)  # no mask: to the window's creator, this probe
+        self.display.flush()
         found: list[Event] = []
         deadline = time.monotonic() + timeout
-        last = time.monotonic()
-        while time.monotonic() < deadline and time.monotonic() - last < quiet:
+        while time.monotonic() < deadline:
             if not self.display.pending_events():
-                select.select([self.display.fileno()], [], [], 0.01)
+                select.select([self.display.fileno()], [], [], 0.05)
                 continue
             raw = self.display.next_event()
-            last = time.monotonic()
-            event = self._convert(raw)
-            if event is not None:
-                found.append(event)
-        return found
+            if raw.type == X.ClientMessage and raw.client_type == self._mark_atom:
+                if raw.data[1][0] == self._marks:
+                    return found
+                continue
+            converted = self._convert(raw)
+            if converted is not None:
+                found.append(converted)
+        raise TimeoutError(f"the probe's marker did not come back within {timeout:g} s")
 
     def close(self) -> None:
         try:
@@ -88,7 +101,7 @@ class EventProbe:
             keysym = self.display.keycode_to_keysym(raw.detail, 0)
             name = KEYSYM_NAMES.get(keysym, f"0x{keysym:x}")
             kind = "key_press" if raw.type == X.KeyPress else "key_release"
-            return Event(kind, raw.event_x, raw.event_y, keysym=name, state=raw.state)
+            return Event(kind, raw.event_x, raw.event_y, keysym=name, state=raw.state, time=raw.time)
         return None
 
     def _wait_for(self, event_type: int, timeout: float = 5.0) -> None:

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from tests.desktop.helpers import program_receiving_keys, xterm
+from tests.desktop.helpers import PROMPTLY, program_receiving_keys, xterm
 from tests.desktop.probe import Event, EventProbe
 from vdesk.adapters import uitars
 from vdesk.adapters.anthropic import AnthropicComputer, ToolResult
@@ -52,7 +52,7 @@ def summary(events: list[Event]) -> list[str]:
 def park(desktop: Desktop, probe: EventProbe) -> None:
     """Put the pointer somewhere no case aims at, and forget the motion that caused."""
     desktop.execute([{"type": "mouse_move", "inputs": {"point": {"raw": {"x": PARK[0], "y": PARK[1]}}}}])
-    probe.events(quiet=0.05)
+    probe.events()
 
 
 def check_arrivals(case: dict[str, Any], events: list[Event]) -> None:
@@ -94,7 +94,7 @@ def test_uitars_reply_arrives_as_the_events_it_names(shared_desktop, probe, case
     if "error" in case:
         assert result.status == "failed" and result.executed == 0
         assert_mentions(result.error_message, case["error"])
-        assert probe.events(quiet=0.1) == []
+        assert probe.events() == []
         return
     assert result.status == "success", result.error_message
     check_arrivals(case, probe.events())
@@ -139,11 +139,11 @@ def test_anthropic_tool_call_arrives_as_the_events_it_names(shared_desktop, prob
     for tool_input in before:
         assert computer(tool_input).error is None
     if "error" in case:
-        probe.events(quiet=0.05)  # what the calls before did
+        probe.events()  # what the calls before did
         result = computer(last)
         assert result.output is None and result.base64_image is None
         assert_mentions(result.error, case["error"])
-        assert probe.events(quiet=0.1) == []
+        assert probe.events() == []
         return
     result = computer(last)
     assert result.error is None, result.error
@@ -271,7 +271,7 @@ def test_openai_action_arrives_as_the_events_it_names(shared_desktop, probe, cas
         with pytest.raises(InvalidAction) as raised:
             computer(case["action"])
         assert_mentions(str(raised.value), case["error"])
-        assert probe.events(quiet=0.1) == []
+        assert probe.events() == []
         return
     shot = computer(case["action"])
     assert shot.status == "success", shot.error_message
@@ -280,10 +280,12 @@ def test_openai_action_arrives_as_the_events_it_names(shared_desktop, probe, cas
         assert image_size(shot.base64) == tuple(case["image"])
 
 
-def test_openai_wait_waits_about_a_second(shared_desktop):
+def test_openai_wait_waits_a_second(shared_desktop):
     started = time.monotonic()
     assert OpenAIComputer(shared_desktop)({"type": "wait"}).status == "success"
-    assert 1.0 <= time.monotonic() - started < 3.0
+    # At least the second it promises; the upper bound (it includes a screenshot) only
+    # catches a wait of another order, with a loaded machine's margin.
+    assert 1.0 <= time.monotonic() - started < 1.0 + PROMPTLY
 
 
 def test_openai_typed_text_lands_in_a_program_exactly(shared_desktop, typed_into_a_program):

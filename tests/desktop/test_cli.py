@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 
 import docker
+import pytest
 from PIL import Image
 
 from tests.desktop.helpers import vdesk_containers
+from tests.desktop.probe import buttons, keys
 
 VDESK = str(Path(sys.executable).parent / "vdesk")
 CLIENT = docker.from_env()
@@ -69,20 +71,26 @@ def test_errors_are_one_clear_line_not_a_traceback():
     assert bad_size.returncode == 2 and "invalid size 'huge'" in bad_size.stderr
 
 
-def test_exec_speaks_model_formats(shared_desktop):
+def test_exec_speaks_model_formats(shared_desktop, probe):
     name = shared_desktop.name
     uitars = vdesk("exec", name, "--format", "uitars", "Thought: click it\nAction: click(start_box='(500,500)')")
     assert uitars.returncode == 0, uitars.stderr + uitars.stdout
+    assert buttons(probe.events()) == [("button_press", 1, 640, 400), ("button_release", 1, 640, 400)]  # grid centre
     anthropic = vdesk("exec", name, "--format", "anthropic", '{"action": "left_click", "coordinate": [10, 10]}')
     assert anthropic.returncode == 0, anthropic.stderr + anthropic.stdout
+    clicked = buttons(probe.events())
+    assert [(kind, button) for kind, button, _, _ in clicked] == [("button_press", 1), ("button_release", 1)]
     openai = vdesk("exec", name, "--format", "openai", '{"type": "keypress", "keys": ["CTRL", "L"]}')
     assert openai.returncode == 0, openai.stderr + openai.stdout
+    assert keys(probe.events()) == [("key_press", "Control_L"), ("key_press", "l"),
+                                    ("key_release", "l"), ("key_release", "Control_L")]
 
 
 def test_vnc_forwards_a_loopback_port_that_needs_the_password(shared_desktop):
     import socket
 
-    from vncdotool import api
+    from tests.harness.test_view import listening_addresses
+    from vdesk.frames import LiveFramebuffer, PasswordRefused
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -91,12 +99,18 @@ def test_vnc_forwards_a_loopback_port_that_needs_the_password(shared_desktop):
                                stdout=subprocess.PIPE, text=True)
     try:
         assert f"127.0.0.1:{port}" in forward.stdout.readline()
-        client = api.connect(f"127.0.0.1::{port}", password=shared_desktop.vnc_password, timeout=10)
+        assert listening_addresses(port) == {"127.0.0.1"}  # loopback only, never all interfaces
+        frames = LiveFramebuffer(f"127.0.0.1::{port}", shared_desktop.vnc_password, "forwarded")
         try:
-            client.refreshScreen()
-            assert client.screen.size == (1280, 800)
+            frames.connect(timeout=10)
+            assert frames.fresh().image.size == (1280, 800)
         finally:
-            client.disconnect()
+            frames.close()
+        for wrong in ("", "not-it"):  # without the password the viewer gets nothing
+            refused = LiveFramebuffer(f"127.0.0.1::{port}", wrong, "forwarded")
+            with pytest.raises(PasswordRefused):
+                refused.connect(timeout=10)
+            refused.close()
     finally:
         forward.terminate()
         forward.wait(timeout=10)
@@ -112,7 +126,9 @@ def test_prune_removes_an_expired_desktop_and_keeps_a_live_one(shared_desktop):
     deadline = time.monotonic() + 15
     while expired.is_alive() and time.monotonic() < deadline:
         time.sleep(0.1)
-    pruned = vdesk("prune")
-    assert pruned.returncode == 0 and f"removed {expired.name}" in pruned.stdout
+    # Scoped to this test's desktops: other runs' stopped desktops on this engine are theirs.
+    pruned = vdesk("prune", expired.name, shared_desktop.name)
+    assert pruned.returncode == 0 and pruned.stdout.splitlines() == [f"removed {expired.name}"]
     assert expired.name not in vdesk_containers(CLIENT)
     assert shared_desktop.name in vdesk_containers(CLIENT)
+    assert vdesk("prune", shared_desktop.name).stdout.strip() == "nothing to prune"

@@ -18,7 +18,7 @@ import pytest
 
 from vdesk import engine
 from vdesk.desktop import Desktop
-from tests.desktop.helpers import paints, xterm
+from tests.desktop.helpers import PROMPTLY, paints, xterm
 from vdesk.errors import DesktopGone, DesktopTimeout, EngineUnavailable
 
 VDESK = str(Path(sys.executable).parent / "vdesk")
@@ -62,7 +62,7 @@ OPERATIONS: dict[str, Callable[[Desktop], object]] = {
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)
-def test_after_the_container_is_killed_the_next_call_raises_desktop_gone_naming_it_within_2s(operation):
+def test_after_the_container_is_killed_the_next_call_raises_desktop_gone_naming_it_promptly(operation):
     with Desktop.up() as desktop:
         assert desktop.execute(CLICK).status == "success" and desktop.screenshot()  # mid-episode
         desktop.container.kill()
@@ -72,11 +72,11 @@ def test_after_the_container_is_killed_the_next_call_raises_desktop_gone_naming_
             OPERATIONS[operation](desktop)
         elapsed = time.monotonic() - started
         print(f"{operation}: DesktopGone after {elapsed * 1000:.0f} ms and {calls.count} engine requests")
-        assert elapsed < 2.0
+        assert elapsed < PROMPTLY
         assert calls.count <= 10, "the call kept retrying a dead desktop"
 
 
-def test_a_call_in_flight_when_the_container_is_killed_ends_with_desktop_gone_within_2s():
+def test_a_call_in_flight_when_the_container_is_killed_ends_with_desktop_gone_promptly():
     with Desktop.up() as desktop:
         outcome: list[BaseException] = []
 
@@ -91,10 +91,10 @@ def test_a_call_in_flight_when_the_container_is_killed_ends_with_desktop_gone_wi
         time.sleep(0.5)
         desktop.container.kill()
         killed = time.monotonic()
-        caller.join(timeout=10)
+        caller.join(timeout=PROMPTLY + 5)
         elapsed = time.monotonic() - killed
         print(f"in-flight run: ended {elapsed * 1000:.0f} ms after the kill with {outcome!r}")
-        assert not caller.is_alive() and elapsed < 2.0
+        assert not caller.is_alive() and elapsed < PROMPTLY
         assert len(outcome) == 1 and isinstance(outcome[0], DesktopGone) and desktop.name in str(outcome[0])
 
 

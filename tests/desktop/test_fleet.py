@@ -38,15 +38,15 @@ def test_each_count_has_its_figures(report):
         assert point.up_seconds > 0 and point.ups_per_second > 0
         assert point.steps >= point.desktops and point.steps_per_second > 0 and point.step_seconds >= 1.0
         assert 0 < point.step_ms_median <= point.step_ms_p90
-        assert point.memory_idle_mib > 0 and point.memory_busy_mib > 0 and point.host_mib >= 0
-        assert 0 <= point.idle_cores < 2  # a share of the machine's cores, not a count of desktops
+        assert point.memory_idle_mib > 0 and point.memory_busy_mib > 0 and 0 <= point.host_mib < 500  # a share of this process, not a whole one
+        assert 0 < point.idle_cores < 2  # a share of the machine's cores, not a count of desktops
         assert point.steps_per_desktop == pytest.approx(point.steps_per_second / point.desktops)
     assert report.environment["cpus"] == str(os.cpu_count())
 
 
 def test_the_estimate_is_limited_by_memory_or_cpu(report):
     estimate = report.estimate("local")
-    assert estimate.memory_mib > 0 and estimate.step_core_seconds > 0 and estimate.idle_cores >= 0
+    assert estimate.memory_mib > 0 and estimate.step_core_seconds > 0 and estimate.idle_cores > 0
     count, limit = estimate.holds(cores=8, memory_gib=32, step_rate=0.5)
     assert count > 0 and limit in ("memory", "cpu")
     assert estimate.holds(cores=8, memory_gib=64, step_rate=0.5)[0] >= count  # more memory never holds fewer

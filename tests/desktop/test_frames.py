@@ -67,10 +67,13 @@ def test_settle_on_a_screen_that_never_stops_raises_with_what_it_saw(shared_desk
 def test_wait_for_change_sees_a_new_window_and_times_out_on_a_quiet_region(shared_desktop):
     with pytest.raises(DesktopTimeout, match="nothing changed in region"):
         shared_desktop.wait_for_change(region=(1200, 0, 1280, 30), timeout=0.3)
+    where = (600, 300, 840, 430)  # where the newcomer's window goes
+    before = shared_desktop.screenshot().crop(where)
     shared_desktop.run(["xterm", "-title", "newcomer", "-geometry", "40x10+600+300"])
     try:
-        frame = shared_desktop.wait_for_change(timeout=10)  # called before the xterm can draw
+        frame = shared_desktop.wait_for_change(region=where, timeout=10)  # before the xterm can draw
         assert frame.size == (1280, 800)
+        assert frame.crop(where).tobytes() != before.tobytes(), "the frame does not show the new window"
     finally:
         close_window(shared_desktop, "newcomer")
 

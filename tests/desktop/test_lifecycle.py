@@ -12,7 +12,7 @@ import time
 import docker
 import pytest
 
-from tests.desktop.helpers import vdesk_containers, wait_gone
+from tests.desktop.helpers import PROMPTLY, vdesk_containers, wait_gone
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopGone
 
@@ -49,22 +49,22 @@ OWNER = textwrap.dedent("""
     import sys, time
     from vdesk.desktop import Desktop
     desktop = Desktop.up()
-    print(desktop.name, flush=True)
+    print("desktop:", desktop.name, flush=True)  # after any image build's own output
     with desktop:
         time.sleep(600)
 """)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
-def test_a_desktop_goes_away_within_2s_when_its_owner_dies(sig):
+def test_a_desktop_goes_away_promptly_when_its_owner_dies(sig):
     owner = subprocess.Popen([sys.executable, "-c", OWNER], stdout=subprocess.PIPE, text=True)
     try:
-        name = owner.stdout.readline().strip()
+        name = next(line for line in owner.stdout if line.startswith("desktop: ")).split()[1]
         assert name in vdesk_containers(CLIENT)
         owner.send_signal(sig)
-        elapsed = wait_gone(CLIENT, name, timeout=10)
+        elapsed = wait_gone(CLIENT, name, timeout=PROMPTLY + 5)
         print(f"{sig.name}: container gone {elapsed:.2f} s after the owner was signalled")
-        assert elapsed < 2.0
+        assert elapsed < PROMPTLY
     finally:
         owner.kill()
         owner.wait()
@@ -123,4 +123,4 @@ def test_a_killed_container_raises_desktop_gone_naming_it_quickly():
         assert result.status == "failed" and desktop.name in result.error_message
         with pytest.raises(DesktopGone, match=desktop.name):
             desktop.screenshot()
-        assert time.monotonic() - started < 2.0
+        assert time.monotonic() - started < PROMPTLY

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 pytest_plugins = ["pytester"]
 
 
@@ -26,3 +28,21 @@ def test_the_desktop_fixture_gives_a_fresh_desktop_and_saves_the_frame_of_a_fail
     from PIL import Image
     assert Image.open(saved[0]).size == (1024, 768)
     result.stdout.fnmatch_lines(["*desktop frame saved to*"])
+    # A suite of its own (no filters of ours): vdesk itself makes pytest print no warnings.
+    assert "warning" not in result.stdout.str().lower(), result.stdout.str()
+
+
+def test_a_bad_size_option_is_one_usage_error_before_any_test(pytester):
+    pytester.makepyfile(test_agent="""
+        def test_one(desktop):
+            pass
+
+        def test_two(desktop):
+            pass
+    """)
+    for bad, said in [("abc", "invalid size 'abc'"), ("0x0", "outside 64x64")]:
+        result = pytester.runpytest_subprocess("--vdesk-size", bad)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+        errors = result.stderr.str()
+        assert said in errors and "Traceback" not in errors, errors
+        assert "test_one" not in result.stdout.str()

@@ -239,6 +239,15 @@ def window_count(desktop: Desktop) -> int:
     return len(desktop.windows.list())
 
 
+def clicks_seen(desktop: Desktop, actions: list[dict]) -> list[tuple[str, int, int, int]]:
+    """On the node: the button events an X client there receives when ``actions`` run."""
+    from tests.desktop.probe import EventProbe, buttons
+
+    with EventProbe(desktop) as probe:
+        assert desktop.execute(actions).status == "success"
+        return buttons(probe.events())
+
+
 def width_plus(desktop: Desktop, extra: int) -> int:
     return desktop.screen.width + extra
 
@@ -250,12 +259,19 @@ def test_an_actor_hosted_desktop_clicks_and_returns_frames_of_its_size(cluster):
         assert desktop.name in own_desktops(alive_only=True)
         result = desktop.execute(CLICK, settle=True)
         assert result.status == "success" and result.executed == 1, result
+        assert desktop.call(clicks_seen, CLICK) == [("button_press", 1, 40, 30), ("button_release", 1, 40, 30)]
         assert desktop.screenshot().size == (800, 600)
         assert desktop.screenshot_bytes("jpeg").startswith(b"\xff\xd8")
         assert desktop.wait_until_settled().size == (800, 600)
         assert desktop.run(["true"], wait=True).returncode == 0
         usage = desktop.usage()  # the container, and the worker hosting it
-        assert desktop.call(window_count) >= 0 and desktop.call(width_plus, 1) == 801  # run on the node
+        assert desktop.call(width_plus, 1) == 801  # run on the node
+        before = desktop.call(window_count)
+        desktop.run(["xterm", "-title", "counted"])
+        deadline = time.monotonic() + 30
+        while desktop.call(window_count) != before + 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert desktop.call(window_count) == before + 1
         assert usage.memory_mib > 0 and usage.cpu_seconds > 0 and usage.host_memory_mib > 0
         assert desktop.execute([{"type": "nonsense"}]).status == "failed"  # refused, not raised
         name = desktop.name

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from PIL import Image
 from Xlib import X
 
 from tests.desktop.helpers import program_receiving_keys
 
 from vdesk.desktop import Desktop
+
+VDESK = str(Path(sys.executable).with_name("vdesk"))
 
 SAMPLES = {
     "accents": "héllo wörld ça va? ñ",
@@ -88,3 +96,75 @@ def test_a_texts_new_characters_are_bound_in_one_keymap_change(typed, typing_des
 def test_control_characters_other_than_tab_and_newline_are_refused(shared_desktop):
     result = shared_desktop.execute([{"type": "type", "inputs": {"content": "ok\x07no"}}])
     assert result.status == "failed" and "U+0007" in result.error_message and "position 2" in result.error_message
+
+
+def _attached_type(name: str, text: str) -> None:
+    """Type as a controller of its own would (a `vdesk exec`, a fresh attach) and let go."""
+    with Desktop.attach(name) as controller:
+        result = controller.execute([{"type": "type", "inputs": {"content": text}}])
+        assert result.status == "success", result.error_message
+
+
+def test_thirty_controllers_typing_distinct_characters_never_run_out_of_keycodes(typing_desktop):
+    """A desktop has ~19 spare keycodes; every controller shares them through the desktop's own
+    keymap, so the 30th types as well as the first and the first's characters still work."""
+    texts = ["".join(chr(0x5000 + 4 * n + k) for k in range(4)) + "é " for n in range(30)]
+    with program_receiving_keys(typing_desktop, "controllers") as received:
+        for text in texts:
+            _attached_type(typing_desktop.name, text)
+        _attached_type(typing_desktop.name, texts[0])  # long since recycled: bound again
+        typing_desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
+        typing_desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
+        assert received() == "".join(texts) + texts[0]
+
+
+def test_a_vdesk_exec_types_what_earlier_controllers_bound(typing_desktop):
+    """Separate processes: each `vdesk exec` reuses the keycodes earlier ones bound."""
+    with program_receiving_keys(typing_desktop, "exec") as received:
+        for text in ["é你好😀", "é你好😀", "ü日本"] * 3:
+            action = json.dumps({"type": "type", "inputs": {"content": text}})
+            run = subprocess.run([VDESK, "exec", typing_desktop.name, action],
+                                 capture_output=True, text=True, timeout=120)
+            assert run.returncode == 0, run.stderr
+        typing_desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
+        typing_desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
+        assert received() == "é你好😀é你好😀ü日本" * 3
+
+
+def test_two_controllers_typing_at_once_each_get_their_characters(typing_desktop):
+    """Two controllers binding at the same moment never take each other's keycodes: every
+    character arrives (their texts interleave, so the characters are compared as a multiset)."""
+    first = "".join(chr(0x6000 + n) for n in range(40))
+    second = "".join(chr(0x7000 + n) for n in range(40))
+    with program_receiving_keys(typing_desktop, "together") as received:
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            for done in [pool.submit(_attached_type, typing_desktop.name, text) for text in (first, second)]:
+                done.result()
+        typing_desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
+        typing_desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
+        assert sorted(received()) == sorted(first + second)
+
+
+def _glyph(desktop: Desktop, char: str) -> Image.Image:
+    """``char`` as an xterm with a TrueType face (the README's and the suite's) draws it."""
+    marker = f"glyph-{ord(char):x}"  # the same title for all: only the glyph differs on screen
+    desktop.run(["xterm", "-name", marker, "-fa", "Monospace", "-fs", "24", "-geometry", "4x1+0+0",
+                 "-title", "glyph", "-e", "sh", "-c", f"printf '%s' '{char}'; sleep 60"])
+    window = desktop.windows.wait_for("glyph")
+    try:
+        desktop.wait_until_settled(quiet=0.3)
+        return desktop.screenshot().convert("RGB").crop((window.x, window.y, window.x + window.width,
+                                                         window.y + window.height))
+    finally:
+        desktop.run(["pkill", "-f", marker], wait=True)
+        desktop.windows.wait_gone(window)
+
+
+def test_cjk_and_emoji_show_as_their_own_glyphs_not_blanks(typing_desktop):
+    """Plain xterm's core fonts have no CJK or emoji: the bytes arrive but nothing shows. With
+    an Xft face, fontconfig falls back to the image's Noto CJK and Noto Color Emoji."""
+    blank, ni, hao, wave = (_glyph(typing_desktop, char) for char in (" ", "你", "好", "👋"))
+    ink = lambda image: sum(a != b for a, b in zip(image.getdata(), blank.getdata()))  # noqa: E731
+    assert ink(ni) > 40 and ink(hao) > 40 and list(ni.getdata()) != list(hao.getdata())
+    yellow = sum(1 for r, g, b in wave.getdata() if r > 200 and g > 150 and b < 100)
+    assert yellow > 20, "the emoji is not drawn in colour"

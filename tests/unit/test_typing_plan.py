@@ -10,10 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vdesk import keymap
-from vdesk.errors import DesktopGone, InvalidAction
+from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction
 from vdesk.keymap import KEYMAP_TYPEABLE, REUSE_GRACE_SECONDS, ScratchKeymap, keysym_of, normalise
 
 SPARE = [93, 97, 120]
+LETTER_A = 38  # a keycode the layout uses: never bound
 
 
 class FakeClock:
@@ -25,31 +26,41 @@ class FakeClock:
     def monotonic(self) -> float:
         return self.now
 
+    def time(self) -> float:
+        return self.now
+
     def sleep(self, seconds: float) -> None:
         self.now += seconds
 
 
 class FakeX:
-    """A keyboard mapping like an X server's that remembers what each keycode types."""
+    """A desktop's keyboard mapping and scratch record as an X server keeps them: one for every
+    controller (every ScratchKeymap made on it)."""
 
     def __init__(self, clock: FakeClock, spare: list[int] = SPARE) -> None:
         self.clock, self.spare = clock, spare
         self.requests = 0  # mapping changes, each of which every X client must re-read
         self.bindings: list[tuple[float, int, str]] = []  # (when, keycode, character)
         self.keymap: dict[int, str] = {}
+        self.stamps: dict[int, int] = {}
         self.failing = False
 
-    def spare_keycodes(self) -> list[int]:
-        return list(self.spare)
-
-    def bind(self, characters: dict[int, str]) -> None:
-        self.requests += 1
-        if self.failing:
-            raise DesktopGone("the X connection dropped")
-        for code, char in characters.items():
+    def update(self, decide) -> None:
+        typing = {code: (keymap.keysym_of(self.keymap[code]),) * 2 if code in self.keymap else (0, 0)
+                  for code in self.spare}
+        typing[LETTER_A] = (ord("a"), ord("A"))
+        change = decide(keymap.SharedKeymap(typing=typing, stamps=dict(self.stamps)))
+        if change is None:
+            return
+        if change.bind:
+            self.requests += 1
+            if self.failing:
+                raise DesktopGone("the X connection dropped")
+        for code, char in change.bind.items():
             assert code in self.spare, code
             self.keymap[code] = char
             self.bindings.append((self.clock.now, code, char))
+        self.stamps |= change.stamps
 
     def typeable(self, text: str) -> bool:
         bound = set(self.keymap.values())
@@ -180,6 +191,59 @@ def test_editing_control_characters_become_key_presses(clock: FakeClock) -> None
         ("text", "ab"), ("key", "BackSpace"), ("text", "c"), ("key", "Escape")]
 
 
+def test_controllers_one_after_another_share_the_keycodes_and_never_run_out(clock: FakeClock) -> None:
+    """Each `vdesk exec` is a new controller: what earlier ones bound is reused or recycled,
+    least recently used first, never lost."""
+    x = FakeX(clock)
+    for n in range(30):
+        text = chr(0x4E00 + 2 * n) + chr(0x4E01 + 2 * n) + "é"
+        assert "".join(p for _, p in type_all(ScratchKeymap(x), x, text)) == text
+        clock.now += 1
+    assert [char for _, _, char in x.bindings].count("é") == 1  # bound once, reused by every controller
+    assert len(x.keymap) == len(SPARE)
+
+
+def test_the_least_recently_used_keycode_is_recycled_across_controllers(clock: FakeClock) -> None:
+    x = FakeX(clock)
+    for char in "αβγ":
+        type_all(ScratchKeymap(x), x, char)
+        clock.now += 1
+    type_all(ScratchKeymap(x), x, "α")  # used again: β is now the oldest
+    clock.now += 1
+    type_all(ScratchKeymap(x), x, "δ")
+    assert sorted(x.keymap.values()) == ["α", "γ", "δ"]
+
+
+def test_a_keycode_another_controller_is_typing_with_is_not_taken(clock: FakeClock) -> None:
+    x = FakeX(clock, spare=[93, 97])
+    first = ScratchKeymap(x).segments("αβ")
+    assert next(first) == ("text", "αβ")  # bound and held while it is typed
+    clock.now += 5
+    second = ScratchKeymap(x).segments("γ")
+    with mock.patch.object(keymap, "WAIT_FOR_KEYCODES_SECONDS", 3):
+        with pytest.raises(DesktopTimeout, match="spare keycodes"):
+            next(second)
+    assert sorted(x.keymap.values()) == ["α", "β"]
+    list(first)  # typed: released
+    clock.now += 1
+    assert type_all(ScratchKeymap(x), x, "γ") == [("text", "γ")]
+
+
+def test_a_held_keycode_is_freed_when_its_controller_never_comes_back(clock: FakeClock) -> None:
+    x = FakeX(clock, spare=[93])
+    abandoned = ScratchKeymap(x).segments("α")
+    next(abandoned)  # the controller dies here, holding the keycode
+    assert type_all(ScratchKeymap(x), x, "β") == [("text", "β")]  # waits out the hold
+    assert clock.now - 1000 >= keymap.HOLD_SECONDS
+
+
+def test_a_character_on_a_layout_keycode_is_not_bound_again(clock: FakeClock) -> None:
+    x = FakeX(clock)
+    with mock.patch.object(keymap, "KEYMAP_TYPEABLE", frozenset()):
+        type_all(ScratchKeymap(x), x, "aA")
+    assert x.requests == 0
+
+
 def test_a_keyboard_without_spare_keycodes_refuses_non_ascii_text(clock: FakeClock) -> None:
     x = FakeX(clock, spare=[])
     with pytest.raises(InvalidAction, match="spare keycode"):
@@ -204,3 +268,17 @@ def test_segments_give_back_every_character_in_order_each_bound_when_typed(text:
                                           ("日", 0x10065E5), ("😀", 0x101F600)])
 def test_keysyms_are_latin1_or_unicode_as_xlib_names_them(char: str, keysym: int) -> None:
     assert keysym_of(char) == keysym
+
+
+def test_a_controller_that_finishes_does_not_end_the_hold_of_one_still_typing_the_same_character(clock: FakeClock) -> None:
+    x = FakeX(clock, spare=[93])
+    first = ScratchKeymap(x).segments("α")
+    next(first)  # the first controller types α
+    second = ScratchKeymap(x).segments("α")
+    next(second)  # the second reuses α's keycode and holds it too
+    second_started = clock.now
+    list(first)  # the first is done; the second is still typing with that keycode
+    clock.now += 1
+    type_all(ScratchKeymap(x), x, "β")  # a third must wait for the second's hold, not take it now
+    (_, _, _), (bound_at, _, char) = x.bindings
+    assert char == "β" and bound_at >= second_started + keymap.HOLD_SECONDS

@@ -37,17 +37,16 @@ def up(
     from vdesk.container import parse_size
     from vdesk.desktop import Desktop
 
-    desktop = Desktop.up(parse_size(size), scale=scale, name=name, ttl=ttl or None, lease=False, engine=OPTIONS.engine,
-                         network=network)  # type: ignore[arg-type]
-    try:
-        facts = {"name": desktop.name, "vnc": desktop.vnc_address if network == "bridge" else f"vdesk vnc {desktop.name}",
-                 "password": desktop.vnc_password, "size": size, "ttl_seconds": ttl}
-    finally:
-        desktop.close()
-    if as_json:
-        say(json.dumps(facts))
-    else:
-        say(f"{facts['name']}  VNC: {facts['vnc']}  password: {facts['password']}")
+    def announce(desktop: Desktop) -> None:  # Ctrl-C before this returns removes the desktop
+        vnc = desktop.vnc_address if network == "bridge" else f"vdesk vnc {desktop.name}"
+        if as_json:
+            say(json.dumps({"name": desktop.name, "vnc": vnc, "password": desktop.vnc_password,
+                            "size": size, "ttl_seconds": ttl}))
+        else:
+            say(f"{desktop.name}  VNC: {vnc}  password: {desktop.vnc_password}")
+
+    Desktop.up(parse_size(size), scale=scale, name=name, ttl=ttl or None, lease=False, engine=OPTIONS.engine,
+               network=network, announce=announce).close()  # type: ignore[arg-type]
 
 
 def list_command(as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the DesktopInfo model).")] = False) -> None:
@@ -91,11 +90,12 @@ def down(
         say(f"removed {removed}")
 
 
-def prune() -> None:
+def prune(names: Annotated[Optional[list[str]], typer.Argument(metavar="[NAME]...", help=(
+        "Only these desktops (default: all)."))] = None) -> None:
     """Remove expired, stopped and orphaned desktops (and nothing else)."""
     from vdesk.inventory import prune_desktops
 
-    removed = prune_desktops(OPTIONS.engine)
+    removed = prune_desktops(OPTIONS.engine, only=names or None)
     for name in removed:
         say(f"removed {name}")
     if not removed:
