@@ -63,6 +63,20 @@ def _openai(item: Any, image: ImageSpace | None) -> list[BaseAction]:
     return openai.translate(item).actions
 
 
+def _pyautogui(text: Any, image: ImageSpace | None) -> list[BaseAction]:
+    from vdesk.adapters import pyautogui
+
+    return pyautogui.parse(text).actions
+
+
+def _computer13(text: Any, image: ImageSpace | None) -> list[BaseAction]:
+    # Read whole, not item by item: DRAG_TO and clicks without a point start where the
+    # actions before them left the pointer.
+    from vdesk.adapters import computer13
+
+    return computer13.parse(text).actions
+
+
 FORMATS: dict[str, ModelFormat] = {f.name: f for f in (
     ModelFormat("base", True, "BaseAction JSON",
                 '{"type": "click", "inputs": {"point": {"raw": {"x": 640, "y": 400}}}}', _base),
@@ -72,6 +86,10 @@ FORMATS: dict[str, ModelFormat] = {f.name: f for f in (
                 '{"action": "left_click", "coordinate": [640, 400]}', _anthropic),
     ModelFormat("openai", True, "OpenAI computer-use action JSON",
                 '{"type": "click", "button": "left", "x": 640, "y": 400}', _openai),
+    ModelFormat("pyautogui", False, "OSWorld's pyautogui code (parsed, never run)",
+                "pyautogui.click(640, 400); pyautogui.write('hello')", _pyautogui),
+    ModelFormat("computer_13", False, "OSWorld's computer_13 action JSON (one object or a list)",
+                '{"action_type": "CLICK", "parameters": {"x": 640, "y": 400}}', _computer13),
 )}
 
 
