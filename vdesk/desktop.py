@@ -30,9 +30,10 @@ from PIL import Image
 from Xlib.display import Display as XDisplay
 
 from vdesk import engine as engines, image as desktop_image
-from vdesk.channel import Channel, Completed
+from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
+from vdesk.clipboard import Clipboard
 from vdesk.coords import ImageSpace, Screen
-from vdesk.errors import DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, VdeskError
+from vdesk.errors import ChannelLost, DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, VdeskError
 from vdesk.frames import LiveFramebuffer, PasswordRefused, Region
 from vdesk.keyboard import ScratchKeymap, XKeyboardMapping
 from vdesk.lease import GRACE_SECONDS, Lease
@@ -98,6 +99,7 @@ class Desktop:
         self._owned = owned
         self._lease = lease
         self.channel = Channel(client.api, container.id, self.name)
+        self.clipboard = Clipboard(self.channel)
         self._windows = Windows(lambda: self._guard(self.x_display))
         self.keymap = ScratchKeymap(XKeyboardMapping(self._windows.request))
         self._vnc_tunnel: Tunnel | None = None
@@ -262,21 +264,26 @@ class Desktop:
 
     # -- programs and actions -----------------------------------------------------------------
     def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0,
-            stdin: str | None = None) -> Completed:
+            stdin: str | None = None, output_limit: int = OUTPUT_LIMIT) -> Completed:
         """Start ``argv`` in the desktop as the desktop user.
 
-        By default it returns at once and the program keeps running; with ``wait=True`` it
-        waits (up to ``timeout``) and returns the exit code and output.
+        By default it returns at once and the program keeps running, even after this process
+        ends; with ``wait=True`` it waits (up to ``timeout``) and returns the exit code and the
+        first ``output_limit`` bytes (default 1 MiB) of each output — ``result.cut`` and
+        ``result.stdout_bytes`` say whether more came and how much. A waited command ends when
+        this process does (or when the call is interrupted).
         """
         argv = list(argv)
         if not argv or not all(isinstance(a, str) and a for a in argv):
             raise InvalidAction("argv must be a non-empty list of non-empty strings")
         if not wait and not self._window_manager_ready:
             self.wait_for_window_manager()  # else a window the program maps may stay unmanaged
-        result = self._guard(lambda: self.channel.run(argv, stdin=stdin, timeout=timeout, detach=not wait))
-        if wait and result.returncode == 124 and re.fullmatch(r"timed out after \S+ s", result.stderr):
-            # The channel killed it at the deadline (its reply for that case, exactly).
-            raise DesktopTimeout(f"desktop {self.name}: {argv[0]} did not finish within {timeout:g} s (it was killed)")
+        result = self._guard(lambda: self.channel.run(argv, stdin=stdin, timeout=timeout, detach=not wait,
+                                                      limit=output_limit))
+        if wait and result.timed_out:
+            cut = f"; {result.cut_note}" if result.cut else ""
+            raise DesktopTimeout(f"desktop {self.name}: {argv[0]} did not finish within {timeout:g} s "
+                                 f"(it was killed){cut}")
         if not wait and result.returncode != 0:
             result.check()
         return result
@@ -355,9 +362,9 @@ class Desktop:
         """Run ``call``; turn a failure of a dead container into DesktopGone naming it."""
         try:
             return call()
-        except (DesktopGone, DesktopTimeout) as error:
+        except (DesktopGone, DesktopTimeout, ChannelLost) as error:
             # A broken connection often arrives before the engine reports the container stopped.
-            settle = time.monotonic() + (0.5 if isinstance(error, DesktopGone) else 0)
+            settle = time.monotonic() + (0 if isinstance(error, DesktopTimeout) else 0.5)
             while not self._closed and self.is_alive() and time.monotonic() < settle:
                 time.sleep(0.05)
             if not self._closed and not self.is_alive():

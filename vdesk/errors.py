@@ -45,3 +45,13 @@ class CommandFailed(VdeskError):
 
 class ParseError(InvalidAction):
     """A model reply could not be parsed; the message quotes the offending part."""
+
+
+class ChannelLost(VdeskError):
+    """The command channel into a desktop that still runs broke (its helper was killed, or it
+    sent more than its bound); the command's end is unknown. The next call opens a new channel."""
+
+
+class TooLarge(VdeskError):
+    """A value coming out of a desktop is past its bound; the message names the bound and the
+    argument that raises it."""

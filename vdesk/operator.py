@@ -90,6 +90,7 @@ class Xdo:
 class TypeText:
     text: str
     action: int = field(default=0, compare=False)
+    paste: bool = False  # through the clipboard instead of key by key
 
 
 @dataclass(frozen=True)
@@ -219,7 +220,7 @@ class Operator:
             notches = _presses(SCROLL_BUTTONS[inputs.direction or "down"], inputs.amount or DEFAULT_SCROLL_AMOUNT)
             plan.add(Xdo(move + press_mods + notches + release_mods))
         elif kind is ActionType.TYPE:
-            plan.add(TypeText(normalise(inputs.content or "")))
+            plan.add(TypeText(normalise(inputs.content or ""), paste=inputs.method == "paste"))
         elif kind is ActionType.HOTKEY:
             plan.add(Xdo(_key_downs(inputs.keysyms) + _key_ups(inputs.keysyms)))
         elif kind is ActionType.PRESS:
@@ -248,6 +249,8 @@ class Operator:
         for batch in _chained(plan.steps):
             if isinstance(batch, Xdo):
                 self.desktop.channel.run(["xdotool", *batch.args], timeout=XDOTOOL_TIMEOUT).check()
+            elif isinstance(batch, TypeText) and batch.paste:
+                self.desktop.clipboard.paste(batch.text)
             elif isinstance(batch, TypeText):
                 self._type(batch.text)
             elif isinstance(batch, Sleep):
