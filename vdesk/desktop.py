@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Literal
 
 import docker
@@ -32,6 +33,7 @@ from Xlib.display import Display as XDisplay
 from vdesk import engine as engines, image as desktop_image
 from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
 from vdesk.clipboard import Clipboard
+from vdesk.files import Files
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import ChannelLost, DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, VdeskError
 from vdesk.frames import LiveFramebuffer, PasswordRefused, Region
@@ -100,6 +102,7 @@ class Desktop:
         self._lease = lease
         self.channel = Channel(client.api, container.id, self.name)
         self.clipboard = Clipboard(self.channel)
+        self.files = Files(client.api, container.id, self.name, self.channel)
         self._windows = Windows(lambda: self._guard(self.x_display))
         self.keymap = ScratchKeymap(XKeyboardMapping(self._windows.request))
         self._vnc_tunnel: Tunnel | None = None
@@ -287,6 +290,23 @@ class Desktop:
         if not wait and result.returncode != 0:
             result.check()
         return result
+
+    # -- files (see vdesk.files for their bounds) ---------------------------------------------
+    def upload(self, local: str | os.PathLike[str], remote: str) -> str:
+        """Copy a local file or folder into the desktop (``docker cp`` semantics)."""
+        return self._guard(lambda: self.files.upload(local, remote))
+
+    def download(self, remote: str, local: str | os.PathLike[str]) -> Path:
+        """Copy a file or folder out of the desktop, refusing what could escape ``local``."""
+        return self._guard(lambda: self.files.download(remote, local))
+
+    def read_file(self, path: str) -> bytes:
+        """The bytes of a file in the desktop (at most :data:`vdesk.files.READ_LIMIT`)."""
+        return self._guard(lambda: self.files.read_file(path))
+
+    def write_file(self, path: str, data: bytes) -> None:
+        """Write ``data`` to a file in the desktop (``~`` and ``/tmp`` are writable)."""
+        self._guard(lambda: self.files.write_file(path, data))
 
     def wait_for_window_manager(self, timeout: float = WM_READY_TIMEOUT) -> None:
         """Return once the window manager manages new windows; :meth:`run` does this before the
