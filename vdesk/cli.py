@@ -19,7 +19,7 @@ from rich.table import Table
 from vdesk import engine as engines, image as desktop_image
 from vdesk.adapters import Format, to_actions
 from vdesk.desktop import VNC_TARGET, Desktop, list_desktops, parse_size, prune_desktops, remove_desktops
-from vdesk.errors import InvalidAction, VdeskError
+from vdesk.errors import InvalidAction, InvalidArgument, VdeskError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Disposable, sandboxed Linux desktops for GUI agents.")
@@ -176,6 +176,26 @@ def run(
         sys.stdout.write(result.stdout)
         sys.stderr.write(result.stderr)
         raise typer.Exit(result.returncode)
+
+
+@app.command("cp")
+def cp_command(
+    source: Annotated[str, typer.Argument(help="A local path, or NAME:PATH in a desktop.")],
+    destination: Annotated[str, typer.Argument(help="A local path, or NAME:PATH in a desktop.")],
+) -> None:
+    """Copy files between this machine and a desktop, like docker cp:
+    `vdesk cp report.xlsx NAME:~/` or `vdesk cp NAME:~/out.pdf .` (~ is the desktop's home)."""
+    from vdesk.files import split_desktop_path
+    remote_source, remote_destination = split_desktop_path(source), split_desktop_path(destination)
+    if (remote_source is None) == (remote_destination is None):
+        raise InvalidArgument("exactly one of SOURCE and DESTINATION must be NAME:PATH in a desktop")
+    name, path = remote_source or remote_destination  # type: ignore[misc]
+    with Desktop.attach(name, engine=_options.engine) as desktop:
+        if remote_source is not None:
+            written = str(desktop.download(path, destination))
+        else:
+            written = f"{name}:{desktop.upload(source, path)}"
+    out.print(written, highlight=False, soft_wrap=True)
 
 
 @app.command()

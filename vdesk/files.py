@@ -57,6 +57,15 @@ def remote_path(path: str) -> str:
     return "/" if normal == "//" else normal
 
 
+def split_desktop_path(argument: str) -> tuple[str, str] | None:
+    """``"NAME:~/out.pdf"`` → ``("NAME", "~/out.pdf")``; ``None`` for a local path (one that
+    starts with ``/`` or ``.``, or has no ``:`` before its first ``/``), as ``docker cp`` reads them."""
+    if argument.startswith(("/", ".")) or ":" not in argument.split("/", 1)[0]:
+        return None
+    name, path = argument.split(":", 1)
+    return name, path or "~"
+
+
 class Files:
     """File transfers of one desktop. Each call runs its own ``tar`` in the desktop."""
 
