@@ -346,7 +346,8 @@ class Desktop:
     def _connect_frames(self, timeout: float) -> None:
         if self._vnc_tunnel is None:
             self._vnc_tunnel = Tunnel(self.client.api, self.id, VNC_TARGET)
-        self._frames = LiveFramebuffer(self._vnc_tunnel.address, self.vnc_password, self.name)
+        self._frames = LiveFramebuffer(self._vnc_tunnel.address, self.vnc_password, self.name,
+                                       max_size=self.screen.physical_size)
         deadline = time.monotonic() + timeout
         while True:
             try:
