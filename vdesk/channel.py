@@ -88,7 +88,7 @@ class Channel:
         self._ids = itertools.count(1)
         self._stream: ExecStream | None = None
         self._replies: queue.Queue[object] = queue.Queue()
-        self._reader: _Lines | None = None
+        self._reader: ReplyLines | None = None
         self.reopened = 0
         self._opened = 0
 
@@ -152,7 +152,7 @@ class Channel:
             self._drop()
         if self._stream is None or self._stream.closed:
             self._replies = queue.Queue()
-            self._reader = reader = _Lines(self._replies, self._name)
+            self._reader = reader = ReplyLines(self._replies, self._name)
             self._stream = ExecStream(
                 self._api, self._container_id, [CHANNEL_PROGRAM],
                 on_data=reader.feed, on_close=lambda: reader.replies.put(_CLOSED), label=self._name,
@@ -168,7 +168,7 @@ class Channel:
         self._stream = None
 
 
-class _Lines:
+class ReplyLines:
     """Splits the channel's output into replies, holding at most ``cap`` bytes of one reply.
 
     Chunks are kept in a list and joined once per reply: appending to one bytes object and
