@@ -168,6 +168,8 @@ class LiveFramebuffer:
             raise DesktopTimeout(f"{self.name}: no VNC handshake within {timeout:g} s")
         if isinstance(outcome[0], AuthenticationError):
             raise PasswordRefused(f"{self.name}: the VNC server refused the password ({outcome[0]})")
+        if self.refused:
+            raise VdeskError(self.refused)
         if not isinstance(outcome[0], _LiveClient):
             raise VdeskError(f"{self.name}: VNC connection failed: {outcome[0]}")
         client = self._client = outcome[0]
