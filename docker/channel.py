@@ -58,7 +58,7 @@ class Capped:
                 room = self._limit - len(self.kept)
                 if room > 0:
                     self.kept += chunk[:room]
-        except OSError:
+        except (OSError, ValueError):
             pass
 
     def text(self):
@@ -116,11 +116,9 @@ def run_waited(argv, stdin, timeout, limit):
     with _groups_lock:
         if not _group_alive(process.pid):
             _groups.discard(process.pid)  # else keep it: the channel's end still kills it
-    for pipe in (process.stdout, process.stderr):
-        try:
+    for reader, pipe in ((out, process.stdout), (err, process.stderr)):
+        if not reader.thread.is_alive():  # else its reader still uses it, until the children end
             pipe.close()
-        except OSError:
-            pass
     rc = 124 if timed_out else process.returncode
     stderr = f"timed out after {timeout} s" if timed_out and not err.total else err.text()
     return {"rc": rc, "stdout": out.text(), "stderr": stderr, "stdout_bytes": out.total,
