@@ -113,7 +113,10 @@ class Files:
             unpacked = staging / base
             if target.is_dir() and unpacked.is_dir():
                 raise InvalidArgument(f"{target} already exists")
-            os.replace(unpacked, target)
+            try:
+                os.replace(unpacked, target)
+            except OSError as error:
+                raise InvalidArgument(f"cannot put {source} at {target}: {error.strerror}") from None
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         return target
