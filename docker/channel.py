@@ -111,6 +111,10 @@ def run_waited(argv, stdin, timeout, limit):
         timed_out = True
         _kill_group(process.pid)
         process.wait()
+        try:
+            release_input()
+        except Exception:
+            pass
     for reader in (out, err):
         reader.thread.join(LEFTOVER_WAIT)  # children that outlive it may hold the pipes: stop reading
     with _groups_lock:
@@ -170,11 +174,51 @@ def answer(request):
             pass
 
 
+def release_input():
+    """Let go of every key and button still held: an xdotool killed between a key's press and
+    its release would leave it down, and the X server would repeat it into the focused window."""
+    import ctypes  # only here: a channel that never kills a command never loads libX11
+    try:
+        x11, xtst = ctypes.CDLL("libX11.so.6"), ctypes.CDLL("libXtst.so.6")
+    except OSError:
+        return
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    display = x11.XOpenDisplay(None)
+    if not display:
+        return
+    x11.XQueryKeymap.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    xtst.XTestFakeKeyEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_ulong]
+    xtst.XTestFakeButtonEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_ulong]
+    x11.XFlush.argtypes = x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    keys = ctypes.create_string_buffer(32)
+    x11.XQueryKeymap(display, keys)
+    for keycode in range(8, 256):
+        if keys.raw[keycode // 8] & (1 << (keycode % 8)):
+            xtst.XTestFakeKeyEvent(display, keycode, 0, 0)
+    x11.XDefaultRootWindow.restype = ctypes.c_ulong
+    x11.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+    window, number, mask = ctypes.c_ulong(), ctypes.c_int(), ctypes.c_uint()
+    x11.XQueryPointer(ctypes.c_void_p(display), ctypes.c_ulong(x11.XDefaultRootWindow(display)),
+                      ctypes.byref(window), ctypes.byref(window), *(ctypes.byref(number) for _ in range(4)),
+                      ctypes.byref(mask))
+    for button in range(1, 6):
+        if mask.value & (1 << (7 + button)):  # Button1Mask is 1 << 8
+            xtst.XTestFakeButtonEvent(display, button, 0, 0)
+    x11.XFlush(display)
+    x11.XCloseDisplay(display)
+
+
 def stop_everything(*_):
     with _groups_lock:
-        groups = list(_groups)
+        groups = [pgid for pgid in _groups if _group_alive(pgid)]
     for pgid in groups:
         _kill_group(pgid)
+    if groups:
+        try:
+            release_input()
+        except Exception:
+            pass  # the X server may be gone too
     os._exit(0)
 
 

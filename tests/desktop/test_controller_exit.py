@@ -60,6 +60,9 @@ def test_typing_stops_when_vdesk_exec_is_stopped(shared_desktop: Desktop, tmp_pa
         finally:
             typing.kill()
         _wait_for(lambda: _xdotools(desktop) == 0, 5, "an xdotool still runs in the desktop")
+        # No key is left held down (the X server would repeat it into the next program).
+        _wait_for(lambda: not any(desktop.windows.request(lambda display: display.query_keymap())), 5,
+                  "a key is still held down")
         time.sleep(0.5)  # events already sent reach the program
         settled = _size(desktop, path)
         time.sleep(2.0)
