@@ -33,9 +33,9 @@ from Xlib.display import Display as XDisplay
 from vdesk import engine as engines, image as desktop_image
 from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
 from vdesk.clipboard import Clipboard
-from vdesk.files import Files
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import ChannelLost, DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, VdeskError
+from vdesk.files import Files
 from vdesk.frames import LiveFramebuffer, PasswordRefused, Region
 from vdesk.keyboard import ScratchKeymap, XKeyboardMapping
 from vdesk.lease import GRACE_SECONDS, Lease
