@@ -21,6 +21,8 @@ MEASUREMENTS = {
     "parallel_up": "count", "parallel_all_ready": "ms", "parallel_memory_total": "MiB",
     "parallel_memory_per_desktop": "MiB",
     "naive_exec_action": "ms", "naive_vnc_screenshot": "ms", "naive_exec_screenshot": "ms",
+    "channel_output": "MB/s", "channel_in_container": "MB/s", "channel_host_parse": "MB/s",
+    "exec_stream": "MB/s", "file_write": "MB/s", "file_read": "MB/s",
 }
 RATIOS = ("naive_exec_action/click", "naive_vnc_screenshot/fresh_screenshot",
           "naive_exec_screenshot/fresh_screenshot")
