@@ -8,16 +8,137 @@ Modes:
                          process that opened it went away, however it died) stop the desktop.
 
 Request:  {"id": 1, "argv": ["xdotool", "click", "1"], "stdin": null, "timeout": 10,
-           "detach": false}
-Reply:    {"id": 1, "rc": 0, "stdout": "...", "stderr": "..."}
-A detached request starts the program in its own session and replies at once.
+           "mode": "wait", "limit": 1048576}
+Reply:    {"id": 1, "rc": 0, "stdout": "...", "stderr": "...", "stdout_bytes": 3,
+           "stderr_bytes": 0, "timed_out": false}
+
+Modes of a request:
+  wait     run it, answer with its exit code and the first ``limit`` bytes of each output
+           (``*_bytes`` say how much came; the rest is read and thrown away, so a flood
+           neither fills memory nor blocks the program).
+  detach   start it in its own session and answer at once; it outlives the channel.
+  outlive  like wait, but in its own session with its output discarded: for programs that
+           fork a server that must outlive the controller (xclip owning the clipboard).
+
+Commands of the wait mode belong to the channel: each runs in its own process group, and when
+the channel's stdin closes (its controller went away, however it died) or the channel is told
+to stop, every such group is killed. A command that fails does not harm the channel.
 """
 import json
 import os
-import shutil
 import signal
+import shutil
 import subprocess
 import sys
+import threading
+
+CHUNK = 65536
+DEFAULT_LIMIT = 1 << 20
+LEFTOVER_WAIT = 0.2  # how long to wait for children that keep a finished command's pipes open
+
+_groups = set()  # process groups of running wait-mode commands
+_groups_lock = threading.Lock()
+_write_lock = threading.Lock()
+
+
+class Capped:
+    """Reads a pipe to its end, keeping the first ``limit`` bytes and counting all of them."""
+
+    def __init__(self, pipe, limit):
+        self.kept = bytearray()
+        self.total = 0
+        self._pipe, self._limit = pipe, limit
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        try:
+            while chunk := os.read(self._pipe.fileno(), CHUNK):
+                self.total += len(chunk)
+                room = self._limit - len(self.kept)
+                if room > 0:
+                    self.kept += chunk[:room]
+        except (OSError, ValueError):
+            pass
+
+    def text(self):
+        return self.kept.decode("utf-8", errors="replace")
+
+
+def _kill_group(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pgid):
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def _feed(pipe, data):
+    try:
+        pipe.write(data)
+    except (BrokenPipeError, OSError):
+        pass  # the program exited without reading all of it
+    finally:
+        try:
+            pipe.close()
+        except OSError:
+            pass
+
+
+def run_waited(argv, stdin, timeout, limit):
+    data = stdin.encode() if stdin is not None else None  # before starting: it may not encode
+    # The kernel kills the command if this channel itself is killed (setpriv --pdeathsig);
+    # the process group catches what it started.
+    process = subprocess.Popen(["setpriv", "--pdeathsig", "KILL", "--", *argv],
+                               stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    with _groups_lock:
+        _groups.add(process.pid)
+    out, err = Capped(process.stdout, limit), Capped(process.stderr, limit)
+    if data is not None:
+        threading.Thread(target=_feed, args=(process.stdin, data), daemon=True).start()
+    timed_out = False
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(process.pid)
+        process.wait()
+        try:
+            release_input()
+        except Exception:
+            pass
+    for reader in (out, err):
+        reader.thread.join(LEFTOVER_WAIT)  # children that outlive it may hold the pipes: stop reading
+    with _groups_lock:
+        if not _group_alive(process.pid):
+            _groups.discard(process.pid)  # else keep it: the channel's end still kills it
+    for reader, pipe in ((out, process.stdout), (err, process.stderr)):
+        if not reader.thread.is_alive():  # else its reader still uses it, until the children end
+            pipe.close()
+    rc = 124 if timed_out else process.returncode
+    stderr = f"timed out after {timeout} s" if timed_out and not err.total else err.text()
+    return {"rc": rc, "stdout": out.text(), "stderr": stderr, "stdout_bytes": out.total,
+            "stderr_bytes": err.total, "timed_out": timed_out}
+
+
+def run_outliving(argv, stdin, timeout):
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    _feed(process.stdin, (stdin or "").encode())
+    try:
+        rc = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process.pid)
+        return {"rc": 124, "stdout": "", "stderr": f"timed out after {timeout} s", "timed_out": True}
+    return {"rc": rc, "stdout": "", "stderr": ""}
 
 
 def run(request):
@@ -26,30 +147,94 @@ def run(request):
         return {"rc": 2, "stdout": "", "stderr": "argv must be a non-empty list of strings"}
     if shutil.which(argv[0]) is None:
         return {"rc": 127, "stdout": "", "stderr": f"{argv[0]}: command not found"}
-    if request.get("detach"):
+    mode = request.get("mode") or ("detach" if request.get("detach") else "wait")
+    if mode == "detach":
         # setsid -f forks, so the program is reaped by the container's init, not by us.
         subprocess.run(["setsid", "-f", *argv], stdin=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         return {"rc": 0, "stdout": "", "stderr": ""}
+    if mode == "outlive":
+        return run_outliving(argv, request.get("stdin"), request.get("timeout"))
+    return run_waited(argv, request.get("stdin"), request.get("timeout"),
+                      int(request.get("limit") or DEFAULT_LIMIT))
+
+
+def answer(request):
     try:
-        done = subprocess.run(argv, input=request.get("stdin"), capture_output=True,
-                              text=True, errors="replace", timeout=request.get("timeout"),
-                              check=False)
-    except subprocess.TimeoutExpired:
-        return {"rc": 124, "stdout": "", "stderr": f"timed out after {request.get('timeout')} s"}
-    return {"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+        reply = run(request)
+    except Exception as error:  # a bad request must not end the channel
+        reply = {"rc": 2, "stdout": "", "stderr": f"bad request: {error}"}
+    reply["id"] = request.get("id")
+    line = json.dumps(reply, ensure_ascii=False) + "\n"
+    with _write_lock:
+        try:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+        except (BrokenPipeError, OSError):
+            pass
+
+
+def release_input():
+    """Let go of every key and button still held: an xdotool killed between a key's press and
+    its release would leave it down, and the X server would repeat it into the focused window."""
+    import ctypes  # only here: a channel that never kills a command never loads libX11
+    try:
+        x11, xtst = ctypes.CDLL("libX11.so.6"), ctypes.CDLL("libXtst.so.6")
+    except OSError:
+        return
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    display = x11.XOpenDisplay(None)
+    if not display:
+        return
+    x11.XQueryKeymap.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    xtst.XTestFakeKeyEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_ulong]
+    xtst.XTestFakeButtonEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_ulong]
+    x11.XFlush.argtypes = x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    keys = ctypes.create_string_buffer(32)
+    x11.XQueryKeymap(display, keys)
+    for keycode in range(8, 256):
+        if keys.raw[keycode // 8] & (1 << (keycode % 8)):
+            xtst.XTestFakeKeyEvent(display, keycode, 0, 0)
+    x11.XDefaultRootWindow.restype = ctypes.c_ulong
+    x11.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+    window, number, mask = ctypes.c_ulong(), ctypes.c_int(), ctypes.c_uint()
+    x11.XQueryPointer(ctypes.c_void_p(display), ctypes.c_ulong(x11.XDefaultRootWindow(display)),
+                      ctypes.byref(window), ctypes.byref(window), *(ctypes.byref(number) for _ in range(4)),
+                      ctypes.byref(mask))
+    for button in range(1, 6):
+        if mask.value & (1 << (7 + button)):  # Button1Mask is 1 << 8
+            xtst.XTestFakeButtonEvent(display, button, 0, 0)
+    x11.XFlush(display)
+    x11.XCloseDisplay(display)
+
+
+def stop_everything(*_):
+    with _groups_lock:
+        groups = [pgid for pgid in _groups if _group_alive(pgid)]
+    for pgid in groups:
+        _kill_group(pgid)
+    if groups:
+        try:
+            release_input()
+        except Exception:
+            pass  # the X server may be gone too
+    os._exit(0)
 
 
 def serve():
+    signal.signal(signal.SIGTERM, stop_everything)
+    signal.signal(signal.SIGHUP, stop_everything)
     for line in sys.stdin:
         try:
             request = json.loads(line)
-            reply = run(request)
-        except Exception as error:  # a bad request must not end the channel
-            request, reply = {}, {"rc": 2, "stdout": "", "stderr": f"bad request: {error}"}
-        reply["id"] = request.get("id") if isinstance(request, dict) else None
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+            if not isinstance(request, dict):
+                raise ValueError("a request is a JSON object")
+        except ValueError as error:
+            answer({"argv": None, "bad": str(error)})
+            continue
+        threading.Thread(target=answer, args=(request,), daemon=True).start()
+    stop_everything()  # stdin closed: the controller is gone
 
 
 def hold_lease():

@@ -76,6 +76,10 @@ INPUT_ALIASES: dict[str, str] = {
 POINTED = {ActionType.CLICK, ActionType.DOUBLE_CLICK, ActionType.TRIPLE_CLICK,
            ActionType.RIGHT_CLICK, ActionType.MIDDLE_CLICK, ActionType.MOUSE_MOVE}
 MAX_WAIT_SECONDS = 600.0
+# A text typed key by key takes ~1 s per 6,000 characters; pasted, it lands at once.
+MAX_TYPED_CHARS = 100_000
+MAX_PASTED_CHARS = 1_000_000
+TypeMethod = Literal["keys", "paste"]
 DEFAULT_WAIT_SECONDS = 5.0
 DEFAULT_SCROLL_AMOUNT = 3
 
@@ -151,6 +155,7 @@ class Inputs(BaseModel):
     direction: Literal["up", "down", "left", "right"] | None = None
     amount: int | None = Field(default=None, ge=1, le=100)
     content: str | None = None
+    method: TypeMethod | None = None  # type: "keys" (default) or "paste" through the clipboard
     key: str | list[str] | None = None
     modifiers: list[str] = Field(default_factory=list)
     time: float | None = Field(default=None, ge=0, le=MAX_WAIT_SECONDS)
@@ -214,6 +219,14 @@ _REQUIRED: dict[ActionType, tuple[str, ...]] = {
 }
 
 
+def _check_text_size(text: str, method: TypeMethod) -> None:
+    limit = MAX_PASTED_CHARS if method == "paste" else MAX_TYPED_CHARS
+    if len(text) > limit:
+        hint = "; paste it instead (method: paste)" if method == "keys" and len(text) <= MAX_PASTED_CHARS else ""
+        raise ValueError(f"type content is {len(text)} characters, over the limit of {limit} "
+                         f"for method {method}{hint}")
+
+
 class BaseAction(BaseModel):
     """One agent action. Construct with :meth:`parse` to get :class:`InvalidAction` errors."""
 
@@ -242,6 +255,8 @@ class BaseAction(BaseModel):
         missing = [name for name in _REQUIRED.get(self.type, ()) if getattr(self.inputs, name) is None]
         if missing:
             raise ValueError(f"{self.type.value} needs input {', '.join(missing)}")
+        if self.type is ActionType.TYPE:
+            _check_text_size(self.inputs.content or "", self.inputs.method or "keys")
         return self
 
     @classmethod

@@ -4,6 +4,16 @@ A new ``docker exec`` costs 55–80 ms; a request over this channel costs a few.
 end (``vdesk-channel``, shipped in the image) reads one JSON request per line — an argument
 list, never a shell string — runs it and answers with its exit code and output. A command that
 fails does not harm the channel; a channel that drops is reopened on the next request.
+
+Commands die with the channel: the in-container end kills every command it runs when its stdin
+closes, so whatever a controller started stops when the controller stops (exception, Ctrl-C,
+SIGTERM, SIGKILL), and a call interrupted here (KeyboardInterrupt, a timeout) drops the channel
+and so ends its command. Only ``mode="detach"`` programs (and the servers ``mode="outlive"``
+programs fork) keep running.
+
+Bounds: each output keeps its first ``limit`` bytes (default :data:`OUTPUT_LIMIT`); the reply
+says how many came (:attr:`Completed.stdout_bytes`). A reply longer than the bound allows is
+not read into memory: the channel is dropped and :class:`ChannelLost` says why.
 """
 
 from __future__ import annotations
@@ -13,29 +23,56 @@ import json
 import queue
 import threading
 from dataclasses import dataclass
+from typing import Literal
 
 import docker
 
-from vdesk.errors import CommandFailed, DesktopGone, DesktopTimeout, InvalidArgument
+from vdesk.errors import ChannelLost, CommandFailed, DesktopGone, DesktopTimeout, InvalidArgument
 from vdesk.execstream import ExecStream
 
 CHANNEL_PROGRAM = "/usr/local/bin/vdesk-channel"
+OUTPUT_LIMIT = 1 << 20  # bytes of stdout (and of stderr) kept per command
+MAX_OUTPUT_LIMIT = 64 << 20
+JSON_GROWTH = 6  # a byte becomes at most 6 in the reply ("\u0000")
+REPLY_SLACK = 64 << 10
+Mode = Literal["wait", "detach", "outlive"]
 _CLOSED = object()
 
 
 @dataclass(frozen=True)
 class Completed:
-    """The outcome of a command run through the channel."""
+    """The outcome of a command run through the channel.
+
+    ``stdout``/``stderr`` hold at most the first ``limit`` bytes of each (decoded as UTF-8,
+    bad bytes replaced); ``stdout_bytes``/``stderr_bytes`` are how many bytes came in all.
+    """
 
     argv: tuple[str, ...]
     returncode: int
     stdout: str
     stderr: str
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    limit: int = OUTPUT_LIMIT
+    timed_out: bool = False
+
+    @property
+    def cut(self) -> bool:
+        """True when some output was thrown away past ``limit``."""
+        return self.stdout_bytes > self.limit or self.stderr_bytes > self.limit
+
+    @property
+    def cut_note(self) -> str:
+        """``"output cut: kept the first 1048576 of 3000000 bytes of stdout"``, or ``""``."""
+        parts = [f"{total} bytes of {name}" for name, total in (("stdout", self.stdout_bytes),
+                                                               ("stderr", self.stderr_bytes))
+                 if total > self.limit]
+        return f"output cut: kept the first {self.limit} of {' and '.join(parts)}" if parts else ""
 
     def check(self) -> Completed:
         """Return self, or raise :class:`CommandFailed` naming the command and its error."""
         if self.returncode != 0:
-            detail = self.stderr.strip() or self.stdout.strip() or "no output"
+            detail = self.stderr.strip()[-2000:] or self.stdout.strip()[-2000:] or "no output"
             raise CommandFailed(f"{self.argv[0]} exited with {self.returncode}: {detail}")
         return self
 
@@ -51,48 +88,62 @@ class Channel:
         self._ids = itertools.count(1)
         self._stream: ExecStream | None = None
         self._replies: queue.Queue[object] = queue.Queue()
-        self._buffer = b""
+        self._reader: ReplyLines | None = None
         self.reopened = 0
         self._opened = 0
 
     def run(self, argv: list[str], *, stdin: str | None = None, timeout: float = 30.0,
-            detach: bool = False) -> Completed:
+            detach: bool = False, mode: Mode | None = None, limit: int = OUTPUT_LIMIT) -> Completed:
         """Run ``argv`` in the desktop as the desktop user and return how it ended.
 
-        ``detach=True`` starts it in its own session and returns at once, leaving it running.
+        ``mode="wait"`` (the default) waits for it; ``detach=True`` (``mode="detach"``) starts
+        it in its own session and returns at once, leaving it running; ``mode="outlive"`` waits
+        for it but lets what it forks outlive the channel. ``limit`` bounds each output.
         Raises :class:`DesktopTimeout` when no answer comes within ``timeout`` (+ 5 s of
-        grace) and :class:`DesktopGone` when the desktop cannot be reached.
+        grace), :class:`ChannelLost` when the channel broke under the command and
+        :class:`~vdesk.errors.DesktopGone` when the desktop cannot be reached.
         """
         if not argv or not all(isinstance(arg, str) for arg in argv):
             raise InvalidArgument("argv must be a non-empty list of strings")
+        if not 0 < limit <= MAX_OUTPUT_LIMIT:
+            raise InvalidArgument(f"output limit must be 1..{MAX_OUTPUT_LIMIT} bytes, got {limit}")
+        mode = mode or ("detach" if detach else "wait")
         request = {"id": next(self._ids), "argv": list(argv), "stdin": stdin,
-                   "timeout": timeout, "detach": detach}
+                   "timeout": timeout, "mode": mode, "limit": limit}
         with self._lock:
-            reply = self._exchange(request, timeout + 5)
-        return Completed(tuple(argv), reply["rc"], reply["stdout"], reply["stderr"])
+            reply = self._exchange(request, timeout + 5, 2 * JSON_GROWTH * limit + REPLY_SLACK)
+        return Completed(tuple(argv), int(reply["rc"]), str(reply.get("stdout", "")),
+                         str(reply.get("stderr", "")), int(reply.get("stdout_bytes", 0)),
+                         int(reply.get("stderr_bytes", 0)), limit, bool(reply.get("timed_out")))
 
     def close(self) -> None:
         with self._lock:
-            if self._stream is not None:
-                self._stream.close()
-                self._stream = None
+            self._drop()
 
-    def _exchange(self, request: dict, timeout: float) -> dict:
+    def _exchange(self, request: dict, timeout: float, reply_cap: int) -> dict:
         stream = self._open()
+        assert self._reader is not None
+        self._reader.cap = reply_cap
         line = (json.dumps(request) + "\n").encode()
         try:
             stream.send(line)
         except DesktopGone:
             stream = self._open(again=True)  # the channel dropped since the last request
+            assert self._reader is not None
+            self._reader.cap = reply_cap
             stream.send(line)
         try:
             reply = self._replies.get(timeout=timeout)
         except queue.Empty:
-            self._drop()  # a late reply must not answer the next request
+            self._drop()  # ends the command, and a late reply must not answer the next request
             raise DesktopTimeout(f"{self._name}: {request['argv'][0]} gave no answer within {timeout:g} s") from None
-        if reply is _CLOSED:
+        except BaseException:
+            self._drop()  # interrupted (Ctrl-C): the command in the desktop ends with the channel
+            raise
+        if reply is _CLOSED or isinstance(reply, str):
             self._drop()
-            raise DesktopGone(f"desktop {self._name} went away while running {request['argv'][0]}")
+            why = reply if isinstance(reply, str) else "the channel closed"
+            raise ChannelLost(f"desktop {self._name}: {why} while running {request['argv'][0]}")
         assert isinstance(reply, dict)
         return reply
 
@@ -101,13 +152,12 @@ class Channel:
             self._drop()
         if self._stream is None or self._stream.closed:
             self._replies = queue.Queue()
-            self._buffer = b""
-            replies = self._replies
+            self._reader = reader = ReplyLines(self._replies, self._name)
             self._stream = ExecStream(
                 self._api, self._container_id, [CHANNEL_PROGRAM],
-                on_data=lambda data: self._on_data(data, replies),
-                on_close=lambda: replies.put(_CLOSED), label=self._name,
+                on_data=reader.feed, on_close=lambda: reader.replies.put(_CLOSED), label=self._name,
             )
+            reader.stream = self._stream
             self.reopened += self._opened  # every stream after the first replaces a dropped one
             self._opened = 1
         return self._stream
@@ -117,8 +167,44 @@ class Channel:
             self._stream.close()
         self._stream = None
 
-    def _on_data(self, data: bytes, replies: queue.Queue[object]) -> None:
-        self._buffer += data
-        *lines, self._buffer = self._buffer.split(b"\n")
-        for line in lines:
-            replies.put(json.loads(line))
+
+class ReplyLines:
+    """Splits the channel's output into replies, holding at most ``cap`` bytes of one reply.
+
+    Chunks are kept in a list and joined once per reply: appending to one bytes object and
+    splitting it again on every chunk made 20 MB take 7 s (quadratic); this is linear.
+    """
+
+    def __init__(self, replies: queue.Queue[object], name: str) -> None:
+        self.replies = replies
+        self.cap = REPLY_SLACK
+        self.stream: ExecStream | None = None
+        self._name = name
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._over = False
+
+    def feed(self, data: bytes) -> None:
+        if self._over:
+            return
+        while (end := data.find(b"\n")) >= 0:
+            self._parts.append(data[:end])
+            line = b"".join(self._parts)
+            self._parts, self._size = [], 0
+            data = data[end + 1:]
+            try:
+                self.replies.put(json.loads(line))
+            except ValueError:
+                self._give_up(f"the channel sent a reply that is not JSON ({len(line)} bytes)")
+                return
+        self._parts.append(data)
+        self._size += len(data)
+        if self._size > self.cap:
+            self._give_up(f"the channel sent a reply over {self.cap} bytes, past its output bound")
+
+    def _give_up(self, why: str) -> None:
+        self._over = True
+        self._parts, self._size = [], 0
+        self.replies.put(why)
+        if self.stream is not None:
+            self.stream.close()

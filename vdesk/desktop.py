@@ -14,7 +14,7 @@ the desktops on an engine are :mod:`vdesk.inventory`; what a batch of actions tu
 from __future__ import annotations
 
 import itertools
-import re
+import os
 import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -30,12 +30,14 @@ from Xlib.display import Display as XDisplay
 
 from vdesk import engine as engines, image as desktop_image, video
 from vdesk.actions import ExecuteResult, parse_batch
-from vdesk.channel import Channel, Completed
+from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
+from vdesk.clipboard import Clipboard
 from vdesk.container import (DEFAULT_SIZE, VNC_TARGET, Limits, Network, RunOptions, check_name, last_log,
                              parse_size, published_port, remove_container, run_container, screen_of,
                              stop_reason)
 from vdesk.coords import ImageSpace, Screen
-from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
+from vdesk.errors import ChannelLost, DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
+from vdesk.files import Files
 from vdesk.interrupts import Interrupted, SignalGuard
 from vdesk.inventory import DesktopInfo, desktop_info, find_desktop
 from vdesk.keymap import ScratchKeymap, XKeyboardMapping
@@ -66,6 +68,8 @@ class Desktop:
         self._owned = owned
         self._lease = lease
         self.channel = Channel(client.api, container.id, self.name)
+        self.clipboard = Clipboard(self.channel)
+        self.files = Files(client.api, container.id, self.name, self.channel)
         self._windows = Windows(lambda: self._guard(self.x_display))
         self.keymap = ScratchKeymap(XKeyboardMapping(self._windows.request))
         self._vnc_tunnel: Tunnel | None = None
@@ -255,24 +259,46 @@ class Desktop:
 
     # -- programs and actions -----------------------------------------------------------------
     def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0,
-            stdin: str | None = None) -> Completed:
+            stdin: str | None = None, output_limit: int = OUTPUT_LIMIT) -> Completed:
         """Start ``argv`` in the desktop as the desktop user.
 
-        By default it returns at once and the program keeps running; with ``wait=True`` it
-        waits (up to ``timeout``) and returns the exit code and output.
+        By default it returns at once and the program keeps running, even after this process
+        ends; with ``wait=True`` it waits (up to ``timeout``) and returns the exit code and the
+        first ``output_limit`` bytes (default 1 MiB) of each output — ``result.cut`` and
+        ``result.stdout_bytes`` say whether more came and how much. A waited command ends when
+        this process does (or when the call is interrupted).
         """
         argv = list(argv)
         if not argv or not all(isinstance(a, str) and a for a in argv):
             raise InvalidArgument("argv must be a non-empty list of non-empty strings")
         if not wait and not self._window_manager_ready:
             self.wait_for_window_manager()  # else a window the program maps may stay unmanaged
-        result = self._guard(lambda: self.channel.run(argv, stdin=stdin, timeout=timeout, detach=not wait))
-        if wait and result.returncode == 124 and re.fullmatch(r"timed out after \S+ s", result.stderr):
-            # The channel killed it at the deadline (its reply for that case, exactly).
-            raise DesktopTimeout(f"desktop {self.name}: {argv[0]} did not finish within {timeout:g} s (it was killed)")
+        result = self._guard(lambda: self.channel.run(argv, stdin=stdin, timeout=timeout, detach=not wait,
+                                                      limit=output_limit))
+        if wait and result.timed_out:
+            cut = f"; {result.cut_note}" if result.cut else ""
+            raise DesktopTimeout(f"desktop {self.name}: {argv[0]} did not finish within {timeout:g} s "
+                                 f"(it was killed){cut}")
         if not wait and result.returncode != 0:
             result.check()
         return result
+
+    # -- files (see vdesk.files for their bounds) ---------------------------------------------
+    def upload(self, local: str | os.PathLike[str], remote: str) -> str:
+        """Copy a local file or folder into the desktop (``docker cp`` semantics)."""
+        return self._guard(lambda: self.files.upload(local, remote))
+
+    def download(self, remote: str, local: str | os.PathLike[str]) -> Path:
+        """Copy a file or folder out of the desktop, refusing what could escape ``local``."""
+        return self._guard(lambda: self.files.download(remote, local))
+
+    def read_file(self, path: str) -> bytes:
+        """The bytes of a file in the desktop (at most :data:`vdesk.files.READ_LIMIT`)."""
+        return self._guard(lambda: self.files.read_file(path))
+
+    def write_file(self, path: str, data: bytes) -> None:
+        """Write ``data`` to a file in the desktop (``~`` and ``/tmp`` are writable)."""
+        self._guard(lambda: self.files.write_file(path, data))
 
     def wait_for_window_manager(self, timeout: float = WM_READY_TIMEOUT) -> None:
         """Return once the window manager manages new windows; :meth:`run` does this before the
@@ -340,6 +366,8 @@ class Desktop:
         for batch in chained(steps):
             if isinstance(batch, Xdo):
                 self.channel.run(["xdotool", *batch.args], timeout=XDOTOOL_TIMEOUT).check()
+            elif isinstance(batch, TypeText) and batch.paste:
+                self.clipboard.paste(batch.text)
             elif isinstance(batch, TypeText):
                 self._type(batch.text)
             elif isinstance(batch, Sleep):
@@ -361,7 +389,8 @@ class Desktop:
 
         if self._vnc_tunnel is None:
             self._vnc_tunnel = Tunnel(self.client.api, self.id, VNC_TARGET)
-        self._frames = LiveFramebuffer(self._vnc_tunnel.address, self.vnc_password, self.name)
+        self._frames = LiveFramebuffer(self._vnc_tunnel.address, self.vnc_password, self.name,
+                                       max_size=self.screen.physical_size)
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -397,9 +426,9 @@ class Desktop:
         """Run ``call``; turn a failure of a dead container into DesktopGone naming it."""
         try:
             return call()
-        except (DesktopGone, DesktopTimeout) as error:
+        except (DesktopGone, DesktopTimeout, ChannelLost) as error:
             # A broken connection often arrives before the engine reports the container stopped.
-            settle = time.monotonic() + (0.5 if isinstance(error, DesktopGone) else 0)
+            settle = time.monotonic() + (0 if isinstance(error, DesktopTimeout) else 0.5)
             while not self._closed and self.is_alive() and time.monotonic() < settle:
                 time.sleep(0.05)
             if not self._closed and not self.is_alive():

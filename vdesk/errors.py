@@ -9,6 +9,8 @@
     ├── DesktopGone           the desktop's container went away
     │   └── DesktopLost       the Ray actor or node hosting it died
     ├── DesktopTimeout        an operation did not finish within its timeout
+    ├── ChannelLost           the command channel of a living desktop broke
+    ├── TooLarge              a value out of a desktop is past its bound
     ├── PasswordRefused       the VNC server refused the password
     ├── CommandFailed         a program run in the desktop exited with an error
     ├── InvalidArgument       a bad size, name, path, option (also a ValueError)
@@ -120,3 +122,11 @@ def first_line(error: BaseException | str, limit: int = 300) -> str:
     if not line:
         return type(error).__name__ if isinstance(error, BaseException) else ""
     return line[:limit]
+class ChannelLost(VdeskError):
+    """The command channel into a desktop that still runs broke (its helper was killed, or it
+    sent more than its bound); the command's end is unknown. The next call opens a new channel."""
+
+
+class TooLarge(VdeskError):
+    """A value coming out of a desktop is past its bound; the message names the bound and the
+    argument that raises it."""

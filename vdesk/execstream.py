@@ -18,6 +18,7 @@ from docker.utils.socket import frames_iter
 from vdesk.errors import DesktopGone
 
 DESKTOP_USER = "desk"
+STDERR = 2  # the stream number of stderr frames
 
 
 class ExecStream:
@@ -36,21 +37,25 @@ class ExecStream:
         on_close: Callable[[], None] = lambda: None,
         user: str = DESKTOP_USER,
         label: str | None = None,
+        on_stderr: Callable[[bytes], None] | None = None,
     ) -> None:
         self.argv = argv
         label = label or container_id[:12]
+        self._api = api
         self._on_data = on_data
+        self._on_stderr = on_stderr
         self._on_close = on_close
         self._closed = threading.Event()
         self._write_lock = threading.Lock()
         try:
-            exec_id = api.exec_create(container_id, argv, stdin=True, stdout=True, stderr=False,
-                                      tty=False, user=user)["Id"]
+            exec_id = api.exec_create(container_id, argv, stdin=True, stdout=True,
+                                      stderr=on_stderr is not None, tty=False, user=user)["Id"]
             raw = api.exec_start(exec_id, socket=True)
         except docker.errors.NotFound as error:
             raise DesktopGone(f"desktop {label} is gone (its container was removed)") from error
         except docker.errors.APIError as error:
             raise DesktopGone(f"desktop {label} cannot run {argv[0]}: {error.explanation}") from error
+        self.exec_id: str = exec_id
         self._raw = raw
         self._sock: socket.socket = _underlying_socket(raw)
         self._reader = threading.Thread(target=self._read, name=f"exec-{argv[0]}", daemon=True)
@@ -71,6 +76,21 @@ class ExecStream:
             self.close()
             raise DesktopGone(f"the exec session of {self.argv[0]} broke: {error}") from error
 
+    def finish_input(self) -> None:
+        """Close the program's stdin (it sees end-of-file) and keep reading its output."""
+        try:
+            self._sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def exit_code(self) -> int | None:
+        """The program's exit code once it ended (None while it runs or if unknown)."""
+        try:
+            code = self._api.exec_inspect(self.exec_id).get("ExitCode")
+        except docker.errors.APIError:
+            return None
+        return code if isinstance(code, int) else None
+
     def close(self) -> None:
         """End the session: the program sees end-of-file on stdin.
 
@@ -87,8 +107,11 @@ class ExecStream:
 
     def _read(self) -> None:
         try:
-            for _stream, data in frames_iter(self._raw, tty=False):
-                self._on_data(data)
+            for stream, data in frames_iter(self._raw, tty=False):
+                if stream == STDERR and self._on_stderr is not None:
+                    self._on_stderr(data)
+                else:
+                    self._on_data(data)
         except (OSError, ValueError):
             pass  # the socket was closed under us: that is the end of the stream
         finally:

@@ -19,6 +19,7 @@ Pixels come RAW: on this loopback tunnel a full 1280x800 frame of text took 39 m
 
 from __future__ import annotations
 
+import struct
 import threading
 import time
 import warnings
@@ -64,6 +65,8 @@ class _LiveUpdates:
         self.transport.write(encryptor.update(self._challenge) + encryptor.finalize())
 
     def vncConnectionMade(self) -> None:
+        if self._refuse(self.width, self.height, "framebuffer"):
+            return
         super().vncConnectionMade()
         self.framebufferUpdateRequest(incremental=False)
 
@@ -75,6 +78,27 @@ class _LiveUpdates:
         with self.live._lock:
             assert self.screen is not None
             self.screen.paste(self.screen.crop((srcx, srcy, srcx + width, srcy + height)), (x, y))
+
+    # A framebuffer or rectangle larger than the desktop's size is refused before its pixels
+    # are read: a hostile server could otherwise make this process hold gigabytes.
+    def updateDesktopSize(self, width: int, height: int) -> None:
+        if not self._refuse(width, height, "new framebuffer size"):
+            super().updateDesktopSize(width, height)
+
+    def _handleRectangle(self, block: bytes) -> None:
+        x, y, width, height = struct.unpack("!HHHH", block[:8])
+        if width and height and self._refuse(x + width, y + height, "rectangle reaching"):
+            return
+        super()._handleRectangle(block)
+
+    def _refuse(self, width: int, height: int, what: str) -> bool:
+        limit = self.live.max_size
+        if limit is None or (width <= limit[0] and height <= limit[1]):
+            return False
+        self.live.refused = (f"{self.live.name}: refused a {what} {width}x{height}, larger than the "
+                             f"desktop's {limit[0]}x{limit[1]}")
+        self.transport.loseConnection()
+        return True
 
     _echoes = 0  # 1x1 answers to a sync that repainted a pixel with its own value
 
@@ -145,9 +169,12 @@ class LiveFramebuffer:
     ``address`` is a Unix socket path or ``host::port``; ``password`` is the VNC password.
     """
 
-    def __init__(self, address: str, password: str, name: str = "desktop") -> None:
+    def __init__(self, address: str, password: str, name: str = "desktop",
+                 max_size: tuple[int, int] | None = None) -> None:
         self.address = address
         self.name = name
+        self.max_size = max_size  # physical pixels; a larger framebuffer is refused
+        self.refused: str | None = None
         self._password = password
         self._lock = threading.Lock()
         self._changed = threading.Condition(threading.Lock())
@@ -185,6 +212,8 @@ class LiveFramebuffer:
             raise DesktopTimeout(f"{self.name}: no VNC handshake within {timeout:g} s")
         if isinstance(outcome[0], AuthenticationError):
             raise PasswordRefused(f"{self.name}: the VNC server refused the password ({outcome[0]})")
+        if self.refused:
+            raise VdeskError(self.refused)
         if not isinstance(outcome[0], _LiveClient):
             raise VdeskError(f"{self.name}: VNC connection failed: {outcome[0]}")
         client = self._client = outcome[0]
@@ -327,6 +356,8 @@ class LiveFramebuffer:
         with self._changed:
             ok = self._changed.wait_for(lambda: condition() or not self._connected, timeout)
         if not self._connected:
+            if self.refused:
+                raise VdeskError(self.refused)
             raise DesktopGone(f"{self.name}: the VNC connection closed while waiting for {what}")
         if not ok:
             raise DesktopTimeout(f"{self.name}: no {what} within {timeout:g} s")

@@ -40,6 +40,7 @@ class Xdo:
 class TypeText:
     text: str
     action: int = field(default=0, compare=False)
+    paste: bool = False  # through the clipboard instead of key by key
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ class _Planner:
             notches = _presses(SCROLL_BUTTONS[inputs.direction or "down"], inputs.amount or DEFAULT_SCROLL_AMOUNT)
             plan.add(Xdo(move + press_mods + notches + release_mods))
         elif kind is ActionType.TYPE:
-            plan.add(TypeText(normalise(inputs.content or "")))
+            plan.add(TypeText(normalise(inputs.content or ""), paste=inputs.method == "paste"))
         elif kind is ActionType.HOTKEY:
             plan.add(Xdo(_key_downs(inputs.keysyms) + _key_ups(inputs.keysyms)))
         elif kind is ActionType.PRESS:

@@ -24,6 +24,10 @@ from vdesk.errors import DesktopGone, DesktopTimeout, InvalidArgument, VdeskErro
 from vdesk.tunnel import Tunnel
 
 X_SOCKET = "UNIX-CONNECT:/tmp/.X11-unix/X0"
+# Bounds on what the desktop's X server can make us hold (a program there sets them at will).
+MAX_WINDOWS = 1000  # windows list() describes: the newest ones
+MAX_TITLE_BYTES = 4096  # of a title; longer ones are cut
+MAX_CLIENT_IDS = 1 << 16  # ids read from _NET_CLIENT_LIST
 T = TypeVar("T")
 
 
@@ -90,10 +94,15 @@ class Windows:
         self._link: _Link | None = None
         self._closed = False
 
-    def list(self) -> list[Window]:
-        """Every managed top-level window, oldest first."""
-        return self._x(lambda link: [w for w in (self._window(link, i) for i in self._client_ids(link))
+    def list(self, limit: int = MAX_WINDOWS) -> list[Window]:
+        """The managed top-level windows, oldest first: the newest ``limit`` of them (titles cut
+        at :data:`MAX_TITLE_BYTES`); :meth:`count` says how many there are in all."""
+        return self._x(lambda link: [w for w in (self._window(link, i) for i in self._client_ids(link)[-limit:])
                                      if w is not None])
+
+    def count(self) -> int:
+        """How many windows the window manager manages (up to :data:`MAX_CLIENT_IDS`)."""
+        return self._x(lambda link: len(self._client_ids(link)))
 
     def focused(self) -> Window | None:
         def ask(link: _Link) -> Window | None:
@@ -197,7 +206,7 @@ class Windows:
 
     @staticmethod
     def _property(link: _Link, window: Any, name: str, kind: int) -> list[int] | None:
-        reply = window.get_full_property(link.atoms[name], kind)
+        reply = window.get_property(link.atoms[name], kind, 0, MAX_CLIENT_IDS)
         return list(reply.value) if reply is not None else None
 
     def _client_ids(self, link: _Link) -> list[int]:
@@ -207,15 +216,19 @@ class Windows:
     @staticmethod
     def _window(link: _Link, window_id: int) -> Window | None:
         window = link.display.create_resource_object("window", window_id)
+        words = MAX_TITLE_BYTES // 4  # property lengths are asked in 32-bit units
         try:
-            name = window.get_full_property(link.atoms["_NET_WM_NAME"], link.atoms["UTF8_STRING"])
-            title = name.value.decode("utf-8", "replace") if name else (window.get_wm_name() or "")
-            wm_class = window.get_wm_class()
+            name = (window.get_property(link.atoms["_NET_WM_NAME"], link.atoms["UTF8_STRING"], 0, words)
+                    or window.get_property(Xatom.WM_NAME, X.AnyPropertyType, 0, words))
+            title = name.value if name else b""
+            class_reply = window.get_property(Xatom.WM_CLASS, Xatom.STRING, 0, 64)
+            wm_class = class_reply.value.decode("latin-1").split("\0") if class_reply else None
             geometry = window.get_geometry()
             viewable = window.get_attributes().map_state == X.IsViewable
             origin = window.translate_coords(link.root, 0, 0)
         except (xerror.BadWindow, xerror.BadDrawable):
             return None  # it closed while we looked
-        return Window(window_id, title if isinstance(title, str) else title.decode("latin-1"),
-                      wm_class[1] if wm_class else "", -origin.x, -origin.y, geometry.width, geometry.height,
-                      viewable)
+        if isinstance(title, bytes):
+            title = title.decode("utf-8", "replace")
+        return Window(window_id, title, wm_class[1] if wm_class and len(wm_class) > 1 else "",
+                      -origin.x, -origin.y, geometry.width, geometry.height, viewable)

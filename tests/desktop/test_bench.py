@@ -22,6 +22,8 @@ MEASUREMENTS = {
     "parallel_memory_per_desktop": "MiB",
     "naive_exec_action": "ms", "naive_vnc_screenshot": "ms", "naive_exec_screenshot": "ms",
     "static_idle_cpu": "% core", "busy_idle_cpu": "% core", "busy_fresh_screenshot": "ms", "record_cpu": "% core",
+    "channel_output": "MB/s", "channel_in_container": "MB/s", "channel_host_parse": "MB/s",
+    "exec_stream": "MB/s", "file_write": "MB/s", "file_read": "MB/s",
 }
 CPU_ROWS = {"static_idle_cpu", "busy_idle_cpu"}  # nobody looks: a reading may well be 0
 RATIOS = ("naive_exec_action/click", "naive_vnc_screenshot/fresh_screenshot",

@@ -67,6 +67,9 @@ def test_a_desktop_runs_on_another_engine_and_is_driven_through_tunnels(second_e
         assert desktop.windows.wait_for("remote").viewable
         assert desktop.execute([{"type": "type", "inputs": {"content": "echo hi\n"}}]).status == "success"
         assert desktop.screenshot().size == (1280, 800)
+        payload = bytes(range(256)) * 4096  # files travel the engine's exec API too
+        desktop.write_file("~/remote.bin", payload)
+        assert desktop.read_file("~/remote.bin") == payload
 
 
 OWNER = textwrap.dedent("""

@@ -34,7 +34,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vdesk.actions import describe
+from vdesk.actions import validation_message
 from vdesk.adapters.pyautogui import PyAutoGUIReply, Translator, parse as parse_code
 from vdesk.errors import InvalidAction, ParseError
 
@@ -124,7 +124,7 @@ def parse(reply: Any, *, pointer: tuple[float, float] | None = None) -> PyAutoGU
         try:
             special = _apply(translator, name, parameters)
         except (ValidationError, ValueError, InvalidAction) as error:
-            message = describe(error) if isinstance(error, ValidationError) else str(error)
+            message = validation_message(error) if isinstance(error, ValidationError) else str(error)
             raise ParseError(f"action {index} ({name}): {message.removeprefix('action 0: ')}") from None
         if special is not None:
             translator.actions.extend(special.actions)
@@ -155,7 +155,7 @@ def _items(reply: Any) -> list[_Envelope | str]:
         try:
             items.append(_Envelope.model_validate(item))
         except ValidationError as error:
-            raise ParseError(f"action {index}: {describe(error)}") from None
+            raise ParseError(f"action {index}: {validation_message(error)}") from None
     return items
 
 

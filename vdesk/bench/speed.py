@@ -23,12 +23,14 @@ from __future__ import annotations
 import json
 import os
 import platform
+import queue
 import random
 import shutil
 import socket
 import statistics
 import string
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -45,9 +47,11 @@ from rich.text import Text
 from vncdotool import api as vnc_api
 
 from vdesk import engine, image as desktop_image
+from vdesk.channel import ReplyLines
 from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.container import DEFAULT_SIZE, LABEL
 from vdesk.desktop import Desktop
+from vdesk.execstream import ExecStream
 from vdesk.errors import BenchError, InvalidArgument
 from vdesk.operator import encode
 from vdesk.progress import Progress
@@ -310,6 +314,9 @@ def _operations(client: docker.DockerClient, desktop: Desktop, repeats: int, bas
     progress("typing into a program")
     results += around(client, lambda: _typing(desktop, repeats, checks))
 
+    progress("channel and file throughput")
+    results += around(client, lambda: _throughput(desktop, min(repeats, 3)))
+
     progress("encoding a frame")
     frame = _busy_frame(desktop)
     png, jpeg = encode(frame, "png"), encode(frame, "jpeg")
@@ -415,6 +422,72 @@ def _typing(desktop: Desktop, repeats: int, checks: dict[str, bool]) -> list[Mea
             note=f"{length} ASCII chars into xterm; {'exact' if exact else 'NOT exact'}: {matched}/{repeats} matched"))
     desktop.run(["pkill", "-f", TYPING_TITLE], wait=True)
     return results
+
+
+THROUGHPUT_BYTES = 32_000_000  # per command output
+FILE_BYTES = 100_000_000
+THROUGHPUT_TARGET = "target ≥ 50 MB/s; a 100 MB file ≤ 3 s"
+
+
+def _throughput(desktop: Desktop, repeats: int) -> list[Measurement]:
+    """MB/s of each stage that carries data out of a desktop: a command's output through the
+    channel (end to end, then its in-container and host stages alone), and files through their
+    own tar stream."""
+    size = THROUGHPUT_BYTES
+    argv = ["sh", "-c", f"head -c {size} /dev/zero | tr '\\0' x"]  # text: JSON carries it as is
+
+    def rate(seconds: float, count: int = size) -> float:
+        return count / 1e6 / seconds
+
+    channel = [rate(_seconds(lambda: desktop.run(argv, wait=True, output_limit=size))) for _ in range(repeats)]
+    request = json.dumps({"id": 1, "argv": argv, "timeout": 60, "limit": size})
+    inside = ("import subprocess, sys, time; t = time.monotonic(); subprocess.run(['/usr/local/bin/vdesk-channel'], "
+              "input=sys.argv[1].encode() + b'\\n', stdout=subprocess.DEVNULL); print(time.monotonic() - t)")
+    in_container = [rate(float(desktop.run(["python3", "-c", inside, request], wait=True).check().stdout))
+                    for _ in range(repeats)]
+    reply = (json.dumps({"id": 1, "rc": 0, "stdout": "x" * size, "stderr": ""}, ensure_ascii=False) + "\n").encode()
+    host = [rate(_seconds(lambda: _parse_reply(reply)), len(reply)) for _ in range(repeats)]
+    transport = [rate(_seconds(lambda: _exec_stream(desktop, argv))) for _ in range(repeats)]
+    payload = os.urandom(FILE_BYTES)
+    written = [rate(_seconds(lambda: desktop.write_file("/tmp/vdesk-bench.bin", payload)), FILE_BYTES)
+               for _ in range(repeats)]
+    read = [rate(_seconds(lambda: desktop.read_file("/tmp/vdesk-bench.bin")), FILE_BYTES) for _ in range(repeats)]
+    desktop.run(["rm", "-f", "/tmp/vdesk-bench.bin"], wait=True)
+    mb = f"{size // 1_000_000} MB"
+    return [
+        Measurement.of("channel_output", "MB/s", channel, note=f"run(wait=True) of {mb} of output; {THROUGHPUT_TARGET}"),
+        Measurement.of("channel_in_container", "MB/s", in_container, note=f"vdesk-channel alone: run, read, reply in JSON ({mb})"),
+        Measurement.of("channel_host_parse", "MB/s", host, note="the controller splitting and decoding that reply"),
+        Measurement.of("exec_stream", "MB/s", transport, note=f"the engine carrying {mb} of a bare exec's stdout"),
+        Measurement.of("file_write", "MB/s", written, note=f"write_file of 100 MB (tar stream); {THROUGHPUT_TARGET}"),
+        Measurement.of("file_read", "MB/s", read, note=f"read_file of 100 MB (tar stream); {THROUGHPUT_TARGET}"),
+    ]
+
+
+def _seconds(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+def _exec_stream(desktop: Desktop, argv: list[str]) -> int:
+    """Bytes a bare exec session carries from ``argv``'s stdout to here."""
+    received = [0]
+    ended = threading.Event()
+    ExecStream(desktop.client.api, desktop.id, argv, on_data=lambda data: received.__setitem__(0, received[0] + len(data)),
+               on_close=ended.set).finish_input()
+    if not ended.wait(120):
+        raise BenchError("the exec stream did not end within 120 s")
+    return received[0]
+
+
+def _parse_reply(reply: bytes) -> None:
+    replies: queue.Queue[object] = queue.Queue()
+    lines = ReplyLines(replies, "bench")
+    lines.cap = len(reply) + 1
+    for start in range(0, len(reply), 32768):  # the engine's frames are at most 32 KiB
+        lines.feed(reply[start:start + 32768])
+    assert isinstance(replies.get_nowait(), dict)
 
 
 def _read_line(desktop: Desktop, offset: int, expected: int) -> tuple[str, int]:

@@ -119,6 +119,27 @@ def run(
         raise typer.Exit(result.returncode)
 
 
+def cp_command(
+    source: Annotated[str, typer.Argument(metavar="SOURCE", show_default=False, help="A local path, or NAME:PATH in a desktop.")],
+    destination: Annotated[str, typer.Argument(metavar="DESTINATION", show_default=False,
+                                               help="A local path, or NAME:PATH in a desktop.")],
+) -> None:
+    """Copy files between this machine and a desktop, like docker cp:
+    `vdesk cp report.xlsx NAME:~/` or `vdesk cp NAME:~/out.pdf .` (~ is the desktop's home)."""
+    from vdesk.desktop import Desktop
+    from vdesk.files import split_desktop_path
+
+    remote_source, remote_destination = split_desktop_path(source), split_desktop_path(destination)
+    if (remote_source is None) == (remote_destination is None):
+        raise InvalidArgument("exactly one of SOURCE and DESTINATION must be NAME:PATH in a desktop")
+    name, path = remote_source or remote_destination  # type: ignore[misc]
+    with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
+        if remote_source is not None:
+            say(str(desktop.download(path, destination)))
+        else:
+            say(f"{name}:{desktop.upload(source, path)}")
+
+
 def vnc(
     name: Annotated[str, NAME],
     port: Annotated[int, typer.Option(metavar="PORT", help="Local port on 127.0.0.1 (0: any free one).")] = 0,
@@ -182,4 +203,5 @@ def record(
         raise recording.error
 
 
-COMMANDS = {"shot": shot, "exec": exec_command, "run": run, "vnc": vnc, "view": view, "record": record}
+COMMANDS = {"shot": shot, "exec": exec_command, "run": run, "vnc": vnc, "view": view, "record": record,
+            "cp": cp_command}

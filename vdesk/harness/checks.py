@@ -96,6 +96,8 @@ def command_check(desktop: Desktop, check: CommandCheck) -> CheckResult:
     if done.returncode != check.exit_code:
         problems.append(f"exit code {done.returncode}, expected {check.exit_code}")
     problems += _text_problems("stdout", done.stdout, check.stdout, check.stdout_contains, check.stdout_matches)
+    if problems and done.cut:  # compared with the first OUTPUT_LIMIT bytes only: say so
+        problems.append(done.cut_note)
     return _result("command", problems, f"{_short(check.command)} exited {done.returncode} as expected")
 
 
@@ -108,6 +110,8 @@ def file_check(desktop: Desktop, check: FileCheck) -> CheckResult:
     if not exists:
         return CheckResult("file", False, f"{check.file} cannot be read: {done.stderr.strip() or 'missing'}")
     problems = _text_problems(check.file, done.stdout, check.equals, check.contains, check.matches)
+    if problems and done.cut:
+        problems.append(done.cut_note)
     return _result("file", problems, f"{check.file} has the expected content")
 
 

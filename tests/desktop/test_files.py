@@ -1,0 +1,135 @@
+"""Files in and out of a real desktop: byte for byte, docker cp's shape, hostile trees refused."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from vdesk.desktop import Desktop
+from vdesk.errors import CommandFailed, InvalidArgument
+from vdesk.files import _Outgoing, _unpack
+
+VDESK = str(Path(sys.executable).parent / "vdesk")
+
+
+def test_binary_files_round_trip_byte_for_byte(shared_desktop: Desktop, tmp_path: Path) -> None:
+    data = os.urandom(3_000_000) + bytes(range(256)) + b"\r\n\0"
+    shared_desktop.write_file("~/binary.bin", data)
+    assert shared_desktop.run(["stat", "-c", "%s", "/home/desk/binary.bin"], wait=True).stdout.strip() == str(len(data))
+    assert shared_desktop.read_file("~/binary.bin") == data
+    assert shared_desktop.download("~/binary.bin", tmp_path).read_bytes() == data
+    assert shared_desktop.read_file("/tmp/../home/desk/binary.bin") == data
+
+
+def test_folders_go_in_and_out_like_docker_cp(shared_desktop: Desktop, tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "sub" / "é 你好.txt").write_text("unicode name\n")
+    (tree / "top.bin").write_bytes(b"\0\1\2")
+    assert shared_desktop.upload(tree, "/tmp/") == "/tmp/tree"
+    assert shared_desktop.read_file("/tmp/tree/sub/é 你好.txt") == b"unicode name\n"
+    out = tmp_path / "out"
+    out.mkdir()
+    copied = shared_desktop.download("/tmp/tree", out)
+    assert copied == out / "tree"
+    assert (copied / "sub" / "é 你好.txt").read_text() == "unicode name\n"
+    assert (copied / "top.bin").read_bytes() == b"\0\1\2"
+    renamed = shared_desktop.download("/tmp/tree/top.bin", tmp_path / "renamed.bin")
+    assert renamed.read_bytes() == b"\0\1\2"
+
+
+def test_vdesk_cp_copies_both_ways(shared_desktop: Desktop, tmp_path: Path) -> None:
+    source = tmp_path / "report.xlsx"
+    source.write_bytes(os.urandom(100_000))
+    up = subprocess.run([VDESK, "cp", str(source), f"{shared_desktop.name}:~/"], capture_output=True, text=True, timeout=60)
+    assert up.returncode == 0, up.stderr
+    assert up.stdout.strip() == f"{shared_desktop.name}:/home/desk/report.xlsx"
+    back = tmp_path / "back"
+    back.mkdir()
+    down = subprocess.run([VDESK, "cp", f"{shared_desktop.name}:~/report.xlsx", "."], cwd=back,
+                          capture_output=True, text=True, timeout=60)
+    assert down.returncode == 0, down.stderr
+    assert (back / "report.xlsx").read_bytes() == source.read_bytes()
+    both = subprocess.run([VDESK, "cp", str(source), str(back)], capture_output=True, text=True, timeout=60)
+    assert both.returncode == 2 and "exactly one of SOURCE and DESTINATION" in both.stderr
+
+
+def test_the_read_only_root_is_named(shared_desktop: Desktop) -> None:
+    with pytest.raises(CommandFailed, match=r"only ~ and /tmp are writable"):
+        shared_desktop.write_file("/etc/vdesk-test", b"x")
+    with pytest.raises(InvalidArgument):
+        shared_desktop.write_file("~/x", "not bytes")  # type: ignore[arg-type]
+
+
+# -- hostile files made inside the desktop -----------------------------------------------------
+def test_a_symlink_to_etc_passwd_is_refused_and_nothing_is_written(shared_desktop: Desktop, tmp_path: Path) -> None:
+    shared_desktop.run(["sh", "-c", "rm -rf /tmp/evil && mkdir -p /tmp/evil && echo ok > /tmp/evil/a && "
+                        "ln -s /etc/passwd /tmp/evil/passwd"], wait=True).check()
+    with pytest.raises(CommandFailed, match=r"refused symlink 'evil/passwd' -> '/etc/passwd'"):
+        shared_desktop.download("/tmp/evil", tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_symlink_climbing_out_and_a_device_are_refused(shared_desktop: Desktop, tmp_path: Path) -> None:
+    shared_desktop.run(["sh", "-c", "rm -rf /tmp/climb && mkdir -p /tmp/climb/d && "
+                        "ln -s ../../../../etc /tmp/climb/d/up"], wait=True).check()
+    with pytest.raises(CommandFailed, match="points outside the destination"):
+        shared_desktop.download("/tmp/climb", tmp_path)
+    with pytest.raises(CommandFailed, match="character device"):
+        shared_desktop.download("/dev/null", tmp_path)
+    with pytest.raises(CommandFailed, match="not a regular file"):
+        shared_desktop.read_file("/tmp/climb")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_odd_names_made_in_the_desktop_arrive_as_they_are(shared_desktop: Desktop, tmp_path: Path) -> None:
+    names = ["...", "..a", "-rf", "a\\b", "new\nline", " space"]
+    script = 'rm -rf /tmp/odd && mkdir /tmp/odd && for n in "$@"; do echo "$n" > "/tmp/odd/$n"; done'
+    shared_desktop.run(["sh", "-c", script, "sh", *names], wait=True).check()
+    copied = shared_desktop.download("/tmp/odd", tmp_path)
+    assert sorted(p.name for p in copied.iterdir()) == sorted(names)
+
+
+def _hostile_archive(*members: tuple[tarfile.TarInfo, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for member, data in members:
+            member.size = len(data)
+            archive.addfile(member, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
+    member = tarfile.TarInfo(name)
+    member.type, member.linkname = kind, link
+    return member
+
+
+@pytest.mark.parametrize(("members", "refusal"), [
+    ([(_member("top/../../escape"), b"x")], "leaves the destination"),
+    ([(_member("/etc/escape"), b"x")], "leaves the destination"),
+    ([(_member("top", tarfile.DIRTYPE), b""), (_member("top/h", tarfile.LNKTYPE, "/etc/passwd"), b"")],
+     "refused hardlink"),
+    ([(_member("top", tarfile.DIRTYPE), b""), (_member("top/a", tarfile.SYMTYPE, ".."), b""),
+      (_member("top/a/x", tarfile.SYMTYPE, "../.."), b"")], "points outside"),
+    ([(_member("top", tarfile.DIRTYPE), b""), (_member("top/dev", tarfile.CHRTYPE), b"")], "character device"),
+    ([(_member("other"), b"x")], "not under 'top'"),
+], ids=["dotdot", "absolute", "hardlink-out", "symlink-chain", "device", "outside-top"])
+def test_hostile_archives_streamed_from_a_desktop_are_refused(shared_desktop: Desktop, tmp_path: Path,
+                                                              members, refusal) -> None:  # type: ignore[no-untyped-def]
+    """Archives a compromised desktop could send, made here and streamed out of a real one."""
+    shared_desktop.write_file("/tmp/hostile.tar", _hostile_archive(*members))
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    with _Outgoing(shared_desktop.files, ["cat", "/tmp/hostile.tar"], 30) as tar, \
+            pytest.raises(CommandFailed, match=refusal):
+        _unpack(tar, staging, "top", 1 << 20, 100, tar.error)
+    assert not (tmp_path / "escape").exists() and not Path("/etc/escape").exists()
+    assert not any(p.is_symlink() and not os.path.realpath(p).startswith(str(tmp_path))
+                   for p in staging.rglob("*"))

@@ -1,0 +1,358 @@
+"""Files in and out of a desktop: upload, download, read_file, write_file (``vdesk cp``).
+
+Bulk data travels on an exec session of its own (``tar`` inside the desktop, its archive
+streamed through the engine), never on the command channel: it works with no network, on a
+remote engine, and moves ~100 MB/s here. The engine's archive API cannot be used: it sees neither
+the desktop's tmpfs home nor /tmp, and refuses to write to a read-only root. Only the home
+folder (``~``) and ``/tmp`` are writable.
+
+What comes out of a desktop is untrusted. Every archive member is checked before anything is
+written: an absolute name, a ``..``, a symlink or hardlink pointing outside the destination,
+a device or fifo, more than ``max_entries`` members or more than ``limit`` bytes in all is
+refused with :class:`~vdesk.errors.TooLarge` or :class:`~vdesk.errors.CommandFailed` naming
+it. A download is unpacked into a hidden folder beside the destination and moved into place
+only when all of it passed, so a refused one leaves nothing behind.
+
+Bounds (raise them with the arguments of the same names): ``read_file`` keeps at most
+:data:`READ_LIMIT` bytes; ``download`` at most :data:`DOWNLOAD_LIMIT` bytes in
+:data:`MAX_ENTRIES` members; each call ends within ``timeout``.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import queue
+import shutil
+import tarfile
+import tempfile
+import threading
+import time
+from pathlib import Path, PurePosixPath
+
+import docker
+
+from vdesk.channel import Channel
+from vdesk.errors import CommandFailed, DesktopTimeout, InvalidArgument, TooLarge
+from vdesk.execstream import ExecStream
+
+HOME = "/home/desk"
+READ_LIMIT = 256 << 20
+DOWNLOAD_LIMIT = 1 << 30
+MAX_ENTRIES = 100_000
+TRANSFER_TIMEOUT = 120.0
+CHUNKS_HELD = 64  # chunks of a download waiting to be unpacked: bounds memory, slows the sender
+STDERR_KEPT = 4096
+
+
+def remote_path(path: str) -> str:
+    """A desktop path made absolute: ``~`` and relative paths are in the desktop user's home."""
+    if not isinstance(path, str) or not path or "\0" in path:
+        raise InvalidArgument(f"invalid desktop path {path!r}")
+    if path == "~" or path.startswith("~/"):
+        path = HOME + path[1:]
+    elif not path.startswith("/"):
+        path = f"{HOME}/{path}"
+    normal = posixpath.normpath(path)
+    return "/" if normal == "//" else normal
+
+
+def split_desktop_path(argument: str) -> tuple[str, str] | None:
+    """``"NAME:~/out.pdf"`` → ``("NAME", "~/out.pdf")``; ``None`` for a local path (one that
+    starts with ``/`` or ``.``, or has no ``:`` before its first ``/``), as ``docker cp`` reads them."""
+    if argument.startswith(("/", ".")) or ":" not in argument.split("/", 1)[0]:
+        return None
+    name, path = argument.split(":", 1)
+    return name, path or "~"
+
+
+class Files:
+    """File transfers of one desktop. Each call runs its own ``tar`` in the desktop."""
+
+    def __init__(self, api: docker.APIClient, container_id: str, name: str, channel: Channel) -> None:
+        self._api = api
+        self._container_id = container_id
+        self._name = name
+        self._channel = channel
+
+    # -- out ----------------------------------------------------------------------------------
+    def read_file(self, path: str, *, limit: int = READ_LIMIT, timeout: float = TRANSFER_TIMEOUT) -> bytes:
+        """The bytes of one regular file in the desktop (symlinks followed inside the desktop);
+        :class:`TooLarge` past ``limit`` bytes."""
+        source = remote_path(path)
+        parent, base = posixpath.split(source)
+        with _Outgoing(self, ["tar", "--dereference", "-C", parent or "/", "-cf", "-", "--", base], timeout) as tar:
+            first = tar.next()
+            if first is None:
+                raise CommandFailed(f"desktop {self._name}: cannot read {source}: {tar.error()}")
+            if not first.isreg():
+                raise CommandFailed(f"desktop {self._name}: {source} is not a regular file ({_kind(first)})")
+            if first.size > limit:
+                raise TooLarge(f"{source} in desktop {self._name} is {first.size} bytes, over the limit of "
+                               f"{limit}: pass limit= to read more, or download() it")
+            reader = tar.extractfile(first)
+            assert reader is not None
+            return reader.read()
+
+    def download(self, remote: str, local: str | os.PathLike[str], *, limit: int = DOWNLOAD_LIMIT,
+                 max_entries: int = MAX_ENTRIES, timeout: float = TRANSFER_TIMEOUT) -> Path:
+        """Copy a file or folder out of the desktop, as ``docker cp`` does: into ``local`` when
+        it is a folder, else to that name. Returns the path written."""
+        source = remote_path(remote)
+        parent, base = posixpath.split(source)
+        if not base:
+            raise InvalidArgument("cannot download the desktop's root folder")
+        local = Path(local)
+        target = local / base if local.is_dir() else local
+        if not target.parent.is_dir():
+            raise InvalidArgument(f"local folder {target.parent} does not exist")
+        staging = Path(tempfile.mkdtemp(prefix=".vdesk-cp-", dir=target.parent))
+        try:
+            with _Outgoing(self, ["tar", "-C", parent or "/", "-cf", "-", "--", base], timeout) as tar:
+                _unpack(tar, staging, base, limit, max_entries, lambda: tar.error())
+            unpacked = staging / base
+            if target.is_dir() and unpacked.is_dir():
+                raise InvalidArgument(f"{target} already exists")
+            try:
+                os.replace(unpacked, target)
+            except OSError as error:
+                raise InvalidArgument(f"cannot put {source} at {target}: {error.strerror}") from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return target
+
+    # -- in -----------------------------------------------------------------------------------
+    def write_file(self, path: str, data: bytes, *, timeout: float = TRANSFER_TIMEOUT) -> None:
+        """Write ``data`` to a file in the desktop (made or replaced, mode 0644)."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise InvalidArgument(f"data must be bytes, got {type(data).__name__}")
+        target = remote_path(path)
+        parent, base = posixpath.split(target)
+
+        def add(archive: tarfile.TarFile) -> None:
+            member = tarfile.TarInfo(base)
+            member.size, member.mode, member.mtime = len(data), 0o644, int(time.time())
+            archive.addfile(member, _BytesReader(bytes(data)))
+        self._send(parent, add, timeout)
+
+    def upload(self, local: str | os.PathLike[str], remote: str, *, timeout: float = TRANSFER_TIMEOUT) -> str:
+        """Copy a local file or folder into the desktop, as ``docker cp`` does: into ``remote``
+        when it is a folder there (or ends with ``/``), else to that name. Returns the path written."""
+        local = Path(local)
+        if not local.exists():
+            raise InvalidArgument(f"no local file {local}")
+        target = remote_path(remote)
+        if remote.endswith("/") or self._is_dir(target):
+            target = posixpath.join(target, local.name)
+        parent, base = posixpath.split(target)
+        self._send(parent, lambda archive: archive.add(str(local), arcname=base), timeout)
+        return target
+
+    def _is_dir(self, path: str) -> bool:
+        return self._channel.run(["test", "-d", path], timeout=10).returncode == 0
+
+    def _send(self, folder: str, fill, timeout: float) -> None:  # type: ignore[no-untyped-def]
+        errors = _Kept()
+        done = threading.Event()
+        stream = ExecStream(self._api, self._container_id, ["tar", "-C", folder, "-xf", "-"],
+                            on_data=lambda _: None, on_stderr=errors.add, on_close=done.set,
+                            label=self._name)
+        try:
+            with tarfile.open(fileobj=_StreamWriter(stream), mode="w|", format=tarfile.PAX_FORMAT) as archive:
+                fill(archive)
+            stream.finish_input()
+            if not done.wait(timeout):
+                raise DesktopTimeout(f"desktop {self._name}: writing into {folder} did not end within {timeout:g} s")
+        finally:
+            stream.close()
+        code = stream.exit_code()
+        if code != 0:
+            hint = " (only ~ and /tmp are writable)" if "Read-only" in errors.text() else ""
+            raise CommandFailed(f"desktop {self._name}: writing into {folder} failed{hint}: "
+                                f"{errors.text().strip() or f'tar exited with {code}'}")
+
+
+# -- unpacking untrusted archives --------------------------------------------------------------
+def _unpack(tar: _Outgoing, root: Path, top: str, limit: int, max_entries: int, error) -> None:  # type: ignore[no-untyped-def]
+    """Unpack members one by one into ``root``, refusing anything that could leave it."""
+    total = count = 0
+    seen_files: set[str] = set()
+    while (member := tar.next()) is not None:
+        count += 1
+        if count > max_entries:
+            raise TooLarge(f"the archive has more than {max_entries} entries: pass max_entries= to allow more")
+        name = _safe_name(member.name, top)
+        if member.isreg():
+            total += member.size
+            if total > limit:
+                raise TooLarge(f"{member.name} takes the download past its limit of {limit} bytes "
+                               f"({member.size} bytes): pass limit= to allow more")
+        _write_member(tar, member, root, name, seen_files)
+    if count == 0:
+        raise CommandFailed(f"nothing came out: {error()}")
+
+
+def _safe_name(name: str, top: str) -> str:
+    path = PurePosixPath(name)
+    if path.is_absolute() or ".." in path.parts:
+        raise CommandFailed(f"refused archive member {name!r}: its name leaves the destination")
+    if not path.parts or path.parts[0] != top:
+        raise CommandFailed(f"refused archive member {name!r}: it is not under {top!r}")
+    return str(path)
+
+
+def _within(root: Path, path: Path) -> bool:
+    """Whether ``path``, with every symlink already written resolved, stays inside ``root``."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top + os.sep)
+
+
+def _write_member(tar: _Outgoing, member: tarfile.TarInfo, root: Path, name: str, seen_files: set[str]) -> None:
+    destination = root / name
+    if not _within(root, destination.parent):
+        raise CommandFailed(f"refused archive member {member.name!r}: it would be written through a "
+                            "symlink outside the destination")
+    if member.isdir():
+        if destination.is_symlink():
+            raise CommandFailed(f"refused archive member {member.name!r}: a folder over a symlink")
+        destination.mkdir(mode=0o755, exist_ok=True)
+    elif member.isreg():
+        source = tar.extractfile(member)
+        assert source is not None
+        with open(destination, "xb") as out:  # never through or over something already there
+            shutil.copyfileobj(source, out, 1 << 20)
+        os.chmod(destination, member.mode & 0o755)
+        seen_files.add(name)
+    elif member.issym():
+        if member.linkname.startswith("/") or not _within(root, destination.parent / member.linkname):
+            raise CommandFailed(f"refused symlink {member.name!r} -> {member.linkname!r}: it points outside the destination")
+        os.symlink(member.linkname, destination)
+    elif member.islnk():
+        target = posixpath.normpath(member.linkname)
+        if target not in seen_files:
+            raise CommandFailed(f"refused hardlink {member.name!r} -> {member.linkname!r}: "
+                                "it points outside what was copied")
+        os.link(root / target, destination, follow_symlinks=False)
+        seen_files.add(name)
+    else:
+        raise CommandFailed(f"refused archive member {member.name!r}: it is a {_kind(member)}")
+
+
+def _kind(member: tarfile.TarInfo) -> str:
+    for test, kind in ((member.isdir, "folder"), (member.issym, "symlink"), (member.islnk, "hardlink"),
+                       (member.ischr, "character device"), (member.isblk, "block device"), (member.isfifo, "fifo")):
+        if test():
+            return kind
+    return "special file"
+
+
+# -- streams -----------------------------------------------------------------------------------
+class _Outgoing:
+    """``argv`` (a tar writing to stdout) in the desktop, read as a stream of archive members."""
+
+    def __init__(self, files: Files, argv: list[str], timeout: float) -> None:
+        self._deadline = time.monotonic() + timeout
+        self._timeout = timeout
+        self._name = files._name
+        self._chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=CHUNKS_HELD)
+        self._errors = _Kept()
+        self._pending = b""
+        self._at_end = False
+        self._abandoned = threading.Event()  # set when we stop reading: the reader must not wait
+        self._stream = ExecStream(files._api, files._container_id, argv, on_data=self._put,
+                                  on_stderr=self._errors.add, on_close=self._end, label=files._name)
+        self._stream.finish_input()
+        try:
+            self._archive = tarfile.open(fileobj=self, mode="r|", bufsize=1 << 20)  # type: ignore[call-overload]
+        except tarfile.ReadError:
+            self.__exit__()
+            raise CommandFailed(f"desktop {self._name}: nothing came out: {self.error()}") from None
+
+    def __enter__(self) -> _Outgoing:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._abandoned.set()
+        self._stream.close()  # tar inside sees a broken pipe and stops
+
+    def next(self) -> tarfile.TarInfo | None:
+        try:
+            return self._archive.next()
+        except tarfile.ReadError as error:
+            raise CommandFailed(f"desktop {self._name}: the archive that came out is broken ({error}): "
+                                f"{self.error()}") from None
+
+    def extractfile(self, member: tarfile.TarInfo):  # type: ignore[no-untyped-def]
+        return self._archive.extractfile(member)
+
+    def error(self) -> str:
+        return self._errors.text().strip() or "tar gave no reason"
+
+    # the file-like face tarfile reads from
+    def read(self, size: int = -1) -> bytes:
+        parts, have = [self._pending], len(self._pending)
+        while (size < 0 or have < size) and not self._at_end:
+            remaining = self._deadline - time.monotonic()
+            try:
+                chunk = self._chunks.get(timeout=max(0.0, remaining))
+            except queue.Empty:
+                raise DesktopTimeout(f"desktop {self._name}: the copy did not end within {self._timeout:g} s") from None
+            if chunk is None:
+                self._at_end = True
+                break
+            parts.append(chunk)
+            have += len(chunk)
+        data = b"".join(parts)
+        if size < 0:
+            size = len(data)
+        self._pending = data[size:]
+        return data[:size]
+
+    def _put(self, data: bytes) -> None:
+        while not self._abandoned.is_set():
+            try:
+                self._chunks.put(data, timeout=0.5)
+                return
+            except queue.Full:
+                continue
+
+    def _end(self) -> None:
+        self._put(None)  # type: ignore[arg-type]
+
+
+class _StreamWriter:
+    """The file-like face of an exec session's stdin, for tarfile to write to."""
+
+    def __init__(self, stream: ExecStream) -> None:
+        self._stream = stream
+
+    def write(self, data: bytes) -> int:
+        self._stream.send(bytes(data))
+        return len(data)
+
+
+class _BytesReader:
+    def __init__(self, data: bytes) -> None:
+        self._data, self._at = memoryview(data), 0
+
+    def read(self, size: int = -1) -> bytes:
+        end = len(self._data) if size < 0 else self._at + size
+        chunk = self._data[self._at:end]
+        self._at += len(chunk)
+        return bytes(chunk)
+
+
+class _Kept:
+    """The first few KiB of a program's stderr."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._size = 0
+
+    def add(self, data: bytes) -> None:
+        if self._size < STDERR_KEPT:
+            self._parts.append(data[:STDERR_KEPT - self._size])
+            self._size += len(self._parts[-1])
+
+    def text(self) -> str:
+        return b"".join(self._parts).decode(errors="replace")
