@@ -11,9 +11,11 @@ given, so "action 2" is the third action whichever payload it came in; every pro
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from vdesk.errors import InvalidAction, InvalidArgument, ParseError
@@ -39,57 +41,32 @@ class ModelFormat:
     parse: Parser
 
 
-def _base(item: Any, image: ImageSpace | None) -> list[BaseAction]:
-    from vdesk.actions import BaseAction
-
-    return [BaseAction.parse(item)]
-
-
-def _uitars(text: Any, image: ImageSpace | None) -> list[BaseAction]:
-    from vdesk.adapters import uitars
-
-    return uitars.parse(text, image=image).actions
-
-
-def _anthropic(item: Any, image: ImageSpace | None) -> list[BaseAction]:
-    from vdesk.adapters import anthropic
-
-    return anthropic.translate(item).actions
-
-
-def _openai(item: Any, image: ImageSpace | None) -> list[BaseAction]:
-    from vdesk.adapters import openai
-
-    return openai.translate(item).actions
-
-
-def _pyautogui(text: Any, image: ImageSpace | None) -> list[BaseAction]:
-    from vdesk.adapters import pyautogui
-
-    return pyautogui.parse(text).actions
-
-
-def _computer13(text: Any, image: ImageSpace | None) -> list[BaseAction]:
-    # Read whole, not item by item: DRAG_TO and clicks without a point start where the
-    # actions before them left the pointer.
-    from vdesk.adapters import computer13
-
-    return computer13.parse(text).actions
+def _lazy(module: str, read: Callable[[ModuleType, Any, ImageSpace | None], list[BaseAction]]) -> Parser:
+    """A parser that imports its adapter on first use: ``--help`` reads this table."""
+    return lambda item, image: read(importlib.import_module(module), item, image)
 
 
 FORMATS: dict[str, ModelFormat] = {f.name: f for f in (
     ModelFormat("base", True, "BaseAction JSON",
-                '{"type": "click", "inputs": {"point": {"raw": {"x": 640, "y": 400}}}}', _base),
+                '{"type": "click", "inputs": {"point": {"raw": {"x": 640, "y": 400}}}}',
+                _lazy("vdesk.actions", lambda m, item, image: [m.BaseAction.parse(item)])),
     ModelFormat("uitars", False, "UI-TARS reply text (Thought: … Action: …)",
-                "Action: click(start_box='(500,500)')", _uitars),
+                "Action: click(start_box='(500,500)')",
+                _lazy("vdesk.adapters.uitars", lambda m, text, image: m.parse(text, image=image).actions)),
     ModelFormat("anthropic", True, "Anthropic computer-tool input JSON",
-                '{"action": "left_click", "coordinate": [640, 400]}', _anthropic),
+                '{"action": "left_click", "coordinate": [640, 400]}',
+                _lazy("vdesk.adapters.anthropic", lambda m, item, image: m.translate(item).actions)),
     ModelFormat("openai", True, "OpenAI computer-use action JSON",
-                '{"type": "click", "button": "left", "x": 640, "y": 400}', _openai),
+                '{"type": "click", "button": "left", "x": 640, "y": 400}',
+                _lazy("vdesk.adapters.openai", lambda m, item, image: m.translate(item).actions)),
     ModelFormat("pyautogui", False, "OSWorld's pyautogui code (parsed, never run)",
-                "pyautogui.click(640, 400); pyautogui.write('hello')", _pyautogui),
+                "pyautogui.click(640, 400); pyautogui.write('hello')",
+                _lazy("vdesk.adapters.pyautogui", lambda m, text, image: m.parse(text).actions)),
     ModelFormat("computer_13", False, "OSWorld's computer_13 action JSON (one object or a list)",
-                '{"action_type": "CLICK", "parameters": {"x": 640, "y": 400}}', _computer13),
+                '{"action_type": "CLICK", "parameters": {"x": 640, "y": 400}}',
+                # Read whole, not item by item: DRAG_TO and clicks without a point start where
+                # the actions before them left the pointer.
+                _lazy("vdesk.adapters.computer13", lambda m, text, image: m.parse(text).actions)),
 )}
 
 

@@ -277,6 +277,9 @@ def _operations(client: docker.DockerClient, desktop: Desktop, repeats: int, bas
     def take(measure: Callable[[], Measurement]) -> None:
         results.extend(around(client, lambda: [measure()]))
 
+    def timed(name: str, call: Callable[[], object], note: str) -> None:
+        take(lambda: Measurement.of(name, "ms", _timed(call, repeats), note=note))
+
     desktop.wait_until_settled()
     progress("idle memory")
     take(lambda: Measurement.of("idle_memory", "MiB", _idle_memory(desktop, repeats), note=MEMORY_NOTE))
@@ -284,32 +287,29 @@ def _operations(client: docker.DockerClient, desktop: Desktop, repeats: int, bas
     take(lambda: Measurement.of("static_idle_cpu", "% core", _idle_cpu(), note=IDLE_CPU_NOTE))
 
     progress("screenshots")
-    take(lambda: Measurement.of("fresh_screenshot", "ms", _timed(lambda: desktop.screenshot(fresh=True), repeats),
-                                  note="screenshot(fresh=True): one round trip on the held VNC connection"))
-    take(lambda: Measurement.of("unchanged_screenshot", "ms", _timed(lambda: desktop.screenshot(fresh=False), repeats),
-                                  note="screenshot(fresh=False): a copy of the last frame pulled"))
+    timed("fresh_screenshot", lambda: desktop.screenshot(fresh=True),
+          "screenshot(fresh=True): one round trip on the held VNC connection")
+    timed("unchanged_screenshot", lambda: desktop.screenshot(fresh=False),
+          "screenshot(fresh=False): a copy of the last frame pulled")
     if baseline:
         progress("baseline: a new VNC connection per screenshot")
-        take(lambda: Measurement.of("naive_vnc_screenshot", "ms",
-                                      _timed(lambda: _naive_vnc_screenshot(desktop), repeats),
-                                      note="connect, full refresh, disconnect (through the same tunnel)"))
+        timed("naive_vnc_screenshot", lambda: _naive_vnc_screenshot(desktop),
+              "connect, full refresh, disconnect (through the same tunnel)")
         progress("baseline: a screenshot made in the container, copied out by docker exec")
-        take(lambda: Measurement.of("naive_exec_screenshot", "ms",
-                                      _timed(lambda: _naive_exec_screenshot(desktop), repeats),
-                                      note="docker exec of XGetImage in the desktop, raw pixels to an image"))
+        timed("naive_exec_screenshot", lambda: _naive_exec_screenshot(desktop),
+              "docker exec of XGetImage in the desktop, raw pixels to an image")
 
     progress("actions")
-    take(lambda: Measurement.of("click", "ms", _timed(lambda: _act(desktop, CLICK), repeats),
-                                  note="execute() of one click"))
-    take(lambda: Measurement.of("key_press", "ms", _timed(lambda: _act(desktop, KEY), repeats),
-                                  note="execute() of one hotkey 'shift'"))
+    timed("click", lambda: _act(desktop, CLICK),
+          "execute() of one click")
+    timed("key_press", lambda: _act(desktop, KEY),
+          "execute() of one hotkey 'shift'")
     if baseline:
         progress("baseline: a new docker exec per action")
-        take(lambda: Measurement.of("naive_exec_action", "ms",
-                                      _timed(lambda: _naive_exec_action(desktop), repeats),
-                                      note="container.exec_run(xdotool …) per click, same xdotool arguments"))
-    take(lambda: Measurement.of("full_step", "ms", _timed(lambda: _full_step(desktop), repeats),
-                                  note="click with settle=True, then a fresh screenshot, on a static screen"))
+        timed("naive_exec_action", lambda: _naive_exec_action(desktop),
+              "container.exec_run(xdotool …) per click, same xdotool arguments")
+    timed("full_step", lambda: _full_step(desktop),
+          "click with settle=True, then a fresh screenshot, on a static screen")
 
     progress("typing into a program")
     results += around(client, lambda: _typing(desktop, repeats, checks))
