@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from vdesk import engine as engines, image as desktop_image
+from vdesk import engine as engines, images as desktop_image
 from vdesk.adapters import Format, to_actions
 from vdesk.desktop import VNC_TARGET, Desktop, list_desktops, parse_size, prune_desktops, remove_desktops
 from vdesk.errors import InvalidAction, VdeskError

@@ -29,7 +29,7 @@ from docker.models.containers import Container
 from PIL import Image
 from Xlib.display import Display as XDisplay
 
-from vdesk import engine as engines, image as desktop_image
+from vdesk import engine as engines, images as desktop_image
 from vdesk.channel import Channel, Completed
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, VdeskError

@@ -44,7 +44,7 @@ from vdesk.channel import Completed
 from vdesk.coords import Screen
 from vdesk.desktop import DEFAULT_SIZE, Desktop, Limits
 from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, VdeskError
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 from vdesk.operator import ExecuteResult, encode
 
 try:

@@ -30,7 +30,7 @@ from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, VdeskError
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
 from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
 from vdesk.harness.tasks import RunStep, SetupStep, StartStep, Task, WaitWindowStep, WriteStep, in_home
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 from vdesk.operator import XDOTOOL_TIMEOUT, ExecuteResult, Operator, ScreenContext, encode, screen_context
 
 # How long the screen must stay unchanged before a frame counts as settled: short between

@@ -19,7 +19,7 @@ from PIL import Image
 from vdesk.coords import Screen
 from vdesk.desktop import Desktop
 from vdesk.harness.tasks import DesktopSettings
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 
 T = TypeVar("T")
 
