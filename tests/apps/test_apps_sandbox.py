@@ -6,6 +6,7 @@ an apps desktop (this folder's ``shared_desktop``)."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import socket
@@ -105,8 +106,8 @@ def _host_addresses() -> set[str]:
     """This machine's addresses that a container could try: the bridge gateway and the outward one."""
     addresses = set()
     for config in CLIENT.networks.get("bridge").attrs["IPAM"]["Config"] or []:
-        if config.get("Gateway"):
-            addresses.add(config["Gateway"])
+        # The engine names the gateway, or leaves it the subnet's first address.
+        addresses.add(config.get("Gateway") or str(next(ipaddress.ip_network(config["Subnet"]).hosts())))
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         try:
             probe.connect(("192.0.2.1", 9))  # picks the outward address; sends nothing
