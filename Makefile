@@ -34,9 +34,10 @@ $(STAMP): pyproject.toml
 engine:
 	bash scripts/setup-host.sh
 
-# The desktop image, built (with a locally made base when no registry answers) if missing or stale.
+# The desktop images (lean, and apps FROM it), built (with a locally made base when no registry
+# answers) if missing or stale.
 image: venv engine
-	$(BIN)/vdesk build
+	$(BIN)/vdesk build --apps
 
 clean:
 	-$(BIN)/vdesk down --all

@@ -52,7 +52,7 @@ Network = Literal["none", "bridge"]
 # Image labels: the file an image's session creates once it is up, and its libfaketime.
 SESSION_READY_LABEL = "vdesk.session-ready"
 CLOCK_LABEL = "vdesk.clock-library"
-CLOCK_RANGE = (2001, 2099)  # a clock before 2001 would put the entrypoint's time-to-live below 0
+CLOCK_RANGE = (2001, 2099)  # a year outside is more likely a typo than a wish
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,7 @@ class Desktop:
         self._owned = owned
         self._lease = lease
         self.channel = Channel(client.api, container.id, self.name)
+        self.clock = ClockSettings.from_labels(container.labels or {})
         self._windows = Windows(lambda: self._guard(self.x_display))
         self.keymap = ScratchKeymap(XKeyboardMapping(self._windows.request))
         self._vnc_tunnel: Tunnel | None = None
@@ -287,7 +288,10 @@ class Desktop:
             raise InvalidAction("argv must be a non-empty list of non-empty strings")
         if not wait and not self._window_manager_ready:
             self.wait_for_window_manager()  # else a window the program maps may stay unmanaged
-        result = self._guard(lambda: self.channel.run(argv, stdin=stdin, timeout=timeout, detach=not wait))
+        command = argv
+        if self.clock is not None:  # the program and all it starts see the desktop's clock
+            command = ["env", "--", *(f"{k}={v}" for k, v in self.clock.environment.items()), *argv]
+        result = self._guard(lambda: self.channel.run(command, stdin=stdin, timeout=timeout, detach=not wait))
         if wait and result.returncode == 124 and re.fullmatch(r"timed out after \S+ s", result.stderr):
             # The channel killed it at the deadline (its reply for that case, exactly).
             raise DesktopTimeout(f"desktop {self.name}: {argv[0]} did not finish within {timeout:g} s (it was killed)")
@@ -409,10 +413,8 @@ def _run_container(client: docker.DockerClient, image_name: str, name: str, scre
            "VDESK_EXPIRES_AT": str(expires_at), "VDESK_LEASED": "1" if leased else "0",
            "VDESK_LEASE_GRACE": str(GRACE_SECONDS)}
     if clock is not None:
-        labels["vdesk.clock"] = clock.label
-        env.update(clock.environment)
-        if expires_at:  # the entrypoint reads the time-to-live against the clock it is given
-            env["VDESK_EXPIRES_AT"] = str(expires_at + clock.offset)
+        labels.update(clock.labels)
+        env["VDESK_FAKETIME"] = clock.faketime  # the session's programs (the taskbar clock)
     try:
         return client.containers.run(
             image_name, name=name, detach=True, labels=labels, environment=env,
@@ -438,18 +440,34 @@ def _run_container(client: docker.DockerClient, image_name: str, name: str, scre
 
 @dataclass(frozen=True)
 class ClockSettings:
-    """A desktop's clock: libfaketime preloaded into every process, shifted by ``offset`` seconds."""
+    """A desktop's clock: libfaketime preloaded into what the desktop starts, shifted by
+    ``offset`` seconds from the real time, so those programs share one clock that runs on.
+
+    Not container-wide: the desktop's own machinery (the X server, the supervisor and its
+    time-to-live, the channel) keeps the real time. The monotonic clock stays real (timers).
+    """
 
     offset: int
     library: str
-    label: str
+    start: str
+
+    @property
+    def faketime(self) -> str:
+        return f"{self.offset:+d}"
 
     @property
     def environment(self) -> dict[str, str]:
-        # An offset from the real time, so every process shares one clock that runs on; the
-        # monotonic clock stays real (timers, the X server's event times).
-        return {"LD_PRELOAD": self.library, "FAKETIME": f"{self.offset:+d}",
-                "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+        return {"LD_PRELOAD": self.library, "FAKETIME": self.faketime, "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {"vdesk.clock": self.start, "vdesk.clock-offset": str(self.offset), CLOCK_LABEL: self.library}
+
+    @classmethod
+    def from_labels(cls, labels: dict[str, str]) -> ClockSettings | None:
+        if "vdesk.clock-offset" not in labels:
+            return None
+        return cls(int(labels["vdesk.clock-offset"]), labels[CLOCK_LABEL], labels.get("vdesk.clock", ""))
 
 
 def _clock_settings(start: datetime, image_name: str, image_labels: dict[str, str]) -> ClockSettings:
