@@ -16,7 +16,7 @@ unit: venv
 	$(BIN)/pytest -q tests/unit
 
 bench: venv engine image
-	$(BIN)/vdesk bench --baseline
+	$(BIN)/vdesk bench --baseline --apps
 
 # 10 desktops, mixed actions and screenshots, for 30 minutes; prints figures every minute.
 soak: venv engine image

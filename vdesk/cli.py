@@ -236,6 +236,7 @@ def bench(
         "With --fleet: also measure through the Ray cluster at this address (HOST:PORT of its head)."))] = None,
     local: Annotated[bool, typer.Option(help="With --fleet: measure desktops on this machine too.")] = True,
     plot: Annotated[Optional[Path], typer.Option(help="With --fleet: draw the curve into this PNG, e.g. images/fleet.png.")] = None,
+    apps: Annotated[bool, typer.Option("--apps", help="Also measure the apps desktop (apps_* rows).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Measure speed and memory on real desktops (medians and p90); --fleet measures capacity."""
@@ -252,6 +253,13 @@ def bench(
     from vdesk.bench import render, run_bench
 
     report = run_bench(baseline=baseline, repeats=repeats, desktops=desktops, progress=progress)
+    if apps:
+        from dataclasses import replace
+
+        from vdesk.bench_apps import apps_measurements
+
+        extra = apps_measurements(engines.connect(_options.engine), min(repeats, 10), progress)
+        report = replace(report, measurements=report.measurements + extra)
     print(report.to_json()) if as_json else out.print(render(report))
 
 
