@@ -28,6 +28,7 @@ from tests.desktop.test_sandbox import (  # noqa: F401  (collected here again, o
     test_vnc_offers_password_authentication_only_and_refuses_a_client_without_it,
 )
 from vdesk.desktop import Desktop, Limits
+from vdesk.images import APPS_IMAGE
 
 pytestmark = pytest.mark.desktop
 CLIENT = docker.from_env()
@@ -35,7 +36,7 @@ CLIENT = docker.from_env()
 
 def test_the_apps_desktop_runs_the_apps_image_with_the_default_hardening(shared_desktop):
     config = host_config(shared_desktop)
-    assert shared_desktop.container.image.tags and "vdesk/desktop-apps" in shared_desktop.container.image.tags[0]
+    assert shared_desktop.container.attrs["Config"]["Image"] == APPS_IMAGE  # by name: a rebuild moves the tag
     assert config["ReadonlyRootfs"] is True and config["NetworkMode"] == "none"
     assert set(config["Tmpfs"]) == {"/tmp", "/home/desk"}
     assert config["CapDrop"] == ["ALL"] and "no-new-privileges" in config["SecurityOpt"]
