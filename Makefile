@@ -24,7 +24,7 @@ unit: venv
 	$(BIN)/pytest -q tests/unit
 
 bench: venv engine image
-	$(BIN)/vdesk bench --baseline
+	$(BIN)/vdesk bench --baseline --apps
 
 # 10 desktops, mixed actions and screenshots, for 30 minutes; prints figures every minute.
 soak: venv engine image
@@ -42,9 +42,10 @@ $(STAMP): pyproject.toml
 engine:
 	bash scripts/setup-host.sh
 
-# The desktop image, built (with a locally made base when no registry answers) if missing or stale.
+# The desktop images (lean, and apps FROM it), built (with a locally made base when no registry
+# answers) if missing or stale.
 image: venv engine
-	$(BIN)/vdesk build
+	$(BIN)/vdesk build --apps
 
 clean:
 	-$(BIN)/vdesk down --all

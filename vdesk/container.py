@@ -24,6 +24,7 @@ import docker.errors
 from docker.models.containers import Container
 from docker.utils import parse_bytes
 
+from vdesk.clock import ClockSettings
 from vdesk.coords import Screen
 from vdesk.errors import InvalidArgument, VdeskError
 from vdesk.lease import GRACE_SECONDS
@@ -90,6 +91,7 @@ class RunOptions:
     leased: bool = True
     limits: Limits = Limits()
     environment: Mapping[str, str] = field(default_factory=dict)
+    clock: ClockSettings | None = None
     owner: str = field(default_factory=lambda: f"{getpass.getuser()}@{socket.gethostname()}:{os.getpid()}")
 
     def __post_init__(self) -> None:
@@ -118,6 +120,7 @@ class RunOptions:
             "vdesk.scale": f"{self.screen.scale:g}",
             "vdesk.expires-at": str(expires_at),
             "vdesk.leased": "true" if self.leased else "false",
+            **(self.clock.labels if self.clock else {}),
         }
 
     def variables(self, expires_at: int) -> dict[str, str]:
@@ -126,7 +129,9 @@ class RunOptions:
         return {**self.environment, "VDESK_WIDTH": str(width), "VDESK_HEIGHT": str(height),
                 "VDESK_DPI": str(round(96 * self.screen.scale)), "VDESK_VNC_PASSWORD": self.password,
                 "VDESK_EXPIRES_AT": str(expires_at), "VDESK_LEASED": "1" if self.leased else "0",
-                "VDESK_LEASE_GRACE": str(GRACE_SECONDS)}
+                "VDESK_LEASE_GRACE": str(GRACE_SECONDS),
+                # The session's own programs (the taskbar clock) see the desktop's clock too.
+                **({"VDESK_FAKETIME": self.clock.faketime} if self.clock else {})}
 
 
 def run_container(client: docker.DockerClient, image_name: str, options: RunOptions) -> Container:

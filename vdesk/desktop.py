@@ -19,6 +19,8 @@ import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,10 +30,11 @@ from docker.models.containers import Container
 from PIL import Image
 from Xlib.display import Display as XDisplay
 
-from vdesk import engine as engines, image as desktop_image, video
+from vdesk import engine as engines, images as desktop_image, video
 from vdesk.actions import ExecuteResult, parse_batch
 from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
 from vdesk.clipboard import Clipboard
+from vdesk.clock import ClockSettings, parse_clock
 from vdesk.container import (DEFAULT_SIZE, VNC_TARGET, Limits, Network, RunOptions, check_name, last_log,
                              parse_size, published_port, remove_container, run_container, screen_of,
                              stop_reason)
@@ -52,6 +55,7 @@ if TYPE_CHECKING:  # frames are imported on first use: the VNC client library ta
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
 WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
 XDOTOOL_TIMEOUT = 30.0  # one chained xdotool invocation
+SESSION_READY_LABEL = "vdesk.session-ready"  # an image's label: the file its session makes once it is up
 
 class Desktop:
     """A running desktop. Create with :meth:`up` or :meth:`attach`; release with :meth:`down`."""
@@ -70,6 +74,7 @@ class Desktop:
         self.channel = Channel(client.api, container.id, self.name)
         self.clipboard = Clipboard(self.channel)
         self.files = Files(client.api, container.id, self.name, self.channel)
+        self.clock = ClockSettings.from_labels(container.labels or {})
         self._windows = Windows(lambda: self._guard(self.x_display))
         self.keymap = ScratchKeymap(XKeyboardMapping(self._windows.request))
         self._vnc_tunnel: Tunnel | None = None
@@ -79,17 +84,22 @@ class Desktop:
     # -- lifecycle ----------------------------------------------------------------------------
     @classmethod
     def up(cls, size: tuple[int, int] = DEFAULT_SIZE, *, scale: float = 1.0, name: str | None = None,
-           image: str = desktop_image.IMAGE, engine: str | None = None,
+           image: str = "lean", engine: str | None = None,
            network: Network = "none", ttl: float | None = None, lease: bool = True,
            limits: Limits = Limits(), timeout: float = 30.0,
-           environment: dict[str, str] | None = None,
+           environment: dict[str, str] | None = None, clock: str | datetime | None = None,
            announce: Callable[[Desktop], None] | None = None) -> Desktop:
-        """Start a desktop and return once X answers and the first VNC frame arrived.
+        """Start a desktop and return once X answers and the first VNC frame arrived (on the
+        apps image, once its session and taskbar are up too).
 
-        ``lease=True`` (the default) ties the desktop to this process: it is removed when the
-        process ends, however it ends. ``ttl`` (seconds) stops it after that long regardless.
-        ``network="none"`` (the default) gives it no network at all. A bad size, scale, name,
-        network, ttl or limits raises :class:`InvalidArgument` before any engine is reached.
+        ``image`` is ``"lean"`` (xterm and openbox, the default), ``"apps"`` (a browser, an
+        office suite and more) or a Docker image name. ``lease=True`` (the default) ties the
+        desktop to this process: it is removed when the process ends, however it ends. ``ttl``
+        (seconds) stops it after that long regardless. ``network="none"`` (the default) gives
+        it no network at all. ``clock`` (``"2026-01-01 00:00:00"``, UTC) sets the time every
+        program in the desktop sees at the start; it runs on from there (needs an image with
+        libfaketime: the apps image; see :mod:`vdesk.clock`). A bad size, scale, name,
+        network, ttl, limits or clock raises :class:`InvalidArgument` before any container starts.
         ``announce(desktop)`` runs once it is up; until it (or, without it, this method)
         returns, Ctrl-C or SIGTERM at any moment removes the desktop again: it is either up
         and announced, or gone.
@@ -98,8 +108,12 @@ class Desktop:
             name=name or f"vdesk-{secrets.token_hex(4)}", screen=screen_of(size, scale),
             password=secrets.token_urlsafe(12)[:8],  # VNC authentication uses at most 8 characters
             network=network, ttl=ttl, leased=lease, limits=limits, environment=environment or {})
+        start = parse_clock(clock) if clock is not None else None
         client = engines.connect(engine)
         image_name = desktop_image.ensure(client, image, source=_local_engine() if engine else None)
+        image_labels = client.images.get(image_name).labels or {}
+        if start is not None:
+            options = replace(options, clock=ClockSettings.starting(start, image_name, image_labels))
         with SignalGuard() as guard:  # held while it is created, removed, announced
             container = run_container(client, image_name, options)
             desktop: Desktop | None = None
@@ -109,6 +123,8 @@ class Desktop:
                     if lease:
                         desktop._lease = _take_lease(client, container, timeout)
                     desktop._connect_frames(timeout)
+                    if ready_file := image_labels.get(SESSION_READY_LABEL):
+                        desktop._wait_for_session(ready_file, timeout)
                 if announce is not None:
                     announce(desktop)
                 elif guard.pending is not None:  # the caller will never see it
@@ -273,7 +289,10 @@ class Desktop:
             raise InvalidArgument("argv must be a non-empty list of non-empty strings")
         if not wait and not self._window_manager_ready:
             self.wait_for_window_manager()  # else a window the program maps may stay unmanaged
-        result = self._guard(lambda: self.channel.run(argv, stdin=stdin, timeout=timeout, detach=not wait,
+        command = argv
+        if self.clock is not None:  # the program and all it starts see the desktop's clock
+            command = ["env", "--", *(f"{k}={v}" for k, v in self.clock.environment.items()), *argv]
+        result = self._guard(lambda: self.channel.run(command, stdin=stdin, timeout=timeout, detach=not wait,
                                                       limit=output_limit))
         if wait and result.timed_out:
             cut = f"; {result.cut_note}" if result.cut else ""
@@ -383,6 +402,15 @@ class Desktop:
             else:
                 argv = ["xdotool", "type", "--delay", "0", "--clearmodifiers", "--file", "-"]
                 self.channel.run(argv, stdin=piece, timeout=XDOTOOL_TIMEOUT + len(piece) / 100).check()
+
+    def _wait_for_session(self, ready_file: str, timeout: float) -> None:
+        """Wait until the image's session (wallpaper, taskbar) says it is up, so that the
+        first frames an agent sees are the ones every later run sees too."""
+        deadline = time.monotonic() + timeout
+        while self._guard(lambda: self.channel.run(["test", "-e", ready_file], timeout=10)).returncode != 0:
+            if time.monotonic() > deadline:
+                raise DesktopTimeout(f"desktop {self.name}: its session did not start within {timeout:g} s")
+            time.sleep(0.02)
 
     def _connect_frames(self, timeout: float) -> None:
         from vdesk.frames import LiveFramebuffer, PasswordRefused  # not loaded by commands that need no frames

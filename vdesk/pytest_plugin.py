@@ -21,7 +21,7 @@ import pytest
 from vdesk.container import parse_size, screen_of
 from vdesk.desktop import Desktop
 from vdesk.errors import VdeskError
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from vdesk import image
+from vdesk import images as image
 
 from vdesk.desktop import Desktop
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import inspect
 
-from vdesk import image
+from vdesk import images as image
 
 
 def test_image_progress_goes_to_stderr_by_default(capsys):
-    for step in (image.ensure, image.copy, image.build, image.resolve_base, image.make_local_base):
+    for step in (image.ensure, image.copy, image.build, image.build_apps, image.resolve_base, image.make_local_base):
         assert inspect.signature(step).parameters["progress"].default is image._to_stderr, step.__name__
     image._to_stderr("Step 1/15 : FROM base")
     captured = capsys.readouterr()

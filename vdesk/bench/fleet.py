@@ -33,7 +33,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from vdesk import engine, image as desktop_image
+from vdesk import engine, images as desktop_image
 from vdesk.bench.speed import CLICK, Machine, Surroundings, busy_warning, percentile
 from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.container import DEFAULT_SIZE, LABEL

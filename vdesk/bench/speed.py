@@ -46,7 +46,7 @@ from rich.table import Table
 from rich.text import Text
 from vncdotool import api as vnc_api
 
-from vdesk import engine, image as desktop_image
+from vdesk import engine, images as desktop_image
 from vdesk.channel import ReplyLines
 from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.container import DEFAULT_SIZE, LABEL

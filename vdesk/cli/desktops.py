@@ -13,16 +13,19 @@ from vdesk.errors import InvalidArgument
 DEFAULT_TTL = 2 * 3600
 
 
-def build() -> None:
+def build(
+    apps: Annotated[bool, typer.Option("--apps", help="Also build the apps image (browser, office suite, ...).")] = False,
+) -> None:
     """Build the desktop image (reuses what an earlier build made)."""
-    from vdesk import engine as engines, image as desktop_image
+    from vdesk import engine as engines, images as desktop_image
 
     client = engines.connect(OPTIONS.engine)
-    if desktop_image.is_current(client):
-        say(f"{desktop_image.IMAGE} is up to date")
-        return
-    note("building the desktop image")
-    desktop_image.build(client, progress=note)
+    for image in ("lean", "apps") if apps else ("lean",):
+        if desktop_image.is_current(client, image):
+            say(f"{desktop_image.resolve(image)} is up to date")
+            continue
+        note(f"building the {image} desktop image")
+        desktop_image.ensure(client, image, progress=note)
 
 
 def up(
@@ -31,6 +34,9 @@ def up(
     scale: Annotated[float, typer.Option(metavar="FACTOR", help="HiDPI scale of the framebuffer.")] = 1.0,
     ttl: Annotated[float, typer.Option(metavar="SECONDS", help="Seconds until the desktop stops itself (0: never).")] = DEFAULT_TTL,
     network: Annotated[str, typer.Option(metavar="MODE", help="'none' (default) or 'bridge'.")] = "none",
+    apps: Annotated[bool, typer.Option("--apps", help="The apps image: a browser, an office suite, a taskbar, ...")] = False,
+    clock: Annotated[Optional[str], typer.Option(metavar="'YYYY-MM-DD HH:MM:SS'", help=(
+        "The desktop's time at the start (UTC; apps image)."))] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Start a desktop that outlives this command (until `vdesk down` or its TTL)."""
@@ -46,7 +52,8 @@ def up(
             say(f"{desktop.name}  VNC: {vnc}  password: {desktop.vnc_password}")
 
     Desktop.up(parse_size(size), scale=scale, name=name, ttl=ttl or None, lease=False, engine=OPTIONS.engine,
-               network=network, announce=announce).close()  # type: ignore[arg-type]
+               network=network, image="apps" if apps else "lean", clock=clock,  # type: ignore[arg-type]
+               announce=announce).close()
 
 
 def list_command(as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the DesktopInfo model).")] = False) -> None:

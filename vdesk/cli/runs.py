@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from vdesk.cli.options import note, say
+from vdesk.cli.options import OPTIONS, note, say
 from vdesk.errors import InvalidArgument
 
 RUN = typer.Argument(metavar="RUN", show_default=False, help="An episode's run folder, or a suite run from `vdesk eval`.")
@@ -136,6 +136,7 @@ def bench(
     local: Annotated[bool, typer.Option(help="With --fleet: measure desktops on this machine too.")] = True,
     plot: Annotated[Optional[Path], typer.Option(metavar="PNG", help=(
         "With --fleet: draw the curve into this PNG, e.g. images/fleet.png."))] = None,
+    apps: Annotated[bool, typer.Option("--apps", help="Also measure the apps desktop (apps_* rows).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Measure speed and memory on real desktops (medians and p90); --fleet measures capacity."""
@@ -153,6 +154,14 @@ def bench(
     from vdesk.bench.speed import render, run_bench
 
     report = run_bench(baseline=baseline, repeats=repeats, desktops=desktops, progress=note)
+    if apps:
+        from dataclasses import replace
+
+        from vdesk import engine as engines
+        from vdesk.bench.apps import apps_measurements
+
+        extra = apps_measurements(engines.connect(OPTIONS.engine), min(repeats, 10), note)
+        report = replace(report, measurements=report.measurements + extra)
     say(report.to_json()) if as_json else out.print(render(report))
 
 

@@ -35,7 +35,7 @@ from vdesk.actions import ExecuteResult
 from vdesk.container import DEFAULT_SIZE, Limits, Network
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopGone, DesktopLost, DesktopTimeout, InvalidArgument, VdeskError, first_line
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 from vdesk.operator import encode
 from vdesk.usage import Usage, container_usage
 
@@ -73,6 +73,7 @@ class DesktopSpec(BaseModel):
     cpus: float = Limits.cpus
     timeout: float = Field(default=60.0, gt=0)  # for Desktop.up on the node
     environment: dict[str, str] = Field(default_factory=dict)
+    clock: str | None = None  # see Desktop.up
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ class DesktopActor:
         self._desktop = Desktop.up(
             spec.size, scale=spec.scale, image=spec.image, network=spec.network, ttl=spec.ttl,
             limits=Limits(memory=spec.memory, cpus=spec.cpus), timeout=spec.timeout,
-            environment=dict(spec.environment))
+            environment=dict(spec.environment), clock=spec.clock)
 
     def where(self) -> RemoteInfo:
         """Which desktop this is and where it lives; answering at all says the actor is alive."""

@@ -31,7 +31,7 @@ from vdesk.errors import DesktopGone, InvalidAction, SetupError, VdeskError
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
 from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
 from vdesk.harness.tasks import RunStep, SetupStep, StartStep, Task, WaitWindowStep, WriteStep, in_home
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 from vdesk.operator import Operator, ScreenContext, encode, screen_context
 from vdesk.video import record
 

@@ -18,7 +18,7 @@ from vdesk.harness.agents import ReplayAgent
 from vdesk.harness.record import Outcome, episode_folders, load_run
 from vdesk.harness.runner import run_suite
 from vdesk.harness.suite import SuiteEvent, SuiteSummary
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 
 
 @dataclass(frozen=True)

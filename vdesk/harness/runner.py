@@ -24,7 +24,7 @@ from vdesk.errors import InvalidArgument
 from vdesk.harness.env import DesktopEnv
 from vdesk.harness.suite import AgentFactory, Episodes, Placement, SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import Task
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 
 
 def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, parallel: int = 1,

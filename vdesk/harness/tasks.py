@@ -34,6 +34,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, 
                       ValidationError, field_validator)
 
 from vdesk.actions import BaseAction, parse_batch, validation_message
+from vdesk.clock import parse_clock
 from vdesk.container import Network, parse_size
 from vdesk.errors import InvalidAction, InvalidArgument, TaskError
 
@@ -53,6 +54,18 @@ class DesktopSettings(_Strict):
     size: str = "1280x800"
     scale: float = Field(default=1.0, ge=0.5, le=4)
     network: Network = "none"
+    image: str | None = Field(default=None, min_length=1)  # "lean", "apps" or a Docker image; None: the run's
+    clock: str | None = None  # the desktop's time at the start, "YYYY-MM-DD HH:MM:SS" (UTC)
+
+    @field_validator("clock")
+    @classmethod
+    def _clock(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                parse_clock(value)
+            except InvalidArgument as error:
+                raise ValueError(str(error)) from None
+        return value
 
     @field_validator("size")
     @classmethod

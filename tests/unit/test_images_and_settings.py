@@ -1,0 +1,45 @@
+"""Image names, each image's context hash, and the desktop settings a task may ask for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vdesk import images
+from vdesk.errors import InvalidArgument
+from vdesk.harness.tasks import DesktopSettings
+
+
+def test_image_names_resolve_to_vdesks_images_or_pass_through():
+    assert images.resolve("lean") == images.IMAGE and images.resolve("apps") == images.APPS_IMAGE
+    assert images.resolve("example/custom:1") == "example/custom:1"
+    assert images.is_apps("apps") and images.is_apps(images.APPS_IMAGE) and not images.is_apps("lean")
+    with pytest.raises(InvalidArgument, match="image must be"):
+        images.resolve("  ")
+
+
+@pytest.fixture
+def context(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "Dockerfile").write_text("FROM base\n")
+    (tmp_path / "apps" / "Dockerfile").write_text("ARG BASE\nFROM ${BASE}\n")
+    monkeypatch.setattr(images, "context_dir", lambda: tmp_path)
+    return tmp_path
+
+
+def test_the_apps_files_do_not_make_the_lean_image_stale_but_a_lean_change_makes_both(context):
+    lean, apps = images.context_hash("lean"), images.context_hash("apps")
+    (context / "apps" / "tint2rc").write_text("panel_size = 100% 30\n")
+    assert images.context_hash("lean") == lean and images.context_hash("apps") != apps
+    apps = images.context_hash("apps")
+    (context / "entrypoint.sh").write_text("#!/bin/bash\n")
+    assert images.context_hash("lean") != lean and images.context_hash("apps") != apps
+
+
+def test_a_task_may_ask_for_the_apps_image_and_a_clock():
+    settings = DesktopSettings.model_validate({"image": "apps", "clock": "2026-01-01 00:00:00"})
+    assert (settings.image, settings.clock) == ("apps", "2026-01-01 00:00:00")
+    assert DesktopSettings().image is None and DesktopSettings().clock is None
+    with pytest.raises(ValueError, match="invalid clock"):
+        DesktopSettings.model_validate({"clock": "soon"})

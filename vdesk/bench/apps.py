@@ -1,0 +1,110 @@
+"""Figures of the apps desktop for ``vdesk bench --apps``, side by side with the lean one's:
+image sizes, up to ready, idle memory, program launches, a screenshot and a click.
+
+Kept beside the bench's run (which measures the lean desktop) and added to its report as
+more measurements; the names start with ``apps_``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import docker
+
+from vdesk import images
+from vdesk.bench.speed import IDLE_SECONDS, MEMORY_NOTE, Measurement, _timed
+from vdesk.container import DEFAULT_SIZE
+from vdesk.desktop import Desktop
+from vdesk.progress import Progress
+from vdesk.usage import container_memory_mib
+
+UP_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A program started as a user would, and a part of its main window's title."""
+
+    name: str
+    argv: tuple[str, ...]
+    title: str
+
+
+LAUNCHES = (
+    Launch("chromium", ("chromium", "data:text/html,<title>bench page</title><h1>A local page</h1>"), "bench page"),
+    Launch("writer", ("libreoffice", "--writer"), "LibreOffice Writer"),
+    Launch("calc", ("libreoffice", "--calc"), "LibreOffice Calc"),
+)
+
+
+def apps_measurements(client: docker.DockerClient, repeats: int, progress: Progress = print) -> list[Measurement]:
+    """Measure the apps desktop (building its image first if needed)."""
+    images.ensure(client, "apps", progress=progress)
+    results = [_image_size(client, "lean"), _image_size(client, "apps")]
+    progress(f"apps desktop: up and down, {repeats} times")
+    results.append(_up(repeats))
+    with Desktop.up(size=DEFAULT_SIZE, image="apps", timeout=UP_TIMEOUT) as desktop:
+        progress("apps desktop: idle memory")
+        time.sleep(IDLE_SECONDS)
+        results.append(Measurement.of("apps_idle_memory", "MiB", [container_memory_mib(desktop.container)
+                                                                  for _ in range(3)], note=MEMORY_NOTE))
+        for launch in LAUNCHES:
+            progress(f"apps desktop: launching {launch.name}, {repeats} times")
+            results += _launch(desktop, launch, repeats)
+        desktop.run(list(LAUNCHES[2].argv))  # Calc open, for the screenshot and the click
+        desktop.windows.wait_for(LAUNCHES[2].title, timeout=60)
+        desktop.wait_until_settled(quiet=0.5, timeout=30)
+        results.append(Measurement.of("apps_fresh_screenshot", "ms", _timed(lambda: desktop.screenshot(fresh=True), repeats),
+                                      note="a fresh frame of an apps desktop with Calc open"))
+        click = [{"type": "click", "inputs": {"point": {"raw": {"x": 600, "y": 400}}}}]
+        results.append(Measurement.of("apps_click", "ms", _timed(lambda: desktop.execute(click), repeats),
+                                      note="a click into Calc's sheet"))
+        results.append(Measurement.of("apps_memory_calc_chromium", "MiB", [_with_chromium(desktop)], note=MEMORY_NOTE))
+    return results
+
+
+def _image_size(client: docker.DockerClient, name: str) -> Measurement:
+    size = client.images.get(images.resolve(name)).attrs["Size"] / 2**20
+    return Measurement.of(f"image_size_{name}", "MiB", [size], note=images.resolve(name))
+
+
+def _up(repeats: int) -> Measurement:
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        with Desktop.up(size=DEFAULT_SIZE, image="apps", timeout=UP_TIMEOUT):
+            samples.append((time.perf_counter() - started) * 1000)
+    return Measurement.of("apps_up", "ms", samples,
+                          note="Desktop.up(image='apps') until the first frame and its taskbar")
+
+
+def _launch(desktop: Desktop, launch: Launch, repeats: int) -> list[Measurement]:
+    mapped, idle = [], []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        desktop.run(list(launch.argv))
+        window = desktop.windows.wait_for(launch.title, timeout=60)
+        mapped.append((time.perf_counter() - started) * 1000)
+        desktop.wait_until_settled(quiet=0.3, timeout=30)
+        idle.append((time.perf_counter() - started) * 1000 - 300)  # the quiet period is not the program's
+        _close(desktop, launch, window.title)
+    return [Measurement.of(f"apps_{launch.name}_mapped", "ms", mapped, note=f"{launch.argv[0]} started until its window is shown"),
+            Measurement.of(f"apps_{launch.name}_idle", "ms", idle, note="...until the screen holds still")]
+
+
+def _close(desktop: Desktop, launch: Launch, title: str) -> None:
+    process = "chromium" if launch.name == "chromium" else "soffice.bin"
+    desktop.run(["pkill", "-x", process], wait=True)
+    deadline = time.monotonic() + 30
+    while any(title in w.title for w in desktop.windows.list()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # LibreOffice's lock and Chromium's profile are released after the window
+
+
+def _with_chromium(desktop: Desktop) -> float:
+    desktop.run(list(LAUNCHES[0].argv))
+    desktop.windows.wait_for(LAUNCHES[0].title, timeout=60)
+    time.sleep(IDLE_SECONDS)
+    return container_memory_mib(desktop.container)
+
