@@ -71,7 +71,7 @@ def exec_command(
 
     with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
         try:
-            batch = parse_payloads(format, payloads, desktop.operator.image)
+            batch = parse_payloads(format, payloads, desktop.screen.image())
         except InvalidAction as error:  # the same channel as an action the desktop cannot honour
             result = ExecuteResult(status="failed", error_message=str(error))
         else:
