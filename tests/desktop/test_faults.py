@@ -157,7 +157,7 @@ def test_when_the_x_server_dies_the_desktop_stops_and_the_next_call_says_so_nami
                 time.sleep(0.05)
         elapsed = time.monotonic() - killed
         print(f"X server killed: DesktopGone after {elapsed * 1000:.0f} ms: {raised.value}")
-        assert elapsed < 5
+        assert elapsed < PROMPTLY  # measured from the kill
         deadline = time.monotonic() + 10
         while desktop.is_alive():
             assert time.monotonic() < deadline, "the desktop kept running without its X server"
@@ -231,7 +231,7 @@ def test_an_engine_that_is_not_there_is_one_clear_error_line():
         engine.connect("unix:///nonexistent.sock")
     message = str(raised.value)
     print(message)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < PROMPTLY  # a missing socket answers at once
     assert "\n" not in message and "no Docker engine answers" in message and "/nonexistent.sock" in message
     with pytest.raises(EngineUnavailable):
         Desktop.up(engine="unix:///nonexistent.sock")
@@ -252,7 +252,7 @@ def test_an_engine_that_never_answers_times_out(monkeypatch):
             silent.close()
         elapsed = time.monotonic() - started
         print(f"silent engine: EngineUnavailable after {elapsed:.1f} s")
-        assert elapsed < 5
+        assert elapsed < engine.API_TIMEOUT + PROMPTLY  # the timeout, and the margin of a loaded machine
 
 
 @pytest.mark.parametrize("command", [["ls"], ["up"], ["exec", "some-desktop", "[]"], ["down", "--all"]])
