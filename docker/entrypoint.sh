@@ -34,7 +34,10 @@ umask 077
 # The plain password is what `Desktop.attach` reads back (only this user can); Xvnc reads
 # VNC's own obfuscated form.
 printf '%s\n' "$VDESK_VNC_PASSWORD" > "$state_dir/vnc-password"
-vncpasswd -f < "$state_dir/vnc-password" > "$state_dir/vnc-password.rfb"
+# A second, view-only password (random per desktop): Xvnc drops the keys and pointer events of
+# a viewer that gave it. `vdesk view` hands this one out unless asked for control.
+printf '%s\n' "$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$state_dir/vnc-view-password"
+cat "$state_dir/vnc-password" "$state_dir/vnc-view-password" | vncpasswd -f > "$state_dir/vnc-password.rfb"
 unset VDESK_VNC_PASSWORD
 
 children=()

@@ -67,6 +67,7 @@ class Desktop:
         self.name: str = container.name
         self.id: str = container.id
         self._password = password
+        self._view_password: str | None = None
         self._window_manager_ready = False
         self.screen = screen
         self._owned = owned
@@ -180,6 +181,15 @@ class Desktop:
             argv = ["cat", "/tmp/vdesk/vnc-password"]
             self._password = self._guard(lambda: self.channel.run(argv, timeout=5).check().stdout.strip())
         return self._password
+
+    @property
+    def vnc_view_password(self) -> str:
+        """A second VNC password of the desktop: a viewer that gives it only watches (the VNC
+        server drops its keys and clicks)."""
+        if self._view_password is None:
+            argv = ["cat", "/tmp/vdesk/vnc-view-password"]
+            self._view_password = self._guard(lambda: self.channel.run(argv, timeout=5).check().stdout.strip())
+        return self._view_password
 
     @property
     def frames(self) -> LiveFramebuffer:

@@ -64,6 +64,8 @@ def test_view_prints_its_url_whole_and_is_view_only_unless_asked(shared_desktop,
         query = parse_qs(urlsplit(url).query)
         assert query["view_only"] == ["0" if control else "1"] and query["autoconnect"] == ["1"]
         assert ("view-only" in second) is not control
+        handed = second.removeprefix("password: ").split()[0]
+        assert handed == (shared_desktop.vnc_password if control else shared_desktop.vnc_view_password)
     finally:
         viewer.send_signal(signal.SIGINT)
         _, stderr = viewer.communicate(timeout=30)
@@ -165,3 +167,33 @@ def test_empty_listings_say_so(monkeypatch, capsys):
     assert capsys.readouterr().out == "no desktops (start one with `vdesk up`)\n"
     assert run_cli(["down", "--all"]) == 0
     assert capsys.readouterr().out == "no desktops to remove\n"
+
+
+def pointer(desktop) -> tuple[int, int]:
+    shell = desktop.run(["xdotool", "getmouselocation", "--shell"], wait=True).check().stdout
+    fields = dict(line.split("=", 1) for line in shell.split())
+    return int(fields["X"]), int(fields["Y"])
+
+
+@pytest.mark.filterwarnings("ignore:TripleDES has been moved")  # vncdotool's own client, as a viewer would be
+def test_the_view_only_password_watches_and_the_vnc_server_drops_its_input(shared_desktop):
+    from vncdotool import api as vnc_api
+
+    assert shared_desktop.vnc_view_password != shared_desktop.vnc_password
+    shared_desktop.execute([{"type": "mouse_move", "inputs": {"point": [10, 10]}}])
+    address = shared_desktop.frames.address
+    watcher = vnc_api.connect(address, shared_desktop.vnc_view_password, timeout=30)
+    try:
+        watcher.mouseMove(300, 200)
+        watcher.refreshScreen()  # a round trip: the move, if honoured, has reached the server
+        assert watcher.screen.size == shared_desktop.screen.physical_size  # it sees the screen
+    finally:
+        watcher.disconnect()
+    assert pointer(shared_desktop) == (10, 10)
+    controller = vnc_api.connect(address, shared_desktop.vnc_password, timeout=30)
+    try:
+        controller.mouseMove(300, 200)
+        controller.refreshScreen()
+    finally:
+        controller.disconnect()
+    assert pointer(shared_desktop) == (300, 200)  # the same move with the full password lands

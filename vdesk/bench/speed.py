@@ -32,6 +32,7 @@ import string
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
@@ -536,7 +537,9 @@ def _naive_exec_action(desktop: Desktop) -> None:
 def _naive_vnc_screenshot(desktop: Desktop) -> Image.Image:
     client = vnc_api.connect(desktop.frames.address, desktop.vnc_password, timeout=30)
     try:
-        client.refreshScreen(False)  # a full frame on a brand-new connection
+        with warnings.catch_warnings():  # vncdotool's own client takes DES from its deprecated home
+            warnings.filterwarnings("ignore", message="TripleDES has been moved")
+            client.refreshScreen(False)  # a full frame on a brand-new connection
         assert client.protocol is not None and client.protocol.screen is not None
         return client.protocol.screen.copy()
     finally:

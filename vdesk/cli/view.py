@@ -92,7 +92,10 @@ def start_viewer(desktop: Desktop, *, port: int = 0, control: bool = False) -> V
     # resize=scale fits the desktop in the window; the password is typed in, not put in the URL.
     view_only = int(not control)
     url = f"http://127.0.0.1:{port}/vnc.html?host=127.0.0.1&port={port}&autoconnect=1&resize=scale&view_only={view_only}"
-    return Viewer(url, desktop.vnc_password, port, not control, process, tunnel)
+    # View-only twice over: the page sends nothing, and the password it is given is the desktop's
+    # view-only one, so the VNC server would drop what a changed page sent.
+    password = desktop.vnc_password if control else desktop.vnc_view_password
+    return Viewer(url, password, port, not control, process, tunnel)
 
 
 def _free_port() -> int:
