@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import docker
 import docker.errors
@@ -38,6 +38,9 @@ from vdesk.keyboard import ScratchKeymap, XKeyboardMapping
 from vdesk.lease import GRACE_SECONDS, Lease
 from vdesk.tunnel import Tunnel
 from vdesk.windows import Windows, open_display
+
+if TYPE_CHECKING:
+    from vdesk.browser import Browser
 
 LABEL = "vdesk"
 DEFAULT_SIZE = (1280, 800)
@@ -102,6 +105,7 @@ class Desktop:
         self.keymap = ScratchKeymap(XKeyboardMapping(self._windows.request))
         self._vnc_tunnel: Tunnel | None = None
         self._frames: LiveFramebuffer | None = None
+        self._browser: Browser | None = None  # made on first use
         self._closed = False
         from vdesk.operator import Operator  # the operator drives this desktop
         self.operator = Operator(self)
@@ -157,7 +161,7 @@ class Desktop:
         if self._closed:
             return
         self._closed = True
-        for part in (self._frames, self._vnc_tunnel, self._windows, self.channel):
+        for part in (self._browser, self._frames, self._vnc_tunnel, self._windows, self.channel):
             if part is not None:
                 part.close()
         if self._lease is not None:
@@ -204,6 +208,18 @@ class Desktop:
         if self._closed:
             raise DesktopGone(f"desktop {self.name} is closed")
         return self._windows
+
+    @property
+    def browser(self) -> Browser:
+        """The desktop's Chromium (apps image), read and driven over CDP: a
+        :class:`vdesk.browser.Browser`, started and connected on first use, closed with the desktop."""
+        if self._closed:
+            raise DesktopGone(f"desktop {self.name} is closed")
+        if self._browser is None:
+            from vdesk.browser import Browser  # Playwright is loaded only by desktops that use it
+
+            self._browser = Browser(self)
+        return self._browser
 
     def x_display(self) -> tuple[XDisplay, Tunnel]:
         """A new python-xlib connection to the desktop's X server; the caller closes both."""
