@@ -70,11 +70,13 @@ DesktopSource = Callable[[DesktopSettings], AbstractContextManager[DesktopHost]]
 
 
 def fresh_desktops(image: str = IMAGE, environment: Mapping[str, str] | None = None) -> DesktopSource:
-    """A new local desktop for each task, removed when the environment lets it go."""
+    """A new local desktop for each task (of the task's image, else ``image``), removed when
+    the environment lets it go."""
 
     @contextmanager
     def open_desktop(settings: DesktopSettings) -> Iterator[DesktopHost]:
-        desktop = Desktop.up(settings.dimensions, scale=settings.scale, network=settings.network, image=image,
+        desktop = Desktop.up(settings.dimensions, scale=settings.scale, network=settings.network,
+                             image=settings.image or image,
                              environment=dict(environment or {}))
         try:
             yield LocalHost(desktop)

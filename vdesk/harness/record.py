@@ -177,16 +177,19 @@ def write_outcome(folder: Path, outcome: Outcome) -> None:
 
 
 def save_task(task: Task, folder: Path) -> None:
-    """Write ``task.json`` and copy the reference images it names beside it, so a run folder
-    replays on its own wherever it is moved."""
+    """Write ``task.json`` and copy the reference images and the files its setup copies into the
+    desktop beside it, so a run folder replays on its own wherever it is moved."""
     (folder / TASK_FILE).write_text(task.model_dump_json(indent=2, exclude_none=True), encoding="utf-8")
-    for reference in task.reference_files():
+    for reference in task.reference_files() + task.copied_in():
         source = task.base_dir / reference
         target = folder / reference
-        if Path(reference).is_absolute() or not source.is_file():
+        if Path(reference).is_absolute() or target.exists():
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
+        if source.is_file():
+            shutil.copyfile(source, target)
+        elif source.is_dir():
+            shutil.copytree(source, target, symlinks=False, ignore_dangling_symlinks=True)
 
 
 @dataclass(frozen=True)
