@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 DEBUG_PORT = 9222                # on the container's loopback only
-PROFILE = ".config/vdesk-chromium"  # in the desktop user's home: a fresh profile per desktop
 START_TIMEOUT = 30.0
 CALL_TIMEOUT = 30.0
 PROBE_TIMEOUT = 2.0              # one look at the debugging port's /json/version
@@ -76,8 +75,7 @@ class Tab:
 
 def chromium_argv(url: str = "about:blank") -> list[str]:
     """The command that starts the desktop's Chromium with its debugging port on loopback."""
-    return ["env", "ACCESSIBILITY_ENABLED=1", "chromium", *CHROMIUM_FLAGS,
-            f"--user-data-dir=/home/desk/{PROFILE}", url]
+    return ["env", "ACCESSIBILITY_ENABLED=1", "chromium", *CHROMIUM_FLAGS, url]
 
 
 class Browser:

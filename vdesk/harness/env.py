@@ -31,7 +31,7 @@ from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, VdeskError
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
 from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
 from vdesk.harness.desktop_files import pack, unpack_into
-from vdesk.harness.tasks import (RunStep, ServeStep, SetupStep, StartStep, Task, UploadStep, WaitWindowStep,
+from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, StartStep, Task, UploadStep, WaitWindowStep,
                                  WriteStep, in_home)
 from vdesk.image import IMAGE
 from vdesk.operator import XDOTOOL_TIMEOUT, ExecuteResult, Operator, ScreenContext, encode, screen_context
@@ -237,6 +237,8 @@ def _setup_step(desktop: Desktop, step: SetupStep, files: Mapping[str, bytes]) -
         unpack_into(desktop, files[step.upload], in_home(step.to), timeout=step.timeout)
     elif isinstance(step, ServeStep):
         serve(desktop, files[step.serve], step)
+    elif isinstance(step, BrowserStep):
+        desktop.browser.open(step.browser, timeout=step.timeout)
 
 
 def serve(desktop: Desktop, archive: bytes, step: ServeStep) -> None:
@@ -254,7 +256,7 @@ def serve(desktop: Desktop, archive: bytes, step: ServeStep) -> None:
 
 
 def _describe(step: SetupStep) -> str:
-    for kind in ("run", "start", "write", "wait_window", "upload", "serve"):
+    for kind in ("run", "start", "write", "wait_window", "upload", "serve", "browser"):
         if hasattr(step, kind):
             return f"{kind}: {getattr(step, kind)!r}"[:120]
     return type(step).__name__

@@ -135,6 +135,14 @@ class ServeStep(_Strict):
         return _task_relative(value)
 
 
+class BrowserStep(_Strict):
+    """Start the desktop's browser (apps image) with its debugging port, show ``browser`` (an
+    address) in it, and wait until the page has loaded."""
+
+    browser: str = Field(min_length=1)
+    timeout: float = Field(default=60.0, gt=0, le=300)
+
+
 def _keyed_by(kinds: tuple[str, ...], error_type: str, what: str) -> Discriminator:
     """Pick a union member by which one of ``kinds`` the data has as a key."""
     return Discriminator(lambda value: _kind(value, kinds), custom_error_type=error_type,
@@ -142,11 +150,12 @@ def _keyed_by(kinds: tuple[str, ...], error_type: str, what: str) -> Discriminat
                          custom_error_context={})
 
 
-SETUP_KINDS = ("run", "start", "write", "wait_window", "serve", "upload")
+SETUP_KINDS = ("run", "start", "write", "wait_window", "serve", "upload", "browser")
 SetupStep = Annotated[
     Union[Annotated[RunStep, Tag("run")], Annotated[StartStep, Tag("start")],
           Annotated[WriteStep, Tag("write")], Annotated[WaitWindowStep, Tag("wait_window")],
-          Annotated[ServeStep, Tag("serve")], Annotated[UploadStep, Tag("upload")]],
+          Annotated[ServeStep, Tag("serve")], Annotated[UploadStep, Tag("upload")],
+          Annotated[BrowserStep, Tag("browser")]],
     _keyed_by(SETUP_KINDS, "setup_kind", "a setup step"),
 ]
 
