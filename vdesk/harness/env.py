@@ -31,8 +31,8 @@ from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, VdeskError
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
 from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
 from vdesk.harness.desktop_files import pack, unpack_into
-from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, StartStep, Task, UploadStep, WaitWindowStep,
-                                 WriteStep, in_home)
+from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, StartStep, Task, UploadStep,
+                                 WaitIdleStep, WaitWindowStep, WriteStep, in_home)
 from vdesk.image import IMAGE
 from vdesk.operator import XDOTOOL_TIMEOUT, ExecuteResult, Operator, ScreenContext, encode, screen_context
 
@@ -44,6 +44,36 @@ SETUP_QUIET = 0.3
 SETTLE_TIMEOUT = 10.0
 STEP_TIMEOUT = 60.0  # for a setup step that has no timeout of its own (start, write)
 SERVE_ROOT = "/tmp/vdesk-serve"  # out of the home, where a file manager would show it
+IDLE_SHARE = 0.03  # of one CPU: a program using less than this is idle (a blinking caret, a timer)
+# Runs in the desktop: sums the CPU time of every process of the name from /proc, and exits 0
+# once it grew by less than IDLE_SHARE of the quiet period over one quiet period.
+WAIT_IDLE = f"""
+import os, sys, time
+name, quiet, timeout = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+tick = os.sysconf("SC_CLK_TCK")
+def used():
+    total, found = 0, False
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{{pid}}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)
+            if fields[0].split("(", 1)[1] == name:
+                found = True
+                parts = fields[1].split()
+                total += int(parts[11]) + int(parts[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / tick if found else None
+deadline = time.monotonic() + timeout
+before = used()
+while time.monotonic() < deadline:
+    time.sleep(quiet)
+    now = used()
+    if before is not None and now is not None and now - before < {IDLE_SHARE} * quiet:
+        sys.exit(0)
+    before = now
+sys.exit(f"{{name}} did not go idle within {{timeout:g}} s")
+"""
 
 
 class SetupError(VdeskError):
@@ -239,6 +269,11 @@ def _setup_step(desktop: Desktop, step: SetupStep, files: Mapping[str, bytes]) -
         serve(desktop, files[step.serve], step)
     elif isinstance(step, BrowserStep):
         desktop.browser.open(step.browser, timeout=step.timeout)
+    elif isinstance(step, WaitIdleStep):
+        argv = ["python3", "-c", WAIT_IDLE, step.wait_idle, str(step.quiet), str(step.timeout)]
+        done = desktop.run(argv, wait=True, timeout=step.timeout + 5)
+        if done.returncode != 0:
+            raise DesktopTimeout(done.stderr.strip() or f"{step.wait_idle} did not go idle within {step.timeout:g} s")
 
 
 def serve(desktop: Desktop, archive: bytes, step: ServeStep) -> None:
@@ -256,7 +291,7 @@ def serve(desktop: Desktop, archive: bytes, step: ServeStep) -> None:
 
 
 def _describe(step: SetupStep) -> str:
-    for kind in ("run", "start", "write", "wait_window", "upload", "serve", "browser"):
+    for kind in ("run", "start", "write", "wait_window", "upload", "serve", "browser", "wait_idle"):
         if hasattr(step, kind):
             return f"{kind}: {getattr(step, kind)!r}"[:120]
     return type(step).__name__

@@ -135,6 +135,16 @@ class ServeStep(_Strict):
         return _task_relative(value)
 
 
+class WaitIdleStep(_Strict):
+    """Wait until the programs of this process name (as ``ps`` shows it, e.g. ``soffice.bin``)
+    run and have used almost no CPU for ``quiet`` seconds: a window is often shown before the
+    program has drawn its content or can take input (an office document still loading)."""
+
+    wait_idle: str = Field(min_length=1, max_length=15, pattern=r"^[A-Za-z0-9._+-]+$")
+    quiet: float = Field(default=1.0, gt=0, le=30)
+    timeout: float = Field(default=60.0, gt=0, le=300)
+
+
 class BrowserStep(_Strict):
     """Start the desktop's browser (apps image) with its debugging port, show ``browser`` (an
     address) in it, and wait until the page has loaded."""
@@ -150,12 +160,12 @@ def _keyed_by(kinds: tuple[str, ...], error_type: str, what: str) -> Discriminat
                          custom_error_context={})
 
 
-SETUP_KINDS = ("run", "start", "write", "wait_window", "serve", "upload", "browser")
+SETUP_KINDS = ("run", "start", "write", "wait_window", "serve", "upload", "browser", "wait_idle")
 SetupStep = Annotated[
     Union[Annotated[RunStep, Tag("run")], Annotated[StartStep, Tag("start")],
           Annotated[WriteStep, Tag("write")], Annotated[WaitWindowStep, Tag("wait_window")],
           Annotated[ServeStep, Tag("serve")], Annotated[UploadStep, Tag("upload")],
-          Annotated[BrowserStep, Tag("browser")]],
+          Annotated[BrowserStep, Tag("browser")], Annotated[WaitIdleStep, Tag("wait_idle")]],
     _keyed_by(SETUP_KINDS, "setup_kind", "a setup step"),
 ]
 
