@@ -36,7 +36,7 @@ from PIL import Image
 from rich.table import Table
 from vncdotool import api as vnc_api
 
-from vdesk import __version__, engine, image as desktop_image
+from vdesk import __version__, engine, images as desktop_image
 from vdesk.desktop import DEFAULT_SIZE, LABEL, Desktop
 from vdesk.errors import VdeskError
 from vdesk.operator import encode

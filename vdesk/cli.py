@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from vdesk import engine as engines, image as desktop_image
+from vdesk import engine as engines, images as desktop_image
 from vdesk.adapters import Format, to_actions
 from vdesk.desktop import VNC_TARGET, Desktop, list_desktops, parse_size, prune_desktops, remove_desktops
 from vdesk.errors import InvalidAction, VdeskError
@@ -59,14 +59,17 @@ def main() -> None:
 
 
 @app.command()
-def build() -> None:
+def build(
+    apps: Annotated[bool, typer.Option("--apps", help="Also build the apps image (browser, office suite, ...).")] = False,
+) -> None:
     """Build the desktop image (reuses what an earlier build made)."""
     client = engines.connect(_options.engine)
-    if desktop_image.is_current(client):
-        out.print(f"{desktop_image.IMAGE} is up to date")
-        return
-    with err.status("building the desktop image") as status:
-        desktop_image.build(client, progress=lambda line: (status.update(line), err.print(line, highlight=False)))
+    for image in ("lean", "apps") if apps else ("lean",):
+        if desktop_image.is_current(client, image):
+            out.print(f"{desktop_image.resolve(image)} is up to date")
+            continue
+        with err.status(f"building the {image} desktop image") as status:
+            desktop_image.ensure(client, image, progress=lambda line: (status.update(line), err.print(line, highlight=False)))
 
 
 @app.command()
@@ -76,11 +79,13 @@ def up(
     scale: Annotated[float, typer.Option(help="HiDPI scale of the framebuffer.")] = 1.0,
     ttl: Annotated[float, typer.Option(help="Seconds until the desktop stops itself (0: never).")] = DEFAULT_TTL,
     network: Annotated[str, typer.Option(help="'none' (default) or 'bridge'.")] = "none",
+    apps: Annotated[bool, typer.Option("--apps", help="The apps image: a browser, an office suite, a taskbar, ...")] = False,
+    clock: Annotated[Optional[str], typer.Option(help="The desktop's time at the start, 'YYYY-MM-DD HH:MM:SS' (UTC; apps image).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Start a desktop that outlives this command (until `vdesk down` or its TTL)."""
     desktop = Desktop.up(parse_size(size), scale=scale, name=name, ttl=ttl or None, lease=False, engine=_options.engine,
-                         network=network)  # type: ignore[arg-type]
+                         network=network, image="apps" if apps else "lean", clock=clock)  # type: ignore[arg-type]
     try:
         facts = {"name": desktop.name, "vnc": desktop.vnc_address if network == "bridge" else f"vdesk vnc {desktop.name}",
                  "password": desktop.vnc_password, "size": size, "ttl_seconds": ttl}

@@ -29,10 +29,10 @@ from docker.models.containers import Container
 from PIL import Image
 from Xlib.display import Display as XDisplay
 
-from vdesk import engine as engines, image as desktop_image
+from vdesk import engine as engines, images as desktop_image
 from vdesk.channel import Channel, Completed
 from vdesk.coords import ImageSpace, Screen
-from vdesk.errors import DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, VdeskError
+from vdesk.errors import DesktopGone, DesktopNotFound, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
 from vdesk.frames import LiveFramebuffer, PasswordRefused, Region
 from vdesk.keyboard import ScratchKeymap, XKeyboardMapping
 from vdesk.lease import GRACE_SECONDS, Lease
@@ -52,6 +52,10 @@ WM_PROBE_TITLE = "vdesk-window-manager-probe"
 WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$")
 Network = Literal["none", "bridge"]
+# Image labels: the file an image's session creates once it is up, and its libfaketime.
+SESSION_READY_LABEL = "vdesk.session-ready"
+CLOCK_LABEL = "vdesk.clock-library"
+CLOCK_RANGE = (2001, 2099)  # a clock before 2001 would put the entrypoint's time-to-live below 0
 
 
 @dataclass(frozen=True)
@@ -113,15 +117,20 @@ class Desktop:
     # -- lifecycle ----------------------------------------------------------------------------
     @classmethod
     def up(cls, size: tuple[int, int] = DEFAULT_SIZE, *, scale: float = 1.0, name: str | None = None,
-           image: str = desktop_image.IMAGE, engine: str | None = None,
+           image: str = "lean", engine: str | None = None,
            network: Network = "none", ttl: float | None = None, lease: bool = True,
            limits: Limits = Limits(), timeout: float = 30.0,
-           environment: dict[str, str] | None = None) -> Desktop:
-        """Start a desktop and return once X answers and the first VNC frame arrived.
+           environment: dict[str, str] | None = None, clock: str | datetime | None = None) -> Desktop:
+        """Start a desktop and return once X answers and the first VNC frame arrived (on the
+        apps image, once its session and taskbar are up too).
 
-        ``lease=True`` (the default) ties the desktop to this process: it is removed when the
-        process ends, however it ends. ``ttl`` (seconds) stops it after that long regardless.
-        ``network="none"`` (the default) gives it no network at all.
+        ``image`` is ``"lean"`` (xterm and openbox, the default), ``"apps"`` (a browser, an
+        office suite and more) or a Docker image name. ``lease=True`` (the default) ties the
+        desktop to this process: it is removed when the process ends, however it ends. ``ttl``
+        (seconds) stops it after that long regardless. ``network="none"`` (the default) gives
+        it no network at all. ``clock`` (``"2026-01-01 00:00:00"``, UTC) sets the time every
+        program in the desktop sees at the start; it runs on from there (needs an image with
+        libfaketime: the apps image).
         """
         screen = _screen(size, scale)
         name = _check_name(name) if name else f"vdesk-{secrets.token_hex(4)}"
@@ -129,16 +138,21 @@ class Desktop:
             raise InvalidAction(f"network must be 'none' or 'bridge', got {network!r}")
         if ttl is not None and not 0 <= ttl <= 10**9:  # also refuses nan and inf
             raise InvalidAction(f"ttl must be 0 (none) or a number of seconds up to 1e9, got {ttl}")
+        start = parse_clock(clock) if clock is not None else None
         client = engines.connect(engine)
         image_name = desktop_image.ensure(client, image, source=_local_engine() if engine else None)
+        image_labels = client.images.get(image_name).labels or {}
         password = secrets.token_urlsafe(12)[:8]  # VNC authentication uses at most 8 characters
         container = _run_container(client, image_name, name, screen, password, network, ttl,
-                                   lease, limits, environment or {})
+                                   lease, limits, environment or {},
+                                   _clock_settings(start, image_name, image_labels) if start else None)
         desktop = cls(client, container, password, screen, owned=True)
         try:
             if lease:
                 desktop._lease = _take_lease(client, container, timeout)
             desktop._connect_frames(timeout)
+            if ready_file := image_labels.get(SESSION_READY_LABEL):
+                desktop._wait_for_session(ready_file, timeout)
         except BaseException:
             desktop.down()
             raise
@@ -332,6 +346,15 @@ class Desktop:
         return self.operator.execute({"actions": actions}, settle=settle)
 
     # -- internals ----------------------------------------------------------------------------
+    def _wait_for_session(self, ready_file: str, timeout: float) -> None:
+        """Wait until the image's session (wallpaper, taskbar) says it is up, so that the
+        first frames an agent sees are the ones every later run sees too."""
+        deadline = time.monotonic() + timeout
+        while self._guard(lambda: self.channel.run(["test", "-e", ready_file], timeout=10)).returncode != 0:
+            if time.monotonic() > deadline:
+                raise DesktopTimeout(f"desktop {self.name}: its session did not start within {timeout:g} s")
+            time.sleep(0.02)
+
     def _connect_frames(self, timeout: float) -> None:
         if self._vnc_tunnel is None:
             self._vnc_tunnel = Tunnel(self.client.api, self.id, VNC_TARGET)
@@ -385,7 +408,7 @@ class Desktop:
 # -- containers -------------------------------------------------------------------------------
 def _run_container(client: docker.DockerClient, image_name: str, name: str, screen: Screen,
                    password: str, network: Network, ttl: float | None, leased: bool,
-                   limits: Limits, environment: dict[str, str]) -> Container:
+                   limits: Limits, environment: dict[str, str], clock: ClockSettings | None = None) -> Container:
     width, height = screen.physical_size
     expires_at = int(time.time() + ttl) if ttl else 0
     labels = {
@@ -401,6 +424,11 @@ def _run_container(client: docker.DockerClient, image_name: str, name: str, scre
            "VDESK_DPI": str(round(96 * screen.scale)), "VDESK_VNC_PASSWORD": password,
            "VDESK_EXPIRES_AT": str(expires_at), "VDESK_LEASED": "1" if leased else "0",
            "VDESK_LEASE_GRACE": str(GRACE_SECONDS)}
+    if clock is not None:
+        labels["vdesk.clock"] = clock.label
+        env.update(clock.environment)
+        if expires_at:  # the entrypoint reads the time-to-live against the clock it is given
+            env["VDESK_EXPIRES_AT"] = str(expires_at + clock.offset)
     try:
         return client.containers.run(
             image_name, name=name, detach=True, labels=labels, environment=env,
@@ -422,6 +450,47 @@ def _run_container(client: docker.DockerClient, image_name: str, name: str, scre
         except docker.errors.APIError:
             pass
         raise VdeskError(f"starting desktop {name} failed: {error.explanation}") from None
+
+
+@dataclass(frozen=True)
+class ClockSettings:
+    """A desktop's clock: libfaketime preloaded into every process, shifted by ``offset`` seconds."""
+
+    offset: int
+    library: str
+    label: str
+
+    @property
+    def environment(self) -> dict[str, str]:
+        # An offset from the real time, so every process shares one clock that runs on; the
+        # monotonic clock stays real (timers, the X server's event times).
+        return {"LD_PRELOAD": self.library, "FAKETIME": f"{self.offset:+d}",
+                "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+
+
+def _clock_settings(start: datetime, image_name: str, image_labels: dict[str, str]) -> ClockSettings:
+    library = image_labels.get(CLOCK_LABEL)
+    if not library:
+        raise InvalidArgument(f"clock: image {image_name} has no libfaketime to set a desktop's clock with; "
+                              "use image='apps'")
+    return ClockSettings(round(start.timestamp() - time.time()), library,
+                         start.strftime("%Y-%m-%d %H:%M:%S"))
+
+
+def parse_clock(value: str | datetime) -> datetime:
+    """``"2026-01-01 00:00:00"`` (UTC; a ``datetime`` without a zone is UTC too) → an aware
+    datetime; raises :class:`InvalidArgument` naming the bad value."""
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        try:
+            moment = datetime.fromisoformat(str(value).strip())
+        except ValueError:
+            raise InvalidArgument(f"invalid clock {value!r}: write YYYY-MM-DD HH:MM:SS (UTC)") from None
+    moment = moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+    if not CLOCK_RANGE[0] <= moment.year <= CLOCK_RANGE[1]:
+        raise InvalidArgument(f"clock {value!s} is outside the years {CLOCK_RANGE[0]}..{CLOCK_RANGE[1]}")
+    return moment
 
 
 def _local_engine() -> docker.DockerClient | None:

@@ -34,7 +34,7 @@ from PIL import Image, ImageDraw, ImageFont
 from rich.console import Group
 from rich.table import Table
 
-from vdesk import __version__, engine, image as desktop_image
+from vdesk import __version__, engine, images as desktop_image
 from vdesk.bench import CLICK, BenchError, percentile, stats_memory_mib
 from vdesk.desktop import DEFAULT_SIZE, LABEL, Desktop
 from vdesk.errors import InvalidAction, VdeskError

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from vdesk.desktop import Desktop, parse_size
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

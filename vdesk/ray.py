@@ -44,7 +44,7 @@ from vdesk.channel import Completed
 from vdesk.coords import Screen
 from vdesk.desktop import DEFAULT_SIZE, Desktop, Limits
 from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, VdeskError
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 from vdesk.operator import ExecuteResult, encode
 
 try:
@@ -103,6 +103,7 @@ class DesktopSpec(BaseModel):
     cpus: float = Limits.cpus
     timeout: float = Field(default=60.0, gt=0)  # for Desktop.up on the node
     environment: dict[str, str] = Field(default_factory=dict)
+    clock: str | None = None  # see Desktop.up
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ class DesktopActor:
         self._desktop = Desktop.up(
             spec.size, scale=spec.scale, image=spec.image, network=spec.network, ttl=spec.ttl,
             limits=Limits(memory=spec.memory, cpus=spec.cpus), timeout=spec.timeout,
-            environment=dict(spec.environment))
+            environment=dict(spec.environment), clock=spec.clock)
 
     def describe(self) -> RemoteInfo:
         return RemoteInfo(self._desktop.name, self._desktop.screen, ray.get_runtime_context().get_node_id(),

@@ -8,7 +8,7 @@ import docker
 
 from tests.desktop.helpers import vdesk_containers
 from vdesk.desktop import Desktop, prune_desktops
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 
 CLIENT = docker.from_env()
 

@@ -81,8 +81,8 @@ def run_on_cluster(episodes: Episodes, tasks: Sequence[Task], *, address: str, p
 def desktop_spec(task: Task, *, image: str, environment: Mapping[str, str] | None) -> DesktopSpec:
     """How the desktop of ``task`` starts on a node."""
     settings = task.desktop
-    return DesktopSpec(size=settings.dimensions, scale=settings.scale, network=settings.network, image=image,
-                       environment=dict(environment or {}))
+    return DesktopSpec(size=settings.dimensions, scale=settings.scale, network=settings.network,
+                       image=settings.image or image, environment=dict(environment or {}), clock=settings.clock)
 
 
 def episode_timeout(tasks: Sequence[Task]) -> float:

@@ -33,7 +33,7 @@ from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
 from vdesk.harness.desktop_files import pack, unpack_into
 from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, StartStep, Task, UploadStep,
                                  WaitIdleStep, WaitWindowStep, WriteStep, in_home)
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 from vdesk.operator import XDOTOOL_TIMEOUT, ExecuteResult, Operator, ScreenContext, encode, screen_context
 
 # How long the screen must stay unchanged before a frame counts as settled: short between

@@ -19,7 +19,7 @@ from PIL import Image
 from vdesk.coords import Screen
 from vdesk.desktop import Desktop
 from vdesk.harness.tasks import DesktopSettings
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 
 T = TypeVar("T")
 
@@ -76,8 +76,7 @@ def fresh_desktops(image: str = IMAGE, environment: Mapping[str, str] | None = N
     @contextmanager
     def open_desktop(settings: DesktopSettings) -> Iterator[DesktopHost]:
         desktop = Desktop.up(settings.dimensions, scale=settings.scale, network=settings.network,
-                             image=settings.image or image,
-                             environment=dict(environment or {}))
+                             image=settings.image or image, environment=dict(environment or {}), clock=settings.clock)
         try:
             yield LocalHost(desktop)
         finally:

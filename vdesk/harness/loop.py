@@ -34,7 +34,7 @@ from vdesk.harness.checks import CheckResult
 from vdesk.harness.env import DesktopEnv, Observation
 from vdesk.harness.record import CheckRecord, Outcome, Recorder, RunInfo, StepRecord, frame_hash
 from vdesk.harness.tasks import Task
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 from vdesk.operator import ExecuteResult
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from vdesk.harness.agents import ReplayAgent
 from vdesk.harness.record import Outcome, episode_folders, load_run
 from vdesk.harness.runner import SuiteEvent, SuiteSummary, run_suite
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 
 
 @dataclass(frozen=True)

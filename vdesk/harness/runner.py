@@ -28,7 +28,7 @@ from vdesk.harness.env import DesktopEnv
 from vdesk.harness.loop import EpisodeResult, Status, run_episode
 from vdesk.harness.record import Outcome
 from vdesk.harness.tasks import Task
-from vdesk.image import IMAGE
+from vdesk.images import IMAGE
 
 RESULTS_FILE = "results.json"
 AgentFactory = Callable[[], Agent]

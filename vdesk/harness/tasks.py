@@ -34,8 +34,8 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, 
                       ValidationError, field_validator, model_validator)
 
 from vdesk.actions import BaseAction, describe, parse_batch
-from vdesk.desktop import parse_size
-from vdesk.errors import InvalidAction, VdeskError
+from vdesk.desktop import parse_clock, parse_size
+from vdesk.errors import InvalidAction, InvalidArgument, VdeskError
 
 Command = Union[str, Annotated[list[str], Field(min_length=1)]]
 TASK_SUFFIXES = (".yaml", ".yml", ".json")
@@ -57,7 +57,18 @@ class DesktopSettings(_Strict):
     size: str = "1280x800"
     scale: float = Field(default=1.0, ge=0.5, le=4)
     network: Literal["none", "bridge"] = "none"
-    image: str | None = None  # the image to run (default: the suite's)
+    image: str | None = Field(default=None, min_length=1)  # "lean", "apps" or a Docker image; None: the run's
+    clock: str | None = None  # the desktop's time at the start, "YYYY-MM-DD HH:MM:SS" (UTC)
+
+    @field_validator("clock")
+    @classmethod
+    def _clock(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                parse_clock(value)
+            except InvalidArgument as error:
+                raise ValueError(str(error)) from None
+        return value
 
     @field_validator("size")
     @classmethod

@@ -1,10 +1,17 @@
-"""The desktop image: building it, with a locally made base when no registry answers.
+"""The desktop images: building them, with a locally made base when no registry answers.
 
-``vdesk/desktop:<version>`` is built from ``docker/`` FROM ``debian:bookworm-slim``. When that
-base is neither present nor pullable (no registry, air-gapped), a minimal Debian is made with
-``debootstrap --variant=minbase`` and imported as ``vdesk/base:bookworm``. Every step is kept,
-so a second build reuses what the first made. Images carry a hash of their build context;
-a stale image (the context changed) is rebuilt.
+Two images, named by :func:`resolve` (``"lean"``, ``"apps"`` or any Docker image name):
+
+- ``vdesk/desktop:<version>`` (lean, the default) is built from ``docker/`` FROM
+  ``debian:bookworm-slim``. When that base is neither present nor pullable (no registry,
+  air-gapped), a minimal Debian is made with ``debootstrap --variant=minbase`` and imported as
+  ``vdesk/base:bookworm``.
+- ``vdesk/desktop-apps:<version>`` is built from ``docker/apps/`` FROM the lean image: real
+  programs (a browser, an office suite, ...), a session D-Bus, the accessibility bus, a taskbar.
+
+Every step is kept, so a second build reuses what the first made. Each image carries a hash
+of its own build context (the lean one's leaves out ``docker/apps/``; the apps one's includes
+the lean hash, since it is built FROM it); a stale image (its context changed) is rebuilt.
 """
 
 from __future__ import annotations
@@ -22,10 +29,14 @@ import docker
 import docker.errors
 
 from vdesk import __version__
-from vdesk.errors import ImageError
+from vdesk.errors import ImageError, InvalidArgument
 
 IMAGE_REPOSITORY = "vdesk/desktop"
 IMAGE = f"{IMAGE_REPOSITORY}:{__version__}"
+APPS_REPOSITORY = "vdesk/desktop-apps"
+APPS_IMAGE = f"{APPS_REPOSITORY}:{__version__}"
+IMAGE_NAMES = {"lean": IMAGE, "apps": APPS_IMAGE}
+APPS_FOLDER = "apps"
 REGISTRY_BASE = "debian:bookworm-slim"
 LOCAL_BASE = "vdesk/base:bookworm"
 CONTEXT_LABEL = "vdesk.context-hash"
@@ -42,68 +53,106 @@ def context_dir() -> Path:
     raise ImageError("the desktop image's build context (Dockerfile) is missing from this installation")
 
 
-def context_hash() -> str:
+def resolve(name: str) -> str:
+    """The Docker image a name means: ``"lean"``, ``"apps"``, or a Docker image name as is."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidArgument(f"image must be 'lean', 'apps' or a Docker image name, got {name!r}")
+    return IMAGE_NAMES.get(name, name)
+
+
+def is_apps(image: str) -> bool:
+    """True for the apps image, by name or by its Docker name."""
+    return resolve(image) == APPS_IMAGE
+
+
+def context_hash(image: str = IMAGE) -> str:
+    """The hash of ``image``'s own build context (and, for the apps image, of the lean one's)."""
     digest = hashlib.sha256()
     folder = context_dir()
+    if is_apps(image):
+        digest.update(b"FROM " + context_hash(IMAGE).encode() + b"\0")
+        folder = folder / APPS_FOLDER
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
+        relative = path.relative_to(folder)
+        if not is_apps(image) and relative.parts[0] == APPS_FOLDER:
+            continue  # the apps image's files do not make the lean one stale
+        digest.update(relative.as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
 def is_current(client: docker.DockerClient, image: str = IMAGE) -> bool:
     """True when ``image`` exists and was built from the present context."""
+    image = resolve(image)
     try:
         found = client.images.get(image)
     except docker.errors.ImageNotFound:
         return False
-    return (found.labels or {}).get(CONTEXT_LABEL) == context_hash()
+    return (found.labels or {}).get(CONTEXT_LABEL) == context_hash(image)
 
 
 def ensure(client: docker.DockerClient, image: str = IMAGE, progress: Progress = print,
            source: docker.DockerClient | None = None) -> str:
-    """Return ``image``; vdesk's own image is made first if it is missing or stale: copied
-    from ``source`` (another engine that has it current), or else built."""
-    if image != IMAGE:
+    """Return the Docker name of ``image`` (see :func:`resolve`); vdesk's own images are made
+    first if missing or stale: copied from ``source`` (another engine that has it current),
+    or else built (the apps image after the lean one it is built FROM)."""
+    image = resolve(image)
+    if image not in IMAGE_NAMES.values():
         if not _exists(client, image):
-            raise ImageError(f"image {image!r} not found; build it, or use vdesk's own ({IMAGE})")
+            raise ImageError(f"image {image!r} not found; build it, or use vdesk's own ({IMAGE}, {APPS_IMAGE})")
         return image
-    if not is_current(client):
-        if source is not None and is_current(source):
-            copy(source, client, progress)
-        else:
-            build(client, progress=progress)
-    return IMAGE
+    if is_current(client, image):
+        return image
+    if source is not None and is_current(source, image):
+        copy(source, client, progress, image)
+        return image
+    if is_apps(image):
+        ensure(client, IMAGE, progress, source)
+        return build_apps(client, progress)
+    return build(client, progress=progress)
 
 
-def copy(source: docker.DockerClient, target: docker.DockerClient, progress: Progress = print) -> None:
-    """Stream vdesk's image from one engine to another (``docker save | docker load``)."""
-    progress(f"copying {IMAGE} to the target engine ...")
+def copy(source: docker.DockerClient, target: docker.DockerClient, progress: Progress = print,
+         image: str = IMAGE) -> None:
+    """Stream one of vdesk's images from one engine to another (``docker save | docker load``)."""
+    progress(f"copying {image} to the target engine ...")
     try:
-        target.api.load_image(source.api.get_image(IMAGE))
-        target.images.get(IMAGE).tag(IMAGE_REPOSITORY, "latest")
+        target.api.load_image(source.api.get_image(image))
+        target.images.get(image).tag(image.split(":")[0], "latest")
     except docker.errors.APIError as error:
-        raise ImageError(f"copying {IMAGE} between engines failed: {error.explanation}") from None
+        raise ImageError(f"copying {image} between engines failed: {error.explanation}") from None
 
 
 def build(client: docker.DockerClient, progress: Progress = print, base: str | None = None) -> str:
     """Build ``vdesk/desktop:<version>`` (and ``:latest``); return its tag."""
     base = base or resolve_base(client, progress)
-    progress(f"building {IMAGE} from {base} ...")
-    labels = {CONTEXT_LABEL: context_hash(), "vdesk.image": __version__}
+    return _build(client, IMAGE, context_dir(), base, progress)
+
+
+def build_apps(client: docker.DockerClient, progress: Progress = print) -> str:
+    """Build ``vdesk/desktop-apps:<version>`` (and ``:latest``) FROM the lean image, which must
+    be current (:func:`ensure` makes it so); return its tag."""
+    if not is_current(client, IMAGE):
+        raise ImageError(f"{APPS_IMAGE} is built FROM {IMAGE}, which is missing or stale: build it first")
+    return _build(client, APPS_IMAGE, context_dir() / APPS_FOLDER, IMAGE, progress)
+
+
+def _build(client: docker.DockerClient, image: str, context: Path, base: str, progress: Progress) -> str:
+    progress(f"building {image} from {base} ...")
+    labels = {CONTEXT_LABEL: context_hash(image), "vdesk.image": __version__}
     try:
-        stream = client.api.build(path=str(context_dir()), tag=IMAGE, buildargs={"BASE": base},
+        stream = client.api.build(path=str(context), tag=image, buildargs={"BASE": base},
                                   labels=labels, rm=True, forcerm=True, decode=True, pull=False)
         for chunk in stream:
             if "error" in chunk:
-                raise ImageError(f"building {IMAGE} failed: {chunk['error'].strip()}")
+                raise ImageError(f"building {image} failed: {chunk['error'].strip()}")
             line = chunk.get("stream", "").strip()
             if line.startswith("Step "):
                 progress(line)
     except docker.errors.APIError as error:
-        raise ImageError(f"building {IMAGE} failed: {error.explanation}") from None
-    client.images.get(IMAGE).tag(IMAGE_REPOSITORY, "latest")
-    progress(f"built {IMAGE}")
-    return IMAGE
+        raise ImageError(f"building {image} failed: {error.explanation}") from None
+    client.images.get(image).tag(image.split(":")[0], "latest")
+    progress(f"built {image}")
+    return image
 
 
 def resolve_base(client: docker.DockerClient, progress: Progress = print) -> str:

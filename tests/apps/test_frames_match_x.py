@@ -1,0 +1,66 @@
+"""Frames show what X draws: for every program of the apps image, the VNC frame equals the X
+server's own pixels (XGetImage on the root window), after the program started and after
+typing into it. A frame that missed a drawing (a black strip under a toolbar) fails this."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from tests.apps.screens import differing_box, x_pixels
+from vdesk.desktop import Desktop
+
+pytestmark = pytest.mark.desktop
+
+
+@dataclass(frozen=True)
+class Program:
+    argv: tuple[str, ...]
+    title: str  # a part of its main window's title
+
+
+PAGE = "data:text/html,<title>vdesk page</title><h1>A page</h1><input autofocus placeholder=here>"
+PROGRAMS = {
+    "calc": Program(("libreoffice", "--calc"), "LibreOffice Calc"),
+    "writer": Program(("libreoffice", "--writer"), "LibreOffice Writer"),
+    "impress": Program(("libreoffice", "--impress"), "LibreOffice Impress"),
+    "chromium": Program(("chromium", PAGE), "vdesk page"),
+    "gimp": Program(("gimp",), "GNU Image Manipulation Program"),
+    "pcmanfm": Program(("pcmanfm",), "desk"),
+    "mousepad": Program(("mousepad",), "Mousepad"),
+    "evince": Program(("evince",), "Recent Documents"),
+    "ristretto": Program(("ristretto",), "Image Viewer"),
+}
+
+
+def assert_frame_shows_what_x_holds(desktop: Desktop, when: str) -> None:
+    """Compare a fresh VNC frame with XGetImage once the screen is still (the X pixels read
+    before and after the frame agree, so nothing was drawn in between)."""
+    for _ in range(5):
+        desktop.wait_until_settled(quiet=0.5, timeout=30)
+        before = x_pixels(desktop)
+        frame = desktop.screenshot(fresh=True)
+        after = x_pixels(desktop)
+        if differing_box(before, after) is None:
+            box = differing_box(frame, after)
+            assert box is None, f"{when}: the VNC frame differs from the X server's pixels in {box}"
+            return
+        time.sleep(0.5)
+    pytest.fail(f"{when}: the screen never held still long enough to compare")
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_the_frame_equals_the_x_servers_pixels_after_start_and_after_typing(name):
+    program = PROGRAMS[name]
+    with Desktop.up(image="apps", timeout=120) as desktop:
+        desktop.run(list(program.argv))
+        desktop.windows.wait_for(program.title, timeout=90)
+        # The program starts as people expect: its window and nothing else (no tip of the day,
+        # first-run wizard, keyring or recovery dialog).
+        titles = [w.title for w in desktop.windows.list() if w.title != "tint2"]
+        assert all(program.title in title for title in titles), titles
+        assert_frame_shows_what_x_holds(desktop, f"{name} started")
+        desktop.execute([{"type": "type", "inputs": {"content": "Hello 123 çé"}}])
+        assert_frame_shows_what_x_holds(desktop, f"{name} after typing")
