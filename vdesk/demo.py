@@ -13,7 +13,7 @@ from vdesk.desktop import Desktop
 
 SITE = Path(__file__).resolve().parent.parent / "examples" / "apps" / "site"
 ORDER_PAGE = "http://127.0.0.1:8000/order.html"
-MEMO = "memo.odt"
+MEMO = "notes.odt"
 CLOCK = "2026-03-02 09:00:00"  # a fixed clock: the taskbar shows the same time on every run
 
 
@@ -26,17 +26,17 @@ PICTURE = "save the memo"
 BROWSER_SCRIPT: list[tuple[str, list[dict]]] = [
     ("click the name field", [{"type": "click", "inputs": {"point": _point(204, 214)}}]),
     ("type a name in two scripts", [{"type": "type", "inputs": {"content": "Ada Lovelace — 愛達"}}]),
-    ("open the item list and pick Ink", [{"type": "click", "inputs": {"point": _point(204, 300)}},
-                                         {"type": "hotkey", "inputs": {"key": "down"}},
-                                         {"type": "hotkey", "inputs": {"key": "down"}},
-                                         {"type": "hotkey", "inputs": {"key": "enter"}}]),
+    ("open the item list", [{"type": "click", "inputs": {"point": _point(204, 300)}},
+                            {"type": "wait", "inputs": {"time": 0.5}}]),
+    ("pick Ink", [{"type": "hotkey", "inputs": {"key": "down"}}, {"type": "hotkey", "inputs": {"key": "down"}},
+                  {"type": "hotkey", "inputs": {"key": "enter"}}]),
     ("send the form", [{"type": "click", "inputs": {"point": _point(104, 368)}}]),
 ]
 
 
 def office_script(line: str) -> list[tuple[str, list[dict]]]:
     return [
-        ("go to the end of the memo", [{"type": "hotkey", "inputs": {"key": "ctrl+end"}}]),
+        ("go to the end of the notes", [{"type": "hotkey", "inputs": {"key": "ctrl+end"}}]),
         ("write what the page said", [{"type": "hotkey", "inputs": {"key": "enter"}},
                                       {"type": "type", "inputs": {"content": line}}]),
         ("make it bold", [{"type": "hotkey", "inputs": {"key": "shift+home"}},
@@ -49,8 +49,8 @@ def office_script(line: str) -> list[tuple[str, list[dict]]]:
 def run_demo(out_dir: Path, picture: Path | None = None, say: Callable[[str], None] = print) -> None:
     """Run the demo on a fresh apps desktop; frames and ``actions.jsonl`` go to ``out_dir``."""
     from vdesk.harness.desktop_files import pack, unpack_into
-    from vdesk.harness.env import serve
-    from vdesk.harness.tasks import ServeStep
+    from vdesk.harness.env import run_setup
+    from vdesk.harness.tasks import parse_task
 
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -58,7 +58,9 @@ def run_demo(out_dir: Path, picture: Path | None = None, say: Callable[[str], No
             (out_dir / "actions.jsonl").open("w") as log:
         say(f"apps desktop {desktop.name} up in {time.perf_counter() - started:.2f} s")
         desktop.wait_for_window_manager()
-        serve(desktop, pack(SITE), ServeStep(serve="site"))
+        site = parse_task({"id": "demo-site", "instruction": "-", "setup": [{"serve": "site"}],
+                           "checks": [{"command": "true"}]}, base_dir=SITE.parent)
+        run_setup(desktop, site)
         desktop.browser.open(ORDER_PAGE)
         desktop.windows.wait_for("Order form - Chromium", timeout=30)
         steps = _play(desktop, BROWSER_SCRIPT, out_dir, log, picture, say, first=1)
@@ -67,8 +69,9 @@ def run_demo(out_dir: Path, picture: Path | None = None, say: Callable[[str], No
         say(f"the page answered: {line}")
         unpack_into(desktop, pack(SITE.parent / "files" / MEMO), ".")
         desktop.run(["soffice", "--writer", "--norestore", f"/home/desk/{MEMO}"])
-        desktop.windows.wait_for(f"{MEMO} - LibreOffice Writer", timeout=60)
-        desktop.wait_until_settled(quiet=1.0, timeout=30)
+        loaded = parse_task({"id": "demo-office", "instruction": "-", "checks": [{"command": "true"}], "setup": [
+            {"wait_window": f"{MEMO} - LibreOffice Writer", "timeout": 60}, {"wait_idle": "soffice.bin"}]})
+        run_setup(desktop, loaded)  # the window shows before the document has loaded
         steps = _play(desktop, office_script(line), out_dir, log, picture, say, first=steps + 1)
         final = desktop.wait_until_settled(quiet=0.3)
         final.save(out_dir / "final.png")
