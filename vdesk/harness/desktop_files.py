@@ -55,8 +55,9 @@ def read_file(desktop: Desktop, path: str, limit: int = READ_LIMIT, timeout: flo
 def pack(source: Path, limit: int = PACK_LIMIT) -> bytes:
     """A file or folder of this machine as a tar archive holding it under its own name (as
     ``cp -r`` would copy it): regular files and folders only, links left out."""
-    if not (source.is_file() or source.is_dir()) or source.is_symlink():
+    if not (source.is_file() or source.is_dir()):
         raise InvalidArgument(f"{source}: no such file or folder")
+    source = source.resolve()  # the one named may be a link; the links inside it are left out
     paths = [source] + (sorted(source.rglob("*")) if source.is_dir() else [])
     buffer = io.BytesIO()
     total = 0

@@ -189,7 +189,12 @@ def save_task(task: Task, folder: Path) -> None:
         if source.is_file():
             shutil.copyfile(source, target)
         elif source.is_dir():
-            shutil.copytree(source, target, symlinks=False, ignore_dangling_symlinks=True)
+            # As the serve/upload steps copy them: regular files and folders, links left out.
+            shutil.copytree(source, target, ignore=_links)
+
+
+def _links(folder: str, names: list[str]) -> list[str]:
+    return [name for name in names if (Path(folder) / name).is_symlink()]
 
 
 @dataclass(frozen=True)
