@@ -126,7 +126,7 @@ def file_check(desktop: Desktop, check: FileCheck) -> CheckResult:
     if not check.exists:
         return _result("file", [f"{check.file} exists"] if data is not None else [], f"{check.file} does not exist")
     if data is None:
-        return CheckResult("file", False, f"{check.file} does not exist (or is not a regular file)")
+        return CheckResult("file", False, f"{check.file} cannot be read: no such file (or not a regular file)")
     problems = _bytes_problems(check, data)
     if check.is_text:
         try:
@@ -140,7 +140,7 @@ def file_check(desktop: Desktop, check: FileCheck) -> CheckResult:
 def picture_file_check(data: bytes | None, check: FileCheck, base_dir: Path) -> CheckResult:
     """A file check with ``image``: the file (read out of the desktop) looks like the reference."""
     if data is None:
-        return CheckResult("file", False, f"{check.file} does not exist (or is not a regular file)")
+        return CheckResult("file", False, f"{check.file} cannot be read: no such file (or not a regular file)")
     problems = _bytes_problems(check, data)
     assert check.image is not None
     reference_path = base_dir / check.image
