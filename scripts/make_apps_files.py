@@ -7,7 +7,6 @@ from pathlib import Path
 import docx
 import openpyxl
 import pptx
-from PIL import Image, ImageDraw
 
 FOLDER = Path(__file__).resolve().parent.parent / "examples" / "apps" / "files"
 
@@ -36,13 +35,6 @@ def deck(path: Path, title: str, subtitle: str) -> None:
     presentation.save(path)
 
 
-def picture(path: Path) -> None:
-    image = Image.new("RGB", (320, 200), "#f4f1e8")
-    draw = ImageDraw.Draw(image)
-    draw.rectangle((20, 30, 140, 170), fill="#d1495b")
-    draw.ellipse((190, 50, 290, 150), fill="#00798c")
-    image.save(path)
-
 
 def main() -> None:
     FOLDER.mkdir(parents=True, exist_ok=True)
@@ -51,9 +43,6 @@ def main() -> None:
     letter(FOLDER / "memo.docx", ["Team memo", "This is urgent news for everyone.", "Thanks for reading."])
     letter(FOLDER / "notes.docx", ["Reading list", "Read the manual before the meeting.", "Bring a pen."])
     deck(FOLDER / "deck.pptx", "Quarterly review", "Numbers and plans")
-    picture(FOLDER / "shapes.png")
-    flipped = Image.open(FOLDER / "shapes.png").transpose(Image.Transpose.FLIP_LEFT_RIGHT)
-    flipped.save(FOLDER / "shapes-flipped.png")
 
 
 if __name__ == "__main__":

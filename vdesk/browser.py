@@ -288,7 +288,3 @@ def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
 
-
-def tab_titles(tabs: Sequence[Tab]) -> str:
-    """Tabs for a message: ``'Form' (http://…), 'New Tab' (chrome://newtab/)``."""
-    return ", ".join(f"{tab.title!r} ({tab.url})" for tab in tabs) or "no tabs"
