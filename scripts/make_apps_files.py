@@ -7,6 +7,7 @@ from pathlib import Path
 import docx
 import openpyxl
 import pptx
+from PIL import Image, ImageDraw
 
 FOLDER = Path(__file__).resolve().parent.parent / "examples" / "apps" / "files"
 
@@ -36,6 +37,14 @@ def deck(path: Path, title: str, subtitle: str) -> None:
 
 
 
+def picture(path: Path) -> None:
+    image = Image.new("RGB", (320, 200), "#f4f1e8")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((20, 30, 140, 170), fill="#d1495b")
+    draw.ellipse((190, 50, 290, 150), fill="#00798c")
+    image.save(path)
+
+
 def main() -> None:
     FOLDER.mkdir(parents=True, exist_ok=True)
     workbook(FOLDER / "budget.xlsx", [["Item", "Cost"]])
@@ -43,6 +52,8 @@ def main() -> None:
     letter(FOLDER / "memo.docx", ["Team memo", "This is urgent news for everyone.", "Thanks for reading."])
     letter(FOLDER / "notes.docx", ["Reading list", "Read the manual before the meeting.", "Bring a pen."])
     deck(FOLDER / "deck.pptx", "Quarterly review", "Numbers and plans")
+    picture(FOLDER / "shapes.png")  # and the reference of the GIMP task: the same, flipped
+    Image.open(FOLDER / "shapes.png").transpose(Image.Transpose.FLIP_LEFT_RIGHT).save(FOLDER / "shapes-flipped.png")
 
 
 if __name__ == "__main__":
