@@ -49,7 +49,8 @@ from vdesk.plan import Mark, Sleep, Step, TypeText, Xdo, chained, plan
 from vdesk.tunnel import Tunnel
 from vdesk.windows import Windows, open_display
 
-if TYPE_CHECKING:  # frames are imported on first use: the VNC client library takes ~0.3 s to load
+if TYPE_CHECKING:  # imported on first use: the VNC client library takes ~0.3 s to load, Playwright more
+    from vdesk.browser import Browser
     from vdesk.frames import LiveFramebuffer, Region
 
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
@@ -80,6 +81,7 @@ class Desktop:
         self.keymap = ScratchKeymap(XKeyboardMapping(self._windows.request))
         self._vnc_tunnel: Tunnel | None = None
         self._frames: LiveFramebuffer | None = None
+        self._browser: Browser | None = None  # made on first use
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -153,7 +155,7 @@ class Desktop:
         if self._closed:
             return
         self._closed = True
-        for part in (self._frames, self._vnc_tunnel, self._windows, self.channel):
+        for part in (self._browser, self._frames, self._vnc_tunnel, self._windows, self.channel):
             if part is not None:
                 part.close()
         if self._lease is not None:
@@ -209,6 +211,18 @@ class Desktop:
         if self._closed:
             raise DesktopGone(f"desktop {self.name} is closed")
         return self._windows
+
+    @property
+    def browser(self) -> Browser:
+        """The desktop's Chromium (apps image), read and driven over CDP: a
+        :class:`vdesk.browser.Browser`, started and connected on first use, closed with the desktop."""
+        if self._closed:
+            raise DesktopGone(f"desktop {self.name} is closed")
+        if self._browser is None:
+            from vdesk.browser import Browser  # Playwright is loaded only by desktops that use it
+
+            self._browser = Browser(self)
+        return self._browser
 
     def x_display(self) -> tuple[XDisplay, Tunnel]:
         """A new python-xlib connection to the desktop's X server; the caller closes both."""

@@ -23,6 +23,8 @@
     ├── AgentError            a model agent got no usable reply
     ├── RunError              a run folder is missing or unreadable
     ├── ViewerUnavailable     websockify or noVNC is not installed
+    ├── BrowserError          the desktop's browser could not be started, reached or asked
+    ├── DocumentError         a document out of a desktop could not be read
     └── BenchError            the bench could not take a measurement
 
 Nothing was done when an ``Invalid…`` error is raised: arguments and whole batches of actions
@@ -107,6 +109,14 @@ class RunError(VdeskError):
 
 class ViewerUnavailable(VdeskError):
     """websockify or noVNC is not installed on this machine."""
+
+
+class BrowserError(VdeskError):
+    """The desktop's browser could not be started, reached or asked; the message says which."""
+
+
+class DocumentError(VdeskError):
+    """A document could not be read: not of its format, damaged, or past a size limit."""
 
 
 class BenchError(VdeskError):

@@ -20,6 +20,7 @@ Bounds (raise them with the arguments of the same names): ``read_file`` keeps at
 
 from __future__ import annotations
 
+import io
 import os
 import posixpath
 import queue
@@ -147,6 +148,21 @@ class Files:
         parent, base = posixpath.split(target)
         self._send(parent, lambda archive: archive.add(str(local), arcname=base), timeout)
         return target
+
+    def unpack(self, archive: bytes, folder: str, *, timeout: float = TRANSFER_TIMEOUT) -> None:
+        """Unpack a tar ``archive`` made on this side into ``folder`` of the desktop (made if
+        missing): its regular files and folders, never links or devices."""
+        target = remote_path(folder)
+        self._channel.run(["mkdir", "-p", "--", target], timeout=10).check()
+
+        def add(out: tarfile.TarFile) -> None:
+            with tarfile.open(fileobj=io.BytesIO(archive)) as source:
+                for member in source:
+                    if member.isreg():
+                        out.addfile(member, source.extractfile(member))
+                    elif member.isdir():
+                        out.addfile(member)
+        self._send(target, add, timeout)
 
     def _is_dir(self, path: str) -> bool:
         return self._channel.run(["test", "-d", path], timeout=10).returncode == 0

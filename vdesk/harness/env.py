@@ -16,6 +16,7 @@ the real desktop — setup, actions, settle waits, checks — runs next to it th
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -27,10 +28,12 @@ from PIL import Image
 from vdesk.actions import BaseAction, ExecuteResult, parse_batch
 from vdesk.coords import ImageSpace
 from vdesk.desktop import WM_READY_TIMEOUT, XDOTOOL_TIMEOUT, Desktop
-from vdesk.errors import DesktopGone, InvalidAction, SetupError, VdeskError
+from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, SetupError, VdeskError
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
 from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
-from vdesk.harness.tasks import RunStep, SetupStep, StartStep, Task, WaitWindowStep, WriteStep, in_home
+from vdesk.harness.desktop_files import pack, unpack_into
+from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, StartStep, Task, UploadStep,
+                                 WaitIdleStep, WaitWindowStep, WriteStep, in_home)
 from vdesk.images import IMAGE
 from vdesk.operator import Operator, ScreenContext, encode, screen_context
 from vdesk.video import record
@@ -42,6 +45,37 @@ FINAL_QUIET = 0.5
 SETUP_QUIET = 0.3
 SETTLE_TIMEOUT = 10.0
 STEP_TIMEOUT = 60.0  # for a setup step that has no timeout of its own (start, write)
+SERVE_ROOT = "/tmp/vdesk-serve"  # out of the home, where a file manager would show it
+IDLE_SHARE = 0.03  # of one CPU: a program using less than this is idle (a blinking caret, a timer)
+# Runs in the desktop: sums the CPU time of every process of the name from /proc, and exits 0
+# once it grew by less than IDLE_SHARE of the quiet period over one quiet period.
+WAIT_IDLE = f"""
+import os, sys, time
+name, quiet, timeout = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+tick = os.sysconf("SC_CLK_TCK")
+def used():
+    total, found = 0, False
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{{pid}}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)
+            if fields[0].split("(", 1)[1] == name:
+                found = True
+                parts = fields[1].split()
+                total += int(parts[11]) + int(parts[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / tick if found else None
+deadline = time.monotonic() + timeout
+before = used()
+while time.monotonic() < deadline:
+    time.sleep(quiet)
+    now = used()
+    if before is not None and now is not None and now - before < {IDLE_SHARE} * quiet:
+        sys.exit(0)
+    before = now
+sys.exit(f"{{name}} did not go idle within {{timeout:g}} s")
+"""
 
 
 @dataclass(frozen=True)
@@ -96,7 +130,7 @@ class DesktopEnv:
             self._record(self._desktop, self.video)
         self._image = image_space or self._desktop.screen.image()
         self._task, self._step = task, 0
-        self._desktop.call(prepare, task, timeout=setup_timeout(task))
+        self._desktop.call(prepare, task, packed(task), timeout=setup_timeout(task))
         self._settle(SETUP_QUIET)
         return self.observe()
 
@@ -176,10 +210,17 @@ class DesktopEnv:
 
 
 # -- what runs next to the desktop (through DesktopHost.call) ---------------------------------
-def prepare(desktop: Desktop, task: Task) -> None:
-    """Get a fresh desktop ready for ``task``: the window manager, then the task's setup."""
+def prepare(desktop: Desktop, task: Task, files: Mapping[str, bytes] | None = None) -> None:
+    """Get a fresh desktop ready for ``task``: the window manager, then the task's setup;
+    ``files`` are what its serve and upload steps copy in (see :func:`packed`)."""
     desktop.wait_for_window_manager(WM_READY_TIMEOUT)
-    run_setup(desktop, task)
+    run_setup(desktop, task, files or {})
+
+
+def packed(task: Task) -> dict[str, bytes]:
+    """The files and folders of the task its setup copies in, packed here, where the task's
+    folder is (the desktop may live on another machine)."""
+    return {name: pack(task.base_dir / name) for name in task.copied_in()}
 
 
 def settle(desktop: Desktop, quiet: float, timeout: float) -> None:
@@ -203,16 +244,17 @@ def action_timeout(action: BaseAction) -> float:
     return 2 * XDOTOOL_TIMEOUT + (action.inputs.time or 0.0) + len(text) / 100
 
 
-def run_setup(desktop: Desktop, task: Task) -> None:
+def run_setup(desktop: Desktop, task: Task, files: Mapping[str, bytes] | None = None) -> None:
     """Run the task's setup steps in order; raises :class:`SetupError` naming the failed one."""
+    files = files if files is not None else packed(task)
     for index, step in enumerate(task.setup):
         try:
-            _setup_step(desktop, step)
+            _setup_step(desktop, step, files)
         except VdeskError as error:
             raise SetupError(f"task {task.id}: setup step {index} ({_describe(step)}) failed: {error}") from None
 
 
-def _setup_step(desktop: Desktop, step: SetupStep) -> None:
+def _setup_step(desktop: Desktop, step: SetupStep, files: Mapping[str, bytes]) -> None:
     if isinstance(step, RunStep):
         desktop.run(argv_of(step.run), wait=True, timeout=step.timeout).check()
     elif isinstance(step, StartStep):
@@ -224,10 +266,35 @@ def _setup_step(desktop: Desktop, step: SetupStep) -> None:
         desktop.run(["sh", "-c", script, "sh", in_home(step.write)], wait=True, stdin=step.content).check()
     elif isinstance(step, WaitWindowStep):
         desktop.windows.wait_for(step.wait_window, regex=step.regex, timeout=step.timeout)
+    elif isinstance(step, UploadStep):
+        unpack_into(desktop, files[step.upload], in_home(step.to), timeout=step.timeout)
+    elif isinstance(step, ServeStep):
+        serve(desktop, files[step.serve], step)
+    elif isinstance(step, BrowserStep):
+        desktop.browser.open(step.browser, timeout=step.timeout)
+    elif isinstance(step, WaitIdleStep):
+        argv = ["python3", "-c", WAIT_IDLE, step.wait_idle, str(step.quiet), str(step.timeout)]
+        done = desktop.run(argv, wait=True, timeout=step.timeout + 5)
+        if done.returncode != 0:
+            raise DesktopTimeout(done.stderr.strip() or f"{step.wait_idle} did not go idle within {step.timeout:g} s")
+
+
+def serve(desktop: Desktop, archive: bytes, step: ServeStep) -> None:
+    """Serve a task folder over HTTP on the desktop's loopback; return once it answers."""
+    root = f"{SERVE_ROOT}/{step.port}"
+    unpack_into(desktop, archive, root, timeout=step.timeout)
+    folder = f"{root}/{Path(step.serve).name}"
+    desktop.run(["python3", "-m", "http.server", str(step.port), "--bind", "127.0.0.1", "--directory", folder])
+    deadline = time.monotonic() + step.timeout
+    probe = ["socat", "-u", "OPEN:/dev/null", f"TCP:127.0.0.1:{step.port}"]
+    while desktop.run(probe, wait=True, timeout=5).returncode != 0:
+        if time.monotonic() > deadline:
+            raise DesktopTimeout(f"the server of {step.serve!r} did not answer on port {step.port} within {step.timeout:g} s")
+        time.sleep(0.05)
 
 
 def _describe(step: SetupStep) -> str:
-    for kind in ("run", "start", "write", "wait_window"):
+    for kind in ("run", "start", "write", "wait_window", "upload", "serve", "browser", "wait_idle"):
         if hasattr(step, kind):
             return f"{kind}: {getattr(step, kind)!r}"[:120]
     return type(step).__name__

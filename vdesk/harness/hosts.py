@@ -70,7 +70,8 @@ DesktopSource = Callable[[DesktopSettings], AbstractContextManager[DesktopHost]]
 
 
 def fresh_desktops(image: str = IMAGE, environment: Mapping[str, str] | None = None) -> DesktopSource:
-    """A new local desktop for each task, removed when the environment lets it go."""
+    """A new local desktop for each task (of the task's image, else ``image``), removed when
+    the environment lets it go."""
 
     @contextmanager
     def open_desktop(settings: DesktopSettings) -> Iterator[DesktopHost]:

@@ -173,16 +173,24 @@ def write_outcome(folder: Path, outcome: Outcome) -> None:
 
 
 def save_task(task: Task, folder: Path) -> None:
-    """Write ``task.json`` and copy the reference images it names beside it, so a run folder
-    replays on its own wherever it is moved."""
+    """Write ``task.json`` and copy the reference images and the files its setup copies into the
+    desktop beside it, so a run folder replays on its own wherever it is moved."""
     (folder / TASK_FILE).write_text(task.model_dump_json(indent=2, exclude_none=True), encoding="utf-8")
-    for reference in task.reference_files():
+    for reference in task.reference_files() + task.copied_in():
         source = task.base_dir / reference
         target = folder / reference
-        if Path(reference).is_absolute() or not source.is_file():
+        if Path(reference).is_absolute() or target.exists():
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
+        if source.is_file():
+            shutil.copyfile(source, target)
+        elif source.is_dir():
+            # As the serve/upload steps copy them: regular files and folders, links left out.
+            shutil.copytree(source, target, ignore=_links)
+
+
+def _links(folder: str, names: list[str]) -> list[str]:
+    return [name for name in names if (Path(folder) / name).is_symlink()]
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Literal, Union
 
 import yaml
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag,
-                      ValidationError, field_validator)
+                      ValidationError, field_validator, model_validator)
 
 from vdesk.actions import BaseAction, parse_batch, validation_message
 from vdesk.clock import parse_clock
@@ -110,6 +110,57 @@ class WaitWindowStep(_Strict):
     timeout: float = Field(default=10.0, gt=0, le=120)
 
 
+def _task_relative(value: str) -> str:
+    if Path(value).is_absolute() or ".." in Path(value).parts:
+        raise ValueError(f"{value!r}: name a file or folder inside the task's folder (relative, no '..')")
+    return value
+
+
+class UploadStep(_Strict):
+    """Copy a file or folder of the task (relative to the task file) into the desktop folder ``to``."""
+
+    upload: str = Field(min_length=1)
+    to: str = "~"
+    timeout: float = Field(default=60.0, gt=0, le=600)
+
+    @field_validator("upload")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        return _task_relative(value)
+
+
+class ServeStep(_Strict):
+    """Copy a folder of the task (relative to the task file) into the desktop and serve it over
+    HTTP on the desktop's own loopback, ``http://127.0.0.1:PORT/`` (the desktop has no network)."""
+
+    serve: str = Field(min_length=1)
+    port: int = Field(default=8000, ge=1024, le=65535)
+    timeout: float = Field(default=30.0, gt=0, le=120)
+
+    @field_validator("serve")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        return _task_relative(value)
+
+
+class WaitIdleStep(_Strict):
+    """Wait until the programs of this process name (as ``ps`` shows it, e.g. ``soffice.bin``)
+    run and have used almost no CPU for ``quiet`` seconds: a window is often shown before the
+    program has drawn its content or can take input (an office document still loading)."""
+
+    wait_idle: str = Field(min_length=1, max_length=15, pattern=r"^[A-Za-z0-9._+-]+$")
+    quiet: float = Field(default=1.0, gt=0, le=30)
+    timeout: float = Field(default=60.0, gt=0, le=300)
+
+
+class BrowserStep(_Strict):
+    """Start the desktop's browser (apps image) with its debugging port, show ``browser`` (an
+    address) in it, and wait until the page has loaded."""
+
+    browser: str = Field(min_length=1)
+    timeout: float = Field(default=60.0, gt=0, le=300)
+
+
 def _keyed_by(kinds: tuple[str, ...], error_type: str, what: str) -> Discriminator:
     """Pick a union member by which one of ``kinds`` the data has as a key."""
     return Discriminator(lambda value: _kind(value, kinds), custom_error_type=error_type,
@@ -117,10 +168,12 @@ def _keyed_by(kinds: tuple[str, ...], error_type: str, what: str) -> Discriminat
                          custom_error_context={})
 
 
-SETUP_KINDS = ("run", "start", "write", "wait_window")
+SETUP_KINDS = ("run", "start", "write", "wait_window", "serve", "upload", "browser", "wait_idle")
 SetupStep = Annotated[
     Union[Annotated[RunStep, Tag("run")], Annotated[StartStep, Tag("start")],
-          Annotated[WriteStep, Tag("write")], Annotated[WaitWindowStep, Tag("wait_window")]],
+          Annotated[WriteStep, Tag("write")], Annotated[WaitWindowStep, Tag("wait_window")],
+          Annotated[ServeStep, Tag("serve")], Annotated[UploadStep, Tag("upload")],
+          Annotated[BrowserStep, Tag("browser")], Annotated[WaitIdleStep, Tag("wait_idle")]],
     _keyed_by(SETUP_KINDS, "setup_kind", "a setup step"),
 ]
 
@@ -143,18 +196,94 @@ class CommandCheck(_Strict):
 
 
 class FileCheck(_Strict):
-    """A file's content: exactly ``equals``, or containing / matching, or merely existing."""
+    """A file's content: exactly ``equals``, or containing / matching (as UTF-8 text), or merely
+    existing; for any file, its ``sha256`` or ``size`` (bytes, exact or ``[min, max]``); for a
+    picture, its likeness to ``image`` (a reference of the task's folder, compared as a region
+    check compares: at most ``tolerance`` of the pixels differ by more than ``threshold``)."""
 
     file: str = Field(min_length=1)
     exists: bool = True
     equals: str | None = None
     contains: str | None = None
     matches: str | None = None
+    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    size: int | tuple[int, int] | None = None
+    image: str | None = Field(default=None, min_length=1)
+    tolerance: float = Field(default=0.01, ge=0, le=1)
+    threshold: int = Field(default=24, ge=0, le=255)
 
     @field_validator("matches")
     @classmethod
     def _pattern(cls, value: str | None) -> str | None:
         return _regex(value)
+
+    @property
+    def is_text(self) -> bool:
+        return any(value is not None for value in (self.equals, self.contains, self.matches))
+
+
+class DocumentCheck(_Strict):
+    """A document a program saved, read with the library of its format (by the file's suffix).
+
+    Spreadsheets (xlsx, ods): ``cells`` (``A1`` or ``Sheet!A1`` → the value shown; numbers
+    compare as numbers) and ``formulas`` (→ e.g. ``=SUM(B1:B3)``; spaces and case do not
+    matter). Text documents (docx, odt): ``paragraphs`` (the non-empty ones, exactly, in order)
+    and ``bold`` / ``italic`` (the text of every stretch so set, exactly, in order). Presentations
+    (pptx, odp): ``slides`` (the slide titles, in order). Any of them and PDF: ``contains``
+    (texts found somewhere in it).
+    """
+
+    document: str = Field(min_length=1)
+    cells: dict[str, str | float | bool] | None = None
+    formulas: dict[str, str] | None = None
+    paragraphs: list[str] | None = None
+    bold: list[str] | None = None
+    italic: list[str] | None = None
+    slides: list[str] | None = None
+    contains: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _fits_format(self) -> DocumentCheck:
+        suffix = Path(self.document).suffix.lower()
+        allowed = {".xlsx": {"cells", "formulas"}, ".ods": {"cells", "formulas"},
+                   ".docx": {"paragraphs", "bold", "italic"}, ".odt": {"paragraphs", "bold", "italic"},
+                   ".pptx": {"slides"}, ".odp": {"slides"}, ".pdf": set()}
+        if suffix not in allowed:
+            raise ValueError(f"document {self.document!r}: the checks read {', '.join(allowed)} files")
+        asked = {name for name in ("cells", "formulas", "paragraphs", "bold", "italic", "slides")
+                 if getattr(self, name) is not None}
+        if asked - allowed[suffix]:
+            raise ValueError(f"document {self.document!r}: a {suffix} file has no {', '.join(sorted(asked - allowed[suffix]))}")
+        if not asked and self.contains is None:
+            raise ValueError(f"document {self.document!r}: say what to check (e.g. contains)")
+        return self
+
+
+class BrowserCheck(_Strict):
+    """The desktop's browser (apps image): the current tab's ``url`` or ``title``, the ``text``
+    of the first element matching ``selector`` in it, or the title of some tab (``tab``), is
+    exactly ``equals`` / contains / matches. Retried until it holds or ``timeout`` passes (a page
+    may still be loading)."""
+
+    browser: Literal["url", "title", "text", "tab"]
+    selector: str | None = Field(default=None, min_length=1)
+    equals: str | None = None
+    contains: str | None = None
+    matches: str | None = None
+    timeout: float = Field(default=5.0, ge=0, le=60)
+
+    @field_validator("matches")
+    @classmethod
+    def _pattern(cls, value: str | None) -> str | None:
+        return _regex(value)
+
+    @model_validator(mode="after")
+    def _selector_for_text(self) -> BrowserCheck:
+        if (self.browser == "text") != (self.selector is not None):
+            raise ValueError("a browser text check needs a selector, and only it takes one")
+        if self.equals is None and self.contains is None and self.matches is None:
+            raise ValueError("a browser check needs equals, contains or matches")
+        return self
 
 
 class WindowCheck(_Strict):
@@ -187,10 +316,11 @@ class RegionCheck(_Strict):
         return value
 
 
-CHECK_KINDS = ("command", "file", "window", "region")
+CHECK_KINDS = ("command", "file", "window", "region", "document", "browser")
 Check = Annotated[
     Union[Annotated[CommandCheck, Tag("command")], Annotated[FileCheck, Tag("file")],
-          Annotated[WindowCheck, Tag("window")], Annotated[RegionCheck, Tag("region")]],
+          Annotated[WindowCheck, Tag("window")], Annotated[RegionCheck, Tag("region")],
+          Annotated[DocumentCheck, Tag("document")], Annotated[BrowserCheck, Tag("browser")]],
     _keyed_by(CHECK_KINDS, "check_kind", "a check"),
 ]
 
@@ -236,7 +366,14 @@ class Task(_Strict):
 
     def reference_files(self) -> list[str]:
         """The reference images the checks name, as written."""
-        return [check.reference for check in self.checks if isinstance(check, RegionCheck)]
+        return ([check.reference for check in self.checks if isinstance(check, RegionCheck)]
+                + [check.image for check in self.checks if isinstance(check, FileCheck) and check.image])
+
+    def copied_in(self) -> list[str]:
+        """The files and folders of the task its ``serve`` and ``upload`` steps copy into the
+        desktop, as written (relative to :attr:`base_dir`)."""
+        return [step.serve if isinstance(step, ServeStep) else step.upload
+                for step in self.setup if isinstance(step, (ServeStep, UploadStep))]
 
 
 def _kind(value: Any, kinds: tuple[str, ...]) -> str | None:

@@ -1,0 +1,286 @@
+"""The browser of an apps desktop, read and driven over the Chrome DevTools Protocol.
+
+    with Desktop.up(image="apps") as desktop:
+        desktop.browser.open("http://127.0.0.1:8000/form.html")
+        print(desktop.browser.title, desktop.browser.evaluate("document.forms.length"))
+
+Chromium runs inside the desktop with its debugging port on the container's own loopback
+(``127.0.0.1:9222``), never published: this process reaches it through a private tunnel
+(:mod:`vdesk.tunnel`, an exec'd ``socat``), so it works with no network and on a remote engine.
+The client is Playwright's ``connect_over_cdp``, which needs no browser of its own. Playwright
+runs on an event loop in a thread this handle owns, so the handle may be used from any thread;
+:meth:`Browser.close` (called when the desktop is closed) disconnects, stops Playwright and
+that thread, and closes the tunnel. Chromium itself keeps running: it is a program of the desktop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from vdesk.errors import BrowserError, DesktopTimeout, InvalidArgument, VdeskError
+from vdesk.tunnel import Tunnel
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser as CdpBrowser, Page, Playwright
+
+T = TypeVar("T")
+DEBUG_PORT = 9222                # on the container's loopback only
+START_TIMEOUT = 30.0
+CALL_TIMEOUT = 30.0
+PROBE_TIMEOUT = 2.0              # one look at the debugging port's /json/version
+# Chromium's own sandbox cannot start under the desktop's seccomp profile and no-new-privileges:
+# the container is the sandbox. The rest keeps a fresh profile quiet and the screen the same
+# from run to run (no first-run page, no default-browser bar, no translation bubble).
+CHROMIUM_FLAGS = (
+    "--no-sandbox", "--test-type", "--no-first-run", "--no-default-browser-check",
+    "--disable-default-apps", "--disable-sync", "--disable-background-networking",
+    "--disable-component-update", "--disable-features=Translate,MediaRouter",
+    "--password-store=basic", "--force-renderer-accessibility", "--start-maximized",
+    f"--remote-debugging-port={DEBUG_PORT}", "--remote-debugging-address=127.0.0.1",
+)
+
+
+class BrowserHost(Protocol):
+    """What the browser needs of its desktop (a :class:`vdesk.desktop.Desktop`)."""
+
+    name: str
+    id: str
+
+    @property
+    def client(self) -> Any: ...
+
+    def run(self, argv: Sequence[str]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Tab:
+    """One open tab: its address and title."""
+
+    url: str
+    title: str
+
+
+def chromium_argv(url: str = "about:blank") -> list[str]:
+    """The command that starts the desktop's Chromium with its debugging port on loopback."""
+    return ["env", "ACCESSIBILITY_ENABLED=1", "chromium", *CHROMIUM_FLAGS, url]
+
+
+class Browser:
+    """The Chromium of one desktop. Get it as ``desktop.browser``; it starts Chromium when none
+    listens on the debugging port yet, and connects. Every call has a timeout."""
+
+    def __init__(self, desktop: BrowserHost, *, timeout: float = START_TIMEOUT) -> None:
+        self._desktop = desktop
+        self._lock = threading.Lock()
+        self._closed = False
+        self._tunnel = Tunnel(desktop.client.api, desktop.id, f"TCP:127.0.0.1:{DEBUG_PORT}", tcp_port=0)
+        self._loop = _LoopThread(f"vdesk-browser-{desktop.name}")
+        self._playwright: Playwright | None = None
+        self._cdp: CdpBrowser | None = None
+        try:
+            self._connect(timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- what tasks need ----------------------------------------------------------------------
+    def open(self, url: str, *, timeout: float = CALL_TIMEOUT) -> None:
+        """Show ``url`` in the current tab and wait until it has loaded."""
+        if not isinstance(url, str) or not url:
+            raise InvalidArgument(f"a browser address must be a non-empty string, got {url!r}")
+        self._call(lambda: self._goto(url, timeout), timeout)
+
+    @property
+    def url(self) -> str:
+        """The address of the current tab."""
+        return self._call(lambda: self._current_url(), CALL_TIMEOUT)
+
+    @property
+    def title(self) -> str:
+        """The title of the current tab."""
+        return self._call(lambda: self._current_title(), CALL_TIMEOUT)
+
+    @property
+    def tabs(self) -> list[Tab]:
+        """Every open tab, in the order Chromium opened them."""
+        return self._call(self._tabs, CALL_TIMEOUT)
+
+    def evaluate(self, script: str, *, timeout: float = CALL_TIMEOUT) -> Any:
+        """The value of a JavaScript expression (or function) in the current tab."""
+        if not isinstance(script, str) or not script.strip():
+            raise InvalidArgument("a script to evaluate must be a non-empty string")
+        return self._call(lambda: self._evaluate(script), timeout)
+
+    def text(self, selector: str, *, timeout: float = CALL_TIMEOUT) -> str | None:
+        """The text of the first element matching a CSS selector in the current tab (None if none)."""
+        if not isinstance(selector, str) or not selector.strip():
+            raise InvalidArgument("a CSS selector must be a non-empty string")
+        return self._call(lambda: self._text(selector), timeout)
+
+    def wait_for_load(self, *, timeout: float = CALL_TIMEOUT) -> None:
+        """Return once the current tab has loaded (its ``load`` event has fired)."""
+        self._call(lambda: self._wait_for_load(timeout), timeout)
+
+    def close(self) -> None:
+        """Disconnect, stop Playwright and its thread, close the tunnel (idempotent)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        try:
+            if self._loop.running:
+                self._loop.run(self._disconnect, timeout=10.0)
+        except VdeskError:
+            pass  # a hung driver must not keep the desktop from closing
+        finally:
+            self._loop.close()
+            self._tunnel.close()
+
+    def __enter__(self) -> Browser:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- connecting ---------------------------------------------------------------------------
+    def _connect(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        endpoint = self._probe()
+        if endpoint is None:
+            self._desktop.run(chromium_argv())
+            while (endpoint := self._probe()) is None:
+                if time.monotonic() > deadline:
+                    raise DesktopTimeout(f"desktop {self._desktop.name}: Chromium's debugging port did not "
+                                         f"answer within {timeout:g} s")
+                time.sleep(0.1)
+        remaining = max(1.0, deadline - time.monotonic())
+        self._loop.run(lambda: self._attach(endpoint, remaining), timeout=remaining + 5)
+
+    def _probe(self) -> str | None:
+        """The browser's WebSocket address as this process reaches it, or None when nothing answers."""
+        try:
+            with urllib.request.urlopen(f"http://{self._tunnel.address}/json/version", timeout=PROBE_TIMEOUT) as answer:
+                version = json.loads(answer.read(65536))
+        except (OSError, urllib.error.URLError, ValueError):
+            return None
+        address = version.get("webSocketDebuggerUrl") if isinstance(version, dict) else None
+        if not isinstance(address, str) or not address.startswith("ws://"):
+            return None
+        # Chromium names its own loopback port; this process reaches it through the tunnel.
+        return urlunsplit(urlsplit(address)._replace(netloc=self._tunnel.address))
+
+    async def _attach(self, endpoint: str, timeout: float) -> None:
+        from playwright.async_api import Error as PlaywrightError, async_playwright
+
+        self._playwright = await async_playwright().start()
+        try:
+            self._cdp = await self._playwright.chromium.connect_over_cdp(endpoint, timeout=timeout * 1000)
+        except PlaywrightError as error:
+            raise BrowserError(f"desktop {self._desktop.name}: connecting to Chromium failed: {_first_line(error)}") from None
+
+    async def _disconnect(self) -> None:
+        # For a browser reached over CDP, close() only disconnects: Chromium keeps running.
+        if self._cdp is not None:
+            await self._cdp.close()
+        if self._playwright is not None:
+            await self._playwright.stop()
+
+    # -- on the loop --------------------------------------------------------------------------
+    def _call(self, make: Callable[[], Awaitable[T]], timeout: float) -> T:
+        if self._closed:
+            raise BrowserError(f"the browser handle of desktop {self._desktop.name} is closed")
+        from playwright.async_api import Error as PlaywrightError
+
+        try:
+            return self._loop.run(make, timeout=timeout + 1)
+        except PlaywrightError as error:
+            raise BrowserError(f"desktop {self._desktop.name}: {_first_line(error)}") from None
+
+    def _pages(self) -> list[Page]:
+        assert self._cdp is not None
+        return [page for context in self._cdp.contexts for page in context.pages]
+
+    async def _page(self) -> Page:
+        """The tab shown in Chromium's window: the visible one (the last opened if several are)."""
+        pages = self._pages()
+        if not pages:
+            raise BrowserError(f"desktop {self._desktop.name}: Chromium has no open tab")
+        for page in reversed(pages):
+            try:
+                if await page.evaluate("document.visibilityState") == "visible":
+                    return page
+            except Exception:  # a tab that is navigating or closing is not the one shown
+                continue
+        return pages[-1]
+
+    async def _goto(self, url: str, timeout: float) -> None:
+        page = await self._page()
+        await page.goto(url, wait_until="load", timeout=timeout * 1000)
+        await page.bring_to_front()
+
+    async def _current_url(self) -> str:
+        return (await self._page()).url
+
+    async def _current_title(self) -> str:
+        return await (await self._page()).title()
+
+    async def _tabs(self) -> list[Tab]:
+        return [Tab(page.url, await page.title()) for page in self._pages()]
+
+    async def _evaluate(self, script: str) -> Any:
+        return await (await self._page()).evaluate(script)
+
+    async def _text(self, selector: str) -> str | None:
+        element = await (await self._page()).query_selector(selector)
+        return None if element is None else await element.text_content()
+
+    async def _wait_for_load(self, timeout: float) -> None:
+        await (await self._page()).wait_for_load_state("load", timeout=timeout * 1000)
+
+
+class _LoopThread:
+    """An asyncio event loop in a thread of its own, for Playwright's async API; callers on
+    any thread submit coroutines and wait for them with a timeout."""
+
+    def __init__(self, name: str) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name=name, daemon=True)
+        self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive() and not self._loop.is_closed()
+
+    def run(self, make: Callable[[], Awaitable[T]], *, timeout: float) -> T:
+        async def call() -> T:
+            return await make()
+
+        future = asyncio.run_coroutine_threadsafe(call(), self._loop)
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            future.cancel()
+            raise DesktopTimeout(f"the browser gave no answer within {timeout:g} s") from None
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
