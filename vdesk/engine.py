@@ -14,7 +14,7 @@ import docker.errors
 import requests.exceptions
 from docker.context import ContextAPI
 
-from vdesk.errors import EngineUnavailable, first_line
+from vdesk.errors import EngineUnavailable
 
 API_TIMEOUT = 60  # seconds for one API call; image builds stream and are not bound by it
 PING_TIMEOUT = 10  # an engine that accepts connections but never answers is reported sooner
@@ -34,7 +34,7 @@ def connect(engine: str | None = None) -> docker.DockerClient:
     except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as error:
         raise EngineUnavailable(
             f"no Docker engine answers at {where}: start one (e.g. `make engine`, or `dockerd &` as root) "
-            f"or point DOCKER_HOST at one ({first_line(error, 160)})"
+            f"or point DOCKER_HOST at one ({_root_cause(error)})"
         ) from None
     return client
 
@@ -54,7 +54,7 @@ def _client(engine: str | None) -> docker.DockerClient:
                                use_ssh_client=str(context.Host).startswith("ssh://"))
 
 
-def _short(error: BaseException) -> str:
+def _root_cause(error: BaseException) -> str:
     """The root cause, whole: ``Connection refused`` rather than the first 160 characters of
     the five wrappers around it (docker → requests → urllib3 → the socket's error)."""
     seen: set[int] = set()

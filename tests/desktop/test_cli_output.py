@@ -160,9 +160,9 @@ def test_the_eval_bar_keeps_its_counts_whole_however_narrow():
 def test_empty_listings_say_so(monkeypatch, capsys):
     # The shared engine holds other users' desktops, so the empty case is an engine with none:
     # the listing is replaced, the command is the real one.
-    import vdesk.desktop
+    import vdesk.inventory
 
-    monkeypatch.setattr(vdesk.desktop, "list_desktops", lambda engine=None, client=None: [])
+    monkeypatch.setattr(vdesk.inventory, "list_desktops", lambda engine=None, client=None: [])
     assert run_cli(["ls"]) == 0
     assert capsys.readouterr().out == "no desktops (start one with `vdesk up`)\n"
     assert run_cli(["down", "--all"]) == 0
