@@ -34,8 +34,11 @@ class ClockSettings:
 
     @property
     def environment(self) -> dict[str, str]:
-        """What a program started in the desktop needs to see this clock."""
-        return {"LD_PRELOAD": self.library, "FAKETIME": self.faketime, "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+        """What a program started in the desktop needs to see this clock. The monotonic clock is
+        shifted too: with FAKETIME_DONT_FAKE_MONOTONIC, libfaketime 0.9.10 fails absolute
+        monotonic sleeps with EINVAL (Python's time.sleep; Chromium's debugging port then
+        never answers)."""
+        return {"LD_PRELOAD": self.library, "FAKETIME": self.faketime}
 
     @property
     def labels(self) -> dict[str, str]:

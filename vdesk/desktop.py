@@ -299,14 +299,15 @@ class Desktop:
 
     # -- programs and actions -----------------------------------------------------------------
     def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0,
-            stdin: str | None = None, output_limit: int = OUTPUT_LIMIT) -> Completed:
+            stdin: str | None = None, output_limit: int = OUTPUT_LIMIT, clock: bool = True) -> Completed:
         """Start ``argv`` in the desktop as the desktop user.
 
         By default it returns at once and the program keeps running, even after this process
         ends; with ``wait=True`` it waits (up to ``timeout``) and returns the exit code and the
         first ``output_limit`` bytes (default 1 MiB) of each output — ``result.cut`` and
         ``result.stdout_bytes`` say whether more came and how much. A waited command ends when
-        this process does (or when the call is interrupted).
+        this process does (or when the call is interrupted). With a desktop clock (see
+        :mod:`vdesk.clock`) the program sees it; ``clock=False`` runs it on the real time.
         """
         argv = list(argv)
         if not argv or not all(isinstance(a, str) and a for a in argv):
@@ -314,7 +315,7 @@ class Desktop:
         if not wait and not self._window_manager_ready:
             self.wait_for_window_manager()  # else a window the program maps may stay unmanaged
         command = argv
-        if self.clock is not None:  # the program and all it starts see the desktop's clock
+        if clock and self.clock is not None:  # the program and all it starts see the desktop's clock
             command = ["env", "--", *(f"{k}={v}" for k, v in self.clock.environment.items()), *argv]
         result = self._guard(lambda: self.channel.run(command, stdin=stdin, timeout=timeout, detach=not wait,
                                                       limit=output_limit))

@@ -274,7 +274,8 @@ def _setup_step(desktop: Desktop, step: SetupStep, files: Mapping[str, bytes]) -
         desktop.browser.open(step.browser, timeout=step.timeout)
     elif isinstance(step, WaitIdleStep):
         argv = ["python3", "-c", WAIT_IDLE, step.wait_idle, str(step.quiet), str(step.timeout)]
-        done = desktop.run(argv, wait=True, timeout=step.timeout + 5)
+        # vdesk's own probe, not the task's program: on the desktop's real clock.
+        done = desktop.run(argv, wait=True, timeout=step.timeout + 5, clock=False)
         if done.returncode != 0:
             raise DesktopTimeout(done.stderr.strip() or f"{step.wait_idle} did not go idle within {step.timeout:g} s")
 
