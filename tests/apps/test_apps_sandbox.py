@@ -18,6 +18,7 @@ import pytest
 
 from tests.desktop.test_sandbox import (  # noqa: F401  (collected here again, on the apps desktop)
     FIND_SOCKETS,
+    assert_no_host_mounts,
     host_config,
     python,
     test_default_limits_on_memory_cpu_and_processes_are_in_force,
@@ -46,12 +47,7 @@ def test_nothing_of_the_host_is_mounted_and_the_only_sockets_are_the_sessions_ow
     # Besides the X server's: the session bus and the accessibility bus, made in the tmpfs /tmp.
     sockets = set(python(shared_desktop, FIND_SOCKETS).check().stdout.split())
     assert sockets <= {"/tmp/runtime-desk/bus", "/tmp/runtime-desk/at-spi/bus_0"}, sockets
-    mounts = [line.split() for line in shared_desktop.run(["cat", "/proc/mounts"], wait=True).check().stdout.splitlines()]
-    from_disk = {target: options for source, target, _type, options, *_ in mounts if source.startswith("/dev/")}
-    assert set(from_disk) <= {"/etc/resolv.conf", "/etc/hostname", "/etc/hosts"}, from_disk
-    assert all("ro" in options.split(",") for options in from_disk.values())
-    config = host_config(shared_desktop)
-    assert not config.get("Binds") and not config.get("Mounts") and not config.get("Devices")
+    assert_no_host_mounts(shared_desktop)
 
 
 # -- Chromium: the container is its sandbox ------------------------------------------------------

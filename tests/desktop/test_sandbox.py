@@ -107,16 +107,21 @@ print("\\n".join(found))
 """
 
 
-def test_nothing_of_the_host_is_mounted_and_there_is_no_docker_socket(shared_desktop):
-    # No docker.sock (or any socket but the X server's) anywhere in the desktop's file system.
-    assert python(shared_desktop, FIND_SOCKETS).check().stdout.strip() == ""
-    # The only mounts backed by a disk are the engine's own read-only resolv.conf, hostname, hosts.
-    mounts = [line.split() for line in shared_desktop.run(["cat", "/proc/mounts"], wait=True).check().stdout.splitlines()]
+def assert_no_host_mounts(desktop) -> None:
+    """The only mounts backed by a disk are the engine's own read-only resolv.conf, hostname,
+    hosts; nothing else of the host is bound in."""
+    mounts = [line.split() for line in desktop.run(["cat", "/proc/mounts"], wait=True).check().stdout.splitlines()]
     from_disk = {target: options for source, target, _type, options, *_ in mounts if source.startswith("/dev/")}
     assert set(from_disk) <= {"/etc/resolv.conf", "/etc/hostname", "/etc/hosts"}, from_disk
     assert all("ro" in options.split(",") for options in from_disk.values())
-    config = host_config(shared_desktop)
+    config = host_config(desktop)
     assert not config.get("Binds") and not config.get("Mounts") and not config.get("Devices")
+
+
+def test_nothing_of_the_host_is_mounted_and_there_is_no_docker_socket(shared_desktop):
+    # No docker.sock (or any socket but the X server's) anywhere in the desktop's file system.
+    assert python(shared_desktop, FIND_SOCKETS).check().stdout.strip() == ""
+    assert_no_host_mounts(shared_desktop)
     assert shared_desktop.container.attrs["Mounts"] == []
 
 

@@ -145,12 +145,9 @@ def picture_file_check(data: bytes | None, check: FileCheck, base_dir: Path) -> 
         return CheckResult("file", False, f"{check.file} cannot be read: no such file (or not a regular file)")
     problems = _bytes_problems(check, data)
     assert check.image is not None
-    reference_path = base_dir / check.image
-    try:
-        with Image.open(reference_path) as opened:
-            reference = opened.convert("RGB")
-    except OSError as error:
-        return CheckResult("file", False, f"cannot read reference image {reference_path}: {error}")
+    reference = _reference("file", base_dir / check.image)
+    if isinstance(reference, CheckResult):
+        return reference
     try:
         found = _untrusted_picture(data)
     except (OSError, ValueError, Image.DecompressionBombError) as error:
@@ -301,13 +298,19 @@ def window_check(desktop: Desktop, check: WindowCheck) -> CheckResult:
     return CheckResult("window", False, f"expected a window titled {check.window!r} {wanted}; windows: {titles}")
 
 
-def region_check(screen: Image.Image, check: RegionCheck, base_dir: Path) -> CheckResult:
-    reference_path = base_dir / check.reference
+def _reference(kind: str, path: Path) -> Image.Image | CheckResult:
+    """A task's reference picture, or the failed check that says it cannot be read."""
     try:
-        with Image.open(reference_path) as opened:
-            reference = opened.convert("RGB")
+        with Image.open(path) as opened:
+            return opened.convert("RGB")
     except OSError as error:
-        return CheckResult("region", False, f"cannot read reference image {reference_path}: {error}")
+        return CheckResult(kind, False, f"cannot read reference image {path}: {error}")
+
+
+def region_check(screen: Image.Image, check: RegionCheck, base_dir: Path) -> CheckResult:
+    reference = _reference("region", base_dir / check.reference)
+    if isinstance(reference, CheckResult):
+        return reference
     crop = screen.convert("RGB").crop(check.region)
     if crop.size != reference.size:
         return CheckResult("region", False, f"region is {crop.size[0]}x{crop.size[1]} but the reference "
