@@ -81,4 +81,5 @@ def test_the_viewer_serves_novnc_on_loopback_and_the_vnc_server_wants_the_passwo
             send(sock, b"RFB 003.008\n")
             security = receive(sock)
             assert security[0] >= 1 and 2 in security[1:] and 1 not in security[1:]  # VNC auth, never "none"
-        assert viewer.password == desktop.vnc_password and len(viewer.password) == 8
+        # View-only by default: the desktop's view-only password, not the full one.
+        assert viewer.password == desktop.vnc_view_password != desktop.vnc_password and len(viewer.password) == 8
