@@ -35,6 +35,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/python -m compileall -q vdesk  # the first command need not compile what it imports
 	touch $(STAMP)
 
 # The host's set-up: a Docker engine that answers (Debian's docker.io, dockerd started when

@@ -140,7 +140,7 @@ def test_output_that_grows_most_in_json_keeps_the_framing(desktop: Desktop) -> N
 def _own_clipboard(desktop: Desktop, size: int) -> None:
     """A program in the desktop takes the clipboard with ``size`` bytes."""
     desktop.run(["sh", "-c", f"head -c {size} /dev/zero | tr '\\0' c | xsel --input --clipboard"])
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180  # xsel takes it all in first: slow on a loaded machine
     while desktop.run(["pgrep", "-x", "xsel"], wait=True).returncode != 0 or \
             desktop.run(["pgrep", "-x", "head"], wait=True).returncode == 0:
         assert time.monotonic() < deadline, "the hostile clipboard owner never started"
@@ -160,7 +160,7 @@ def test_a_clipboard_past_its_bound_is_refused_with_its_size(desktop: Desktop) -
 
 
 def test_a_huge_clipboard_ends_within_the_timeout(desktop: Desktop) -> None:
-    _own_clipboard(desktop, 300_000_000)
+    _own_clipboard(desktop, 100_000_000)  # 25 times the bound
     try:
         with bounded(20), pytest.raises((TooLarge, DesktopTimeout)):
             desktop.clipboard.get(timeout=20)
