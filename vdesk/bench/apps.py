@@ -1,5 +1,6 @@
 """Figures of the apps desktop for ``vdesk bench --apps``, side by side with the lean one's:
-image sizes, up to ready, idle memory, program launches, a screenshot and a click.
+image sizes, up to ready, idle memory, program launches, a screenshot and a click, memory with
+Chromium and Calc open, and many apps desktops at once.
 
 Kept beside the bench's run (which measures the lean desktop) and added to its report as
 more measurements; the names start with ``apps_``.
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 import docker
 
 from vdesk import images
-from vdesk.bench.speed import IDLE_SECONDS, MEMORY_NOTE, Measurement, _timed
+from vdesk.bench.speed import IDLE_SECONDS, MEMORY_NOTE, Measurement, _timed, around, parallel
 from vdesk.container import DEFAULT_SIZE
 from vdesk.desktop import Desktop
 from vdesk.progress import Progress
@@ -38,29 +39,39 @@ LAUNCHES = (
 )
 
 
-def apps_measurements(client: docker.DockerClient, repeats: int, progress: Progress = print) -> list[Measurement]:
-    """Measure the apps desktop (building its image first if needed)."""
+def apps_measurements(client: docker.DockerClient, repeats: int, desktops: int = 10,
+                      progress: Progress = print) -> list[Measurement]:
+    """Measure the apps desktop (building its image first if needed); ``desktops`` of them are
+    brought up at once for the parallel rows. Every row records the machine's load around it."""
     images.ensure(client, "apps", progress=progress)
     results = [_image_size(client, "lean"), _image_size(client, "apps")]
     progress(f"apps desktop: up and down, {repeats} times")
-    results.append(_up(repeats))
+    results += around(client, lambda: [_up(repeats)])
     with Desktop.up(size=DEFAULT_SIZE, image="apps", timeout=UP_TIMEOUT) as desktop:
-        progress("apps desktop: idle memory")
-        time.sleep(IDLE_SECONDS)
-        results.append(Measurement.of("apps_idle_memory", "MiB", [container_memory_mib(desktop.container)
-                                                                  for _ in range(3)], note=MEMORY_NOTE))
-        for launch in LAUNCHES:
-            progress(f"apps desktop: launching {launch.name}, {repeats} times")
-            results += _launch(desktop, launch, repeats)
-        desktop.run(list(LAUNCHES[2].argv))  # Calc open, for the screenshot and the click
-        desktop.windows.wait_for(LAUNCHES[2].title, timeout=60)
-        desktop.wait_until_settled(quiet=0.5, timeout=30)
-        results.append(Measurement.of("apps_fresh_screenshot", "ms", _timed(lambda: desktop.screenshot(fresh=True), repeats),
-                                      note="a fresh frame of an apps desktop with Calc open"))
-        click = [{"type": "click", "inputs": {"point": {"raw": {"x": 600, "y": 400}}}}]
-        results.append(Measurement.of("apps_click", "ms", _timed(lambda: desktop.execute(click), repeats),
-                                      note="a click into Calc's sheet"))
-        results.append(Measurement.of("apps_memory_calc_chromium", "MiB", [_with_chromium(desktop)], note=MEMORY_NOTE))
+        results += around(client, lambda: _programs(desktop, repeats, progress))
+    progress("apps desktop: Chromium on a page and Calc, in a fresh desktop")
+    results += around(client, lambda: [_memory_with_programs()])
+    progress(f"apps desktop: {desktops} up at once")
+    results += around(client, lambda: parallel(desktops, progress, image="apps", prefix="apps_"))
+    return results
+
+
+def _programs(desktop: Desktop, repeats: int, progress: Progress) -> list[Measurement]:
+    """Idle memory, each program's launch, then a screenshot and a click with Calc open."""
+    progress("apps desktop: idle memory")
+    time.sleep(IDLE_SECONDS)
+    results = [Measurement.of("apps_idle_memory", "MiB", [container_memory_mib(desktop.container) for _ in range(3)],
+                              note=MEMORY_NOTE)]
+    for launch in LAUNCHES:
+        progress(f"apps desktop: launching {launch.name}, {repeats} times")
+        results += _launch(desktop, launch, repeats)
+    _open(desktop, LAUNCHES[2])
+    desktop.wait_until_settled(quiet=0.5, timeout=30)
+    results.append(Measurement.of("apps_fresh_screenshot", "ms", _timed(lambda: desktop.screenshot(fresh=True), repeats),
+                                  note="a fresh frame of an apps desktop with Calc open"))
+    click = [{"type": "click", "inputs": {"point": {"raw": {"x": 600, "y": 400}}}}]
+    results.append(Measurement.of("apps_click", "ms", _timed(lambda: desktop.execute(click), repeats),
+                                  note="a click into Calc's sheet"))
     return results
 
 
@@ -102,9 +113,17 @@ def _close(desktop: Desktop, launch: Launch, title: str) -> None:
     time.sleep(0.5)  # LibreOffice's lock and Chromium's profile are released after the window
 
 
-def _with_chromium(desktop: Desktop) -> float:
-    desktop.run(list(LAUNCHES[0].argv))
-    desktop.windows.wait_for(LAUNCHES[0].title, timeout=60)
-    time.sleep(IDLE_SECONDS)
-    return container_memory_mib(desktop.container)
+def _memory_with_programs() -> Measurement:
+    # A fresh desktop: one that has launched each program ten times holds their caches and
+    # profiles in its tmpfs home, which is not what a task's desktop carries.
+    with Desktop.up(size=DEFAULT_SIZE, image="apps", timeout=UP_TIMEOUT) as desktop:
+        _open(desktop, LAUNCHES[0])
+        _open(desktop, LAUNCHES[2])
+        time.sleep(IDLE_SECONDS)
+        return Measurement.of("apps_memory_calc_chromium", "MiB", [container_memory_mib(desktop.container)],
+                              note=f"Chromium on a page and Calc open; {MEMORY_NOTE}")
 
+
+def _open(desktop: Desktop, launch: Launch) -> None:
+    desktop.run(list(launch.argv))
+    desktop.windows.wait_for(launch.title, timeout=60)

@@ -257,7 +257,7 @@ def run_bench(*, baseline: bool = False, repeats: int = 30, desktops: int = 10,
     progress(f"up and down, {repeats} times")
     measurements += around(client, lambda: _lifecycle(repeats))
     progress(f"{desktops} desktops up at once")
-    measurements += around(client, lambda: _parallel(client, desktops, progress))
+    measurements += around(client, lambda: parallel(desktops, progress))
     environment["load_at_end"] = f"{os.getloadavg()[0]:.2f}"
 
     ratios: dict[str, float] = {}
@@ -576,10 +576,12 @@ def _lifecycle(repeats: int) -> list[Measurement]:
             Measurement.of("down", "ms", downs, note="desktop.down(): disconnect and remove the container")]
 
 
-def _parallel(client: docker.DockerClient, count: int, progress: Progress) -> list[Measurement]:
-    """Bring ``count`` desktops up at once, read their memory, take them all down."""
+def parallel(count: int, progress: Progress, image: str = "lean", prefix: str = "") -> list[Measurement]:
+    """Bring ``count`` desktops of ``image`` up at once, read their memory, take them all down;
+    the rows' names start with ``prefix``."""
     errors: list[str] = []  # counted and reported, not raised: how many came up is the measurement
-    running, ready = up_all(lambda: Desktop.up(size=DEFAULT_SIZE), Desktop.down, count, UP_TIMEOUT, errors)
+    running, ready = up_all(lambda: Desktop.up(size=DEFAULT_SIZE, image=image, timeout=UP_TIMEOUT),
+                            Desktop.down, count, UP_TIMEOUT, errors)
     try:
         all_ready = ready * 1000
         progress(f"{len(running)} of {count} up; reading their memory after {IDLE_SECONDS:g} s idle")
@@ -588,12 +590,12 @@ def _parallel(client: docker.DockerClient, count: int, progress: Progress) -> li
     finally:
         for_each(Desktop.down, running, UP_TIMEOUT)
     failed = f"; {len(errors)} failed: {errors[0]}" if errors else ""
-    results = [Measurement.of("parallel_up", "count", [float(len(running))], note=f"{len(running)} of {count} came up{failed}")]
+    results = [Measurement.of(f"{prefix}parallel_up", "count", [float(len(running))], note=f"{len(running)} of {count} came up{failed}")]
     if running:
-        results.append(Measurement.of("parallel_all_ready", "ms", [all_ready],
+        results.append(Measurement.of(f"{prefix}parallel_all_ready", "ms", [all_ready],
                                       note=f"until the last of {len(running)} desktops started at once was ready"))
-        results.append(Measurement.of("parallel_memory_total", "MiB", [sum(memory)], note=f"{len(running)} idle desktops"))
-        results.append(Measurement.of("parallel_memory_per_desktop", "MiB", memory, note=MEMORY_NOTE))
+        results.append(Measurement.of(f"{prefix}parallel_memory_total", "MiB", [sum(memory)], note=f"{len(running)} idle desktops"))
+        results.append(Measurement.of(f"{prefix}parallel_memory_per_desktop", "MiB", memory, note=MEMORY_NOTE))
     return results
 
 

@@ -160,7 +160,7 @@ def bench(
         from vdesk import engine as engines
         from vdesk.bench.apps import apps_measurements
 
-        extra = apps_measurements(engines.connect(OPTIONS.engine), min(repeats, 10), note)
+        extra = apps_measurements(engines.connect(OPTIONS.engine), min(repeats, 10), desktops, note)
         report = replace(report, measurements=report.measurements + extra)
     say(report.to_json()) if as_json else out.print(render(report))
 
