@@ -108,16 +108,18 @@ def test_modifiers_are_held_during_a_click(shared_desktop, probe):
 def test_hold_key_holds_for_the_duration(shared_desktop, probe):
     result = shared_desktop.execute([{"type": "hold_key", "inputs": {"key": "a", "duration": 0.3}}])
     assert result.status == "success"
-    events = probe.events()
-    assert keys(events) == [("key_press", "a"), ("key_release", "a")]
-    press, release = (e for e in events if e.kind.startswith("key"))
-    held = release.time - press.time  # as the X server saw it, not as the operator reports it
+    events = [e for e in probe.events() if e.kind.startswith("key")]
+    # Held down, then let go. A loaded machine may hold it past the X server's autorepeat delay:
+    # the repeats in between are the server's own (release and press again), as for a person's key.
+    assert keys(events)[0] == ("key_press", "a") and keys(events)[-1] == ("key_release", "a"), keys(events)
+    assert set(keys(events)) == {("key_press", "a"), ("key_release", "a")}, keys(events)
+    held = events[-1].time - events[0].time  # as the X server saw it, not as the operator reports it
     assert 300 <= held < 300 + 1000 * PROMPTLY, held
 
 
 def test_wait_honours_its_time(shared_desktop):
     result = shared_desktop.execute([{"type": "wait", "inputs": {"time": 0.25}}])
-    assert result.status == "success" and 250 <= result.elapsed_ms < 1500
+    assert result.status == "success" and 250 <= result.elapsed_ms < 250 + 1000 * PROMPTLY
 
 
 def test_finished_and_call_user_are_reported_without_touching_the_desktop(shared_desktop, probe):

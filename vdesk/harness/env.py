@@ -47,30 +47,37 @@ SETTLE_TIMEOUT = 10.0
 STEP_TIMEOUT = 60.0  # for a setup step that has no timeout of its own (start, write)
 SERVE_ROOT = "/tmp/vdesk-serve"  # out of the home, where a file manager would show it
 IDLE_SHARE = 0.03  # of one CPU: a program using less than this is idle (a blinking caret, a timer)
-# Runs in the desktop: sums the CPU time of every process of the name from /proc, and exits 0
-# once it grew by less than IDLE_SHARE of the quiet period over one quiet period.
+# Runs in the desktop: sums what every process of the name wanted of the CPUs over one quiet
+# period — the time it ran and the time it waited runnable on a run queue (from each thread's
+# /proc/PID/task/TID/schedstat) — and exits 0 once that was under IDLE_SHARE of the period. The
+# wait counts because on a busy machine a starved program runs little while it is still loading.
 WAIT_IDLE = f"""
 import os, sys, time
 name, quiet, timeout = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-tick = os.sysconf("SC_CLK_TCK")
-def used():
+def read(path):
+    try:
+        with open(path) as file:
+            return file.read()
+    except OSError:  # the process or thread ended meanwhile
+        return ""
+def wanted():
     total, found = 0, False
     for pid in filter(str.isdigit, os.listdir("/proc")):
+        if read(f"/proc/{{pid}}/stat").rsplit(")", 1)[0].partition("(")[2] != name:
+            continue
+        found = True
         try:
-            with open(f"/proc/{{pid}}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)
-            if fields[0].split("(", 1)[1] == name:
-                found = True
-                parts = fields[1].split()
-                total += int(parts[11]) + int(parts[12])
-        except (OSError, IndexError, ValueError):
-            pass
-    return total / tick if found else None
+            threads = os.listdir(f"/proc/{{pid}}/task")
+        except OSError:
+            continue
+        for tid in threads:
+            total += sum(int(n) for n in read(f"/proc/{{pid}}/task/{{tid}}/schedstat").split()[:2])
+    return total / 1e9 if found else None
 deadline = time.monotonic() + timeout
-before = used()
+before = wanted()
 while time.monotonic() < deadline:
     time.sleep(quiet)
-    now = used()
+    now = wanted()
     if before is not None and now is not None and now - before < {IDLE_SHARE} * quiet:
         sys.exit(0)
     before = now

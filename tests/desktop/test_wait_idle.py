@@ -1,0 +1,52 @@
+"""The `wait_idle` setup step waits for a program that is done, not for one starved of CPU.
+
+On a loaded machine a program still loading its document can run for a tiny share of a CPU;
+counting only the time it ran calls it idle, and a task's first keys then go nowhere. Here a
+program is starved on purpose (the lowest priority, pinned to one CPU beside four spinning
+loops at normal priority): it runs under 1 % of that CPU while it wants all of it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from vdesk.desktop import Desktop
+from vdesk.errors import SetupError
+from vdesk.harness.env import run_setup
+from vdesk.harness.tasks import Task
+
+SPIN = "while :; do :; done"
+
+
+def named(name: str, body: str) -> list[str]:
+    """A bash loop whose process name (what `ps` and the step match) is ``name``."""
+    return ["bash", "-c", f"printf {name} > /proc/self/comm; {body}"]
+
+
+def waiting_for(name: str, quiet: float, timeout: float) -> Task:
+    return Task.model_validate({"id": "idle", "instruction": "-", "checks": [{"command": "true"}],
+                                "setup": [{"wait_idle": name, "quiet": quiet, "timeout": timeout}]})
+
+
+@pytest.fixture(scope="module")
+def desktop():
+    with Desktop.up(size=(640, 480)) as desktop:
+        yield desktop
+
+
+def test_a_starved_program_is_not_idle(desktop):
+    for _ in range(4):
+        desktop.run(["taskset", "-c", "0", *named("hog", SPIN)])
+    desktop.run(["taskset", "-c", "0", "nice", "-n", "19", *named("starved", SPIN)])
+    try:
+        with pytest.raises(SetupError, match="starved did not go idle within 3 s"):
+            run_setup(desktop, waiting_for("starved", quiet=0.5, timeout=3))
+    finally:
+        desktop.run(["pkill", "-x", "hog"], wait=True)
+        desktop.run(["pkill", "-x", "starved"], wait=True)
+
+
+def test_a_sleeping_program_is_idle(desktop):
+    desktop.run(named("sleeper", "sleep 600; exit"))  # not the last command: bash would exec it
+    run_setup(desktop, waiting_for("sleeper", quiet=0.3, timeout=30))
+    desktop.run(["pkill", "-x", "sleeper"], wait=True)
