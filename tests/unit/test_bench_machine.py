@@ -86,3 +86,8 @@ def test_the_engine_counts_its_daemons_and_the_runc_children_they_waited_for(tmp
     process(12, "python3", TICK * 40, 0, 0, 0)  # not the engine
     (tmp_path / "self").mkdir()
     assert engine_seconds(tmp_path) == 4.0
+
+
+def test_engine_time_that_falls_is_taken_as_none():
+    # A shim exited during the row: the engine's total fell, which must not count as other work.
+    assert abs(row(load=2.0, seconds=10, machine=10.0, own=9.0, engine=-5.0).other_cores() - 0.1) < 1e-9

@@ -75,6 +75,9 @@ class Surroundings:
         if before is None or after is None or after.at <= before.at:
             return None
         spent = {name: getattr(after, name) - getattr(before, name) for name in ("machine", "own", "engine")}
+        # A container shim that exits takes the CPU its children used with it: the engine's
+        # time can fall, and is then taken as none.
+        spent["engine"] = max(0.0, spent["engine"])
         spent["other"] = spent["machine"] - spent["own"] - spent["engine"]
         return max(0.0, spent[part]) / (after.at - before.at)
 
