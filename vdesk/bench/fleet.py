@@ -75,7 +75,7 @@ class FleetPoint:
     host_mib: float            # per desktop on the host: the Ray worker hosting it, or this process's share
     idle_cores: float          # per desktop while idle: container + host side, in cores (0.01 = 1 %)
     errors: list[str] = field(default_factory=list)
-    machine: Surroundings | None = None  # the load and the other containers at the row's start and end
+    machine: Surroundings | None = None  # the load, other containers and CPU times at the row's start and end
 
     @property
     def steps_per_desktop(self) -> float:
