@@ -295,14 +295,19 @@ class Desktop:
     def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS) -> AbstractContextManager[video.Recording]:
         """Record the screen (logical size) into an MP4 at ``fps`` while inside the ``with``
         block; the frames come from the held VNC connection (see :mod:`vdesk.video`)."""
-        last: list[tuple[Frame, Image.Image]] = []  # the frame grabbed last and its image
+        last: list[tuple[LiveFramebuffer, Frame, Image.Image]] = []  # the frame grabbed last, from where
+
+        def since(frames: LiveFramebuffer) -> Frame:
+            # A version counts the updates of one connection: after a reconnection, a new frame.
+            previous = last[0][1] if last and last[0][0] is frames else None
+            frame = frames.fresh_since(previous)
+            if frame is not previous:  # else the screen did not change: the same image again
+                last[:] = [(frames, frame, self.to_image(frame.image))]
+            return frame
 
         def grab() -> Image.Image:
-            previous = last[0][0] if last else None
-            frame = self._with_frames(lambda frames: frames.fresh_since(previous))
-            if frame is not previous:  # else the screen did not change: the same image again
-                last[:] = [(frame, self.to_image(frame.image))]
-            return last[0][1]
+            self._with_frames(since)
+            return last[0][2]
 
         return video.record(grab, path, size=self.screen.size, fps=fps)
 
