@@ -51,7 +51,7 @@ from vdesk.windows import Windows, open_display
 
 if TYPE_CHECKING:  # imported on first use: the VNC client library takes ~0.3 s to load, Playwright more
     from vdesk.browser import Browser
-    from vdesk.frames import LiveFramebuffer, Region
+    from vdesk.frames import Frame, LiveFramebuffer, Region
 
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
 WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
@@ -295,7 +295,21 @@ class Desktop:
     def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS) -> AbstractContextManager[video.Recording]:
         """Record the screen (logical size) into an MP4 at ``fps`` while inside the ``with``
         block; the frames come from the held VNC connection (see :mod:`vdesk.video`)."""
-        return video.record(self.screenshot, path, size=self.screen.size, fps=fps)
+        last: list[tuple[LiveFramebuffer, Frame, Image.Image]] = []  # the frame grabbed last, from where
+
+        def since(frames: LiveFramebuffer) -> Frame:
+            # A version counts the updates of one connection: after a reconnection, a new frame.
+            previous = last[0][1] if last and last[0][0] is frames else None
+            frame = frames.fresh_since(previous)
+            if frame is not previous:  # else the screen did not change: the same image again
+                last[:] = [(frames, frame, self.to_image(frame.image))]
+            return frame
+
+        def grab() -> Image.Image:
+            self._with_frames(since)
+            return last[0][2]
+
+        return video.record(grab, path, size=self.screen.size, fps=fps)
 
     # -- programs and actions -----------------------------------------------------------------
     def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0,

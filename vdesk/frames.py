@@ -235,14 +235,23 @@ class LiveFramebuffer:
     def latest(self) -> Frame:
         """The screen as last pulled (by a fresh frame, a wait or a recording): no round trip."""
         client = self._require()
+        version = self._version  # read first: the copy is at least this new
         with self._lock:
             assert client.screen is not None
             image = client.screen.copy()
-        return Frame(image, self._version)
+        return Frame(image, version)
 
     def fresh(self, timeout: float = 5.0) -> Frame:
         """The screen including every change the server knew of when asked: one round trip."""
         self.sync(timeout)
+        return self.latest()
+
+    def fresh_since(self, previous: Frame | None, timeout: float = 5.0) -> Frame:
+        """Like :meth:`fresh`, but ``previous`` itself when nothing was painted since it was
+        taken: a recording of a still screen copies no pixels."""
+        self.sync(timeout)
+        if previous is not None and previous.version == self._version:
+            return previous
         return self.latest()
 
     def sync(self, timeout: float = 5.0) -> None:

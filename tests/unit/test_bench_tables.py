@@ -7,7 +7,8 @@ import io
 import pytest
 from rich.console import Console
 
-from vdesk.bench.speed import BenchReport, Machine, Measurement, Surroundings, busy_warning, render
+from vdesk.bench.machine import Machine, Surroundings, busy_warning
+from vdesk.bench.speed import BenchReport, Measurement, render
 from vdesk.bench.fleet import FleetPoint, FleetReport, render as render_fleet
 
 QUIET = Surroundings(Machine(0.2, []), Machine(0.3, []))

@@ -24,7 +24,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,8 @@ from rich.table import Table
 from rich.text import Text
 
 from vdesk import engine, images as desktop_image
-from vdesk.bench.speed import CLICK, Machine, Surroundings, busy_warning, percentile
+from vdesk.bench.machine import Machine, Surroundings, busy_warning
+from vdesk.bench.speed import CLICK, percentile
 from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.container import DEFAULT_SIZE, LABEL
 from vdesk.desktop import Desktop
@@ -74,7 +75,7 @@ class FleetPoint:
     host_mib: float            # per desktop on the host: the Ray worker hosting it, or this process's share
     idle_cores: float          # per desktop while idle: container + host side, in cores (0.01 = 1 %)
     errors: list[str] = field(default_factory=list)
-    machine: Surroundings | None = None  # the load and the other containers at the row's start and end
+    machine: Surroundings | None = None  # the load, other containers and CPU times at the row's start and end
 
     @property
     def steps_per_desktop(self) -> float:
@@ -216,9 +217,7 @@ def _sweep(client: Any, way: _Way, counts: list[int], seconds: float, slots: int
             progress(f"{way.name}: skipping {count} desktops: {reason}")
             continue
         progress(f"{way.name}: {count} desktops")
-        start = Machine.now(client)
-        point = _measure(way, count, seconds, progress)
-        points.append(replace(point, machine=Surroundings(start, Machine.now(client))))
+        points.append(_measure(client, way, count, seconds, progress))
     return points
 
 
@@ -235,9 +234,12 @@ def _why_skip(way: _Way, count: int, done: list[FleetPoint], slots: int | None) 
     return None
 
 
-def _measure(way: _Way, count: int, seconds: float, progress: Progress) -> FleetPoint:
-    """Bring ``count`` desktops up at once, weigh them, step them all for ``seconds``, take them down."""
+def _measure(client: Any, way: _Way, count: int, seconds: float, progress: Progress) -> FleetPoint:
+    """Bring ``count`` desktops up at once, weigh them, step them all for ``seconds``, take them
+    down. The machine is read before they start and once more before they go (their CPU time is
+    read from their containers, which are gone after)."""
     errors: list[str] = []
+    start = Machine.now(client)
     host_before = resident_mib()
     desktops, up_seconds = up_all(way.up, way.down, count, UP_TIMEOUT + THREAD_GRACE, errors)
     try:
@@ -247,6 +249,7 @@ def _measure(way: _Way, count: int, seconds: float, progress: Progress) -> Fleet
         progress(f"{way.name}: stepping {len(desktops)} desktops for {seconds:g} s")
         samples, wall = _step_all(desktops, seconds, errors)
         busy = _weigh(way, desktops, errors)
+        surroundings = Surroundings(start, Machine.now(client))
     finally:
         for_each(way.down, desktops, UP_TIMEOUT)
     host = _median([u.host_memory_mib for u in idle]) if way.name == "ray" else host_share
@@ -255,7 +258,7 @@ def _measure(way: _Way, count: int, seconds: float, progress: Progress) -> Fleet
         way.name, count, len(desktops), up_seconds, len(desktops) / up_seconds if up_seconds else 0.0,
         len(samples), wall, len(samples) / wall if wall else 0.0, statistics.median(steps_ms),
         percentile(steps_ms, 0.9), _median([u.memory_mib for u in idle]), _median([u.memory_mib for u in busy]),
-        host, cores, errors)
+        host, cores, errors, surroundings)
 
 
 def _idle(way: _Way, desktops: list[Any], errors: list[str]) -> tuple[list[Usage], float]:

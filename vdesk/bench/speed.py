@@ -11,8 +11,9 @@ times slower they are.
     rich.print(render(report))
     Path("bench.json").write_text(report.to_json())
 
-Every row also records the machine around it (:class:`Surroundings`: the load average and the
-other running containers at its start and end), and the table warns when the machine was busy:
+Every row also records the machine around it (:class:`~vdesk.bench.machine.Surroundings`: the
+load average, the other running containers and the CPU times at its start and end), and the
+table warns when other work kept the machine busy (the bench's own work is not counted):
 figures taken beside other work are slower than the machine's own.
 
 Every desktop the bench brings up is taken down before it returns, whatever happens.
@@ -26,7 +27,6 @@ import platform
 import queue
 import random
 import shutil
-import socket
 import statistics
 import string
 import tempfile
@@ -34,7 +34,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,7 @@ from vncdotool import api as vnc_api
 
 from vdesk import engine, images as desktop_image
 from vdesk.channel import ReplyLines
+from vdesk.bench.machine import BUSY_OTHERS_SHARE, Surroundings, around, busy_warning
 from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.container import DEFAULT_SIZE, LABEL
 from vdesk.desktop import Desktop
@@ -73,7 +74,6 @@ CPU_READINGS = 3
 RECORD_SECONDS = 3.0  # of one timed recording
 RECORD_FPS = 10.0
 SCREENSHOT_GAP = 0.1  # between two fresh screenshots of a busy screen: an agent looks now and then
-BUSY_LOAD_PER_CORE = 1.0  # a 1-minute load average above this many per core: the machine was busy
 BUSY_TITLE = "vdesk-bench-busy"
 # A terminal that prints a line (and scrolls) about 50 times a second: a screen that never rests.
 BUSY_SCRIPT = "while :; do date +%N; sleep 0.02; done"
@@ -113,67 +113,6 @@ out.write(b"%d %d %d\n" % (width, height, image.bytes_per_line))
 out.write(ctypes.string_at(image.data, image.bytes_per_line * height))
 out.flush()
 """
-
-
-@dataclass(frozen=True)
-class Machine:
-    """What else the machine was doing at one moment: its 1-minute load average and the running
-    containers this process did not start (other desktops, other users' work)."""
-
-    load: float
-    others: list[str]
-
-    @classmethod
-    def now(cls, client: docker.DockerClient) -> Machine:
-        mine = f"@{socket.gethostname()}:{os.getpid()}"
-        listed = client.api.containers()  # one call: running containers, no inspect each
-        others = [item["Names"][0].lstrip("/") for item in listed
-                  if not (item.get("Labels") or {}).get("vdesk.owner", "").endswith(mine)]
-        return cls(round(os.getloadavg()[0], 2), sorted(others))
-
-
-@dataclass(frozen=True)
-class Surroundings:
-    """The machine at the start and at the end of one row of figures."""
-
-    start: Machine
-    end: Machine
-
-    def load_per_core(self, cpus: int) -> float:
-        return max(self.start.load, self.end.load) / max(1, cpus)
-
-    def busy(self, cpus: int) -> bool:
-        return self.load_per_core(cpus) > BUSY_LOAD_PER_CORE
-
-    def brief(self) -> str:
-        """``"4.1-3.9"``: the load at the start and the end."""
-        return f"{self.start.load:.1f}-{self.end.load:.1f}"
-
-
-def around(client: docker.DockerClient, take: Callable[[], list[Any]]) -> list[Any]:
-    """Run ``take`` (which returns rows: dataclasses with a ``machine`` field) and record the
-    machine's surroundings at its start and end in every row it returns."""
-    start = Machine.now(client)
-    rows = take()
-    surroundings = Surroundings(start, Machine.now(client))
-    return [replace(row, machine=surroundings) for row in rows]
-
-
-def busy_warning(rows: list[Surroundings | None], cpus: int, *, short: bool = False) -> str | None:
-    """One line saying how busy the machine was, when it was busy during any row (``short``:
-    only the load, for a plot's caption)."""
-    known = [row for row in rows if row is not None]
-    busy = [row for row in known if row.busy(cpus)]
-    if not busy:
-        return None
-    peak = max(max(row.start.load, row.end.load) for row in busy)
-    load = f"load average up to {peak:.1f} on {cpus} cores ({peak / max(1, cpus):.1f} per core)"
-    if short:
-        return f"measured on a busy machine: {load}"
-    others = max(max(len(row.start.others), len(row.end.others)) for row in known)
-    return (f"warning: the machine was busy during {len(busy)} of {len(known)} rows: {load}, "
-            f"above {BUSY_LOAD_PER_CORE:g}; up to {others} other containers running. "
-            f"These figures are slower than a quiet machine's.")
 
 
 @dataclass(frozen=True)
@@ -659,7 +598,7 @@ def render(report: BenchReport) -> Group:
     table = Table(title="vdesk bench", caption=(
         f"{env.get('cpus', '?')} CPUs, {env.get('memory', '?')}, docker {env.get('docker', '?')}, "
         f"{env.get('repeats', '?')} samples each; load: 1-minute load average at a row's start and end "
-        f"(! above {BUSY_LOAD_PER_CORE:g} per core)"))
+        f"(!: other work used more than {100 * BUSY_OTHERS_SHARE:.0f} % of the cores)"))
     table.add_column("measurement", ratio=1, min_width=24)
     for header in ("median", "p90"):
         table.add_column(header, justify="right", no_wrap=True)
