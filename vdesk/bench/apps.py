@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import docker
 
 from vdesk import images
-from vdesk.bench.speed import IDLE_SECONDS, MEMORY_NOTE, Measurement, _timed, around, parallel
+from vdesk.bench.machine import around
+from vdesk.bench.speed import IDLE_SECONDS, MEMORY_NOTE, Measurement, _timed, parallel
 from vdesk.container import DEFAULT_SIZE
 from vdesk.desktop import Desktop
 from vdesk.progress import Progress
