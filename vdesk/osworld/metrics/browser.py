@@ -1,0 +1,4 @@
+"""OSWorld metrics: browser."""
+
+from __future__ import annotations
+

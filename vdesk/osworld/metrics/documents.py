@@ -1,0 +1,4 @@
+"""OSWorld metrics: documents."""
+
+from __future__ import annotations
+

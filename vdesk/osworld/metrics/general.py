@@ -1,0 +1,4 @@
+"""OSWorld metrics: general."""
+
+from __future__ import annotations
+

@@ -1,0 +1,4 @@
+"""OSWorld metrics: settings."""
+
+from __future__ import annotations
+

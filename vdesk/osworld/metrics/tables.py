@@ -1,0 +1,4 @@
+"""OSWorld metrics: tables."""
+
+from __future__ import annotations
+
