@@ -2,5 +2,6 @@
 # vdesk osworld desktop: the home (a fresh tmpfs per desktop) gets the reference machine's
 # settings first — VLC's HTTP interface, an empty keyring — then the apps desktop starts.
 set -euo pipefail
+mkdir -p -m 700 "$(readlink -f /run/user/1000)"   # the runtime folder's link points into /tmp
 cp -rn /etc/vdesk-osworld-home/. "$HOME"/
 exec /usr/local/bin/vdesk-apps-entrypoint "$@"
