@@ -99,8 +99,9 @@ def test_google_chrome_answers_cdp_and_pkill_chrome_stops_it(desktop):
                              "'http://127.0.0.1:9222/json/version', timeout=5).read().decode())\"", timeout=90)
     assert '"Browser"' in version and "webSocketDebuggerUrl" in version
     assert sh(desktop, "test -d ~/.config/google-chrome/Default").returncode == 0
-    windows = until(desktop, "wmctrl -lx | grep -i google-chrome")
-    assert "Google-chrome" in windows
+    window = until(desktop, "wmctrl -lx | grep -F 'about:blank - Google Chrome'")  # titled once the page is in
+    assert ".Google-chrome " in window
+    assert sh(desktop, "wmctrl -a 'Google Chrome'").returncode == 0
     assert sh(desktop, "pkill chrome").returncode == 0
     until(desktop, "! pgrep -x chrome >/dev/null")
     sh(desktop, "pkill socat")
