@@ -121,3 +121,14 @@ def test_wmctrl_and_the_mime_defaults(desktop):
     assert sh(desktop, "xdg-mime query default text/html").stdout.strip() == "google-chrome.desktop"
     assert sh(desktop, "xdg-mime query default application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
                        ).stdout.strip() == "libreoffice-calc.desktop"
+
+
+def test_files_written_to_the_home_land_in_home_user(desktop, tmp_path):
+    desktop.write_file("~/notes.txt", b"from the host\n")
+    assert sh(desktop, "cat /home/user/notes.txt").stdout == "from the host\n"
+    sh(desktop, "mkdir -p /home/user/Desktop && echo made > /home/user/Desktop/out.txt")
+    assert desktop.read_file("/home/user/Desktop/out.txt") == b"made\n"
+    local = tmp_path / "up.txt"
+    local.write_text("uploaded")
+    desktop.upload(local, "/home/user/Documents/up.txt")
+    assert sh(desktop, "cat ~/Documents/up.txt").stdout == "uploaded"
