@@ -387,3 +387,17 @@ def test_gimp_chrome_and_libreoffice_settings(tmp_path):
                 '<value>de-DE</value></prop></item></oor:items>')
     assert score("check_libre_locale", xcu, {"locale_set": ["de", "fr"]}) == 1.0
     assert score("check_libre_locale", xcu, {"locale_set": ["en"]}) == 0.0
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("check_list", {"expect": ["x"]}), ("file_contains", {"expected": ["x"]}), ("check_line_number", {"expected": 0}),
+    ("diff_text_file", None), ("check_json", {"expect": []}), ("compare_csv", None),
+    ("check_config_status", {"key": "a", "value": "b"}), ("check_qt_max_volume", {"expected_qt_max_volume": 125}),
+    ("check_qt_bgcone", {"expected_qt_bgcone": 1}), ("is_vlc_recordings_folder", {"recording_file_path": "/x"}),
+    ("check_global_key_play_pause", {"expected_global_key_play_pause": 0}), ("check_libre_locale", {"locale_set": [""]}),
+    ("compare_docx_files", None), ("compare_pptx_files", None), ("compare_pdfs", None), ("compare_table", None),
+])
+def test_a_missing_result_file_scores_zero(tmp_path, name, expected):
+    options = {"rules": [{"type": "zoom", "sheet_idx": 0, "method": "eq", "ref": 100}]} if name == "compare_table" else {}
+    expected = expected if expected is not None else write(tmp_path, "expected.txt", "x")
+    assert score(name, str(tmp_path / "missing"), expected, **options) == 0.0

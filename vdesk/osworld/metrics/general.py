@@ -15,7 +15,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from vdesk.errors import DocumentError, UnsupportedMetric
-from vdesk.osworld.metrics.inputs import read_json, read_text
+from vdesk.osworld.metrics.inputs import read_json, read_text, result_text
 from vdesk.osworld.metrics.registry import metric
 
 
@@ -60,9 +60,10 @@ def is_in_list(result: Any, expected: Any) -> float:
 def check_list(result: Any, expected: Any) -> float:
     """``result`` is a text file: each ``expect`` pattern matches one of its lines, and no
     ``unexpect`` pattern matches any."""
-    if result is None:
+    text = result_text(result)
+    if text is None:
         return 0.0
-    lines = read_text(result).splitlines()
+    lines = text.splitlines()
     rules = expected if isinstance(expected, Mapping) else {}
     found = lambda pattern: any(re.search(pattern, line) for line in lines)  # noqa: E731
     return float(all(found(p) for p in rules.get("expect", [])) and
@@ -136,7 +137,7 @@ def check_json(result: Any, expected: Any, is_yaml: bool = False) -> float:
         import yaml
 
         try:
-            document = yaml.safe_load(read_text(result))
+            document = yaml.safe_load(result_text(result) or "")
         except yaml.YAMLError:
             return 0.0
     else:
@@ -164,9 +165,9 @@ def check_json(result: Any, expected: Any, is_yaml: bool = False) -> float:
 @metric("file_contains")
 def file_contains(result: Any, expected: Any) -> float:
     """The text file ``result`` contains every string of ``expected["expected"]``."""
-    if result is None:
+    text = result_text(result)
+    if text is None:
         return 0.0
-    text = read_text(result)
     return float(all(s in text for s in _rule(expected, "expected")))
 
 
@@ -177,18 +178,20 @@ CLOCK_TIME = re.compile(r"([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)")
 def check_line_number(result: Any, expected: Any) -> float:
     """The text file ``result`` has ``expected["expected"]`` lines holding a clock time
     (HH:MM:SS), as the reference counts them."""
-    if result is None:
+    text = result_text(result)
+    if text is None:
         return 0.0
-    count = sum(1 for line in read_text(result).splitlines() if CLOCK_TIME.search(line))
+    count = sum(1 for line in text.splitlines() if CLOCK_TIME.search(line))
     return float(count == int(_rule(expected, "expected")))
 
 
 @metric("diff_text_file")
 def diff_text_file(result: Any, expected: Any) -> float:
     """How alike two text files are: difflib's ratio, 1.0 when identical."""
-    if result is None or expected is None:
+    text = result_text(result)
+    if text is None or expected is None:
         return 0.0
-    return difflib.SequenceMatcher(None, read_text(result), read_text(expected)).ratio()
+    return difflib.SequenceMatcher(None, text, read_text(expected)).ratio()
 
 
 @metric("literal_match", options=("type", "ignore_case"))

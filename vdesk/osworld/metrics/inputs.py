@@ -39,6 +39,16 @@ def read_text(path: str | Path) -> str:
         return data.decode("latin-1")
 
 
+def result_text(path: Any) -> str | None:
+    """The text of a result file, or None when there is none or it cannot be read (it scores 0)."""
+    if path is None:
+        return None
+    try:
+        return read_text(path)
+    except DocumentError:
+        return None
+
+
 def read_json(path: str | Path) -> Any:
     try:
         return json.loads(read_text(path))

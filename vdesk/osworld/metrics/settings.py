@@ -10,7 +10,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from vdesk.errors import DocumentError, UnsupportedMetric
-from vdesk.osworld.metrics.inputs import read_bytes, read_text
+from vdesk.osworld.metrics.inputs import read_bytes, result_text
 from vdesk.osworld.metrics.registry import metric
 
 
@@ -21,12 +21,10 @@ def _want(rule: Any, key: str, metric_name: str) -> Any:
 
 
 # -- VLC -------------------------------------------------------------------------------------
-def vlc_setting(path: Any, key: str) -> str | None:
-    """A setting's value in a vlcrc file; None when it is only there commented out (the default)."""
-    if path is None:
-        return None
+def vlc_setting(text: str, key: str) -> str | None:
+    """A setting's value in a vlcrc file's text; None when it is only there commented out (the default)."""
     found = None
-    for line in read_text(path).splitlines():
+    for line in text.splitlines():
         name, equals, value = line.strip().partition("=")
         if equals and name.strip() == key:
             found = value.strip()
@@ -35,9 +33,10 @@ def vlc_setting(path: Any, key: str) -> str | None:
 
 def _vlc_number(result: Any, expected: Any, key: str, rule_key: str, default: int, name: str) -> float:
     wanted = _want(expected, rule_key, name)
-    if result is None:
+    text = result_text(result)
+    if text is None:
         return 0.0
-    value = vlc_setting(result, key)
+    value = vlc_setting(text, key)
     try:
         return float(int(value if value not in (None, "") else default) == int(wanted))
     except ValueError:
@@ -73,9 +72,10 @@ def check_one_instance_when_started_from_file(result: Any, expected: Any) -> flo
 def check_global_key_play_pause(result: Any, expected: Any) -> float:
     """A global play/pause hotkey is set (1) or not (0), as expected."""
     wanted = _want(expected, "expected_global_key_play_pause", "check_global_key_play_pause")
-    if result is None:
+    text = result_text(result)
+    if text is None:
         return 0.0
-    value = vlc_setting(result, "global-key-play-pause")
+    value = vlc_setting(text, "global-key-play-pause")
     return float(int(value not in (None, "", "0")) == int(wanted))
 
 
@@ -83,7 +83,8 @@ def check_global_key_play_pause(result: Any, expected: Any) -> float:
 def is_vlc_recordings_folder(result: Any, expected: Any) -> float:
     """VLC records into the expected folder (``input-record-path``)."""
     wanted = _want(expected, "recording_file_path", "is_vlc_recordings_folder")
-    value = vlc_setting(result, "input-record-path") if result is not None else None
+    text = result_text(result)
+    value = vlc_setting(text, "input-record-path") if text is not None else None
     return float(bool(value) and PurePosixPath(value) == PurePosixPath(wanted))  # type: ignore[arg-type]
 
 
@@ -96,9 +97,7 @@ def check_config_status(result: Any, expected: Any) -> float:
     """GIMP's configuration file (``gimprc``, ``sessionrc``) has ``(key value)`` at its top level."""
     key = _want(expected, "key", "check_config_status")
     value = str(_want(expected, "value", "check_config_status"))
-    if result is None:
-        return 0.0
-    for line in read_text(result).splitlines():
+    for line in (result_text(result) or "").splitlines():
         match = GIMPRC_LINE.match(line.strip())
         if match and match.group(1) == key and match.group(2).strip().strip('"') == value.strip('"'):
             return 1.0
