@@ -401,3 +401,68 @@ def test_a_missing_result_file_scores_zero(tmp_path, name, expected):
     options = {"rules": [{"type": "zoom", "sheet_idx": 0, "method": "eq", "ref": 100}]} if name == "compare_table" else {}
     expected = expected if expected is not None else write(tmp_path, "expected.txt", "x")
     assert score(name, str(tmp_path / "missing"), expected, **options) == 0.0
+
+
+def docx_with_table(tmp_path: Path, name: str, cells: list[list[str]], spacing: float | None = None) -> str:
+    import docx as python_docx
+
+    document = python_docx.Document()
+    paragraph = document.add_paragraph("Prices")
+    if spacing is not None:
+        paragraph.paragraph_format.line_spacing = spacing
+    table = document.add_table(rows=len(cells), cols=len(cells[0]))
+    for row, values in zip(table.rows, cells):
+        for cell, value in zip(row.cells, values):
+            cell.text = value
+    path = tmp_path / name
+    document.save(path)
+    return str(path)
+
+
+def test_docx_tables_and_line_spacing(tmp_path):
+    result = docx_with_table(tmp_path, "r.docx", [["Pens", "2.5"], ["Ink", "10"]], spacing=1.5)
+    assert score("compare_docx_tables", result, docx_with_table(tmp_path, "e.docx", [["Pens", "2.5"], ["Ink", "10"]])) == 1.0
+    assert score("compare_docx_tables", result, docx_with_table(tmp_path, "o.docx", [["Pens", "3"], ["Ink", "10"]])) == 0.0
+    assert score("compare_line_spacing", result, docx_with_table(tmp_path, "s.docx", [["x"]], spacing=1.5)) == 1.0
+    assert score("compare_line_spacing", result, docx_with_table(tmp_path, "d.docx", [["x"]], spacing=2.0)) == 0.0
+
+
+def test_text_and_settings_files(tmp_path):
+    result = write(tmp_path, "a.py", "print( 'Hi' )\n")
+    assert score("compare_text_file", result, write(tmp_path, "b.py", "print( 'Hi' )\n")) == 1.0
+    assert score("compare_text_file", result, write(tmp_path, "c.py", "print(  'hi' ) ")) == 0.0
+    assert score("compare_text_file", result, write(tmp_path, "d.py", "print(  'hi' ) "), ignore_blanks=True,
+                 ignore_case=True) == 1.0
+    settings = write(tmp_path, "settings.json", json.dumps({"editor.fontSize": 16, "files.autoSave": "off"}))
+    assert score("check_json_settings", settings, {"expected": {"editor.fontSize": 16}}) == 1.0
+    assert score("check_json_settings", settings, {"expected": {"editor.fontSize": 12}}) == 0.0
+    assert score("compare_config", result, {"expected": "print( 'Hi' )\n"}) == 1.0
+    assert score("compare_config", result, {"expected": "print('Hi')\n"}) == 0.0
+
+
+def test_compare_table_validations_and_hidden_rows(tmp_path):
+    import openpyxl
+    from openpyxl.worksheet.datavalidation import DataValidation
+
+    def book(name: str, hide: bool, validate: bool) -> str:
+        workbook = openpyxl.Workbook()
+        sheet = workbook.active
+        sheet.append(["a"]), sheet.append(["b"])
+        sheet.row_dimensions[2].hidden = hide
+        if validate:
+            validation = DataValidation(type="list", formula1='"Yes,No"')
+            validation.add("B1:B10")
+            sheet.add_data_validation(validation)
+        path = tmp_path / name
+        workbook.save(path)
+        return str(path)
+
+    result, plain = book("r.xlsx", True, True), book("p.xlsx", False, False)
+    rows = [{"type": "row_props", "sheet_idx0": 0, "sheet_idx1": "EI0", "props": ["hidden"]}]
+    assert score("compare_table", result, book("e.xlsx", True, False), rules=rows) == 1.0
+    assert score("compare_table", result, plain, rules=rows) == 0.0
+    valid = [{"type": "data_validation", "sheet_idx": 0,
+              "dv_props": [{"type": {"method": "eq", "ref": "list"}, "formula1": {"method": "eq", "ref": '"Yes,No"'},
+                            "ranges": {"method": "eq", "ref": "B1:B10"}}]}]
+    assert score("compare_table", result, None, rules=valid) == 1.0
+    assert score("compare_table", plain, None, rules=valid) == 0.0

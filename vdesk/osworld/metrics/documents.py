@@ -211,3 +211,42 @@ def compare_pdfs(result: Any, expected: Any) -> float:
             continue
         total += fuzz.ratio(text_got, read_pdf_text(read_bytes(two)).strip()) / 100.0
     return total / len(want)
+
+
+# -- text documents: tables and line spacing (docx) ------------------------------------------
+def _docx(path: str) -> Any:
+    import docx
+
+    data = read_archive(path)
+    try:
+        return docx.Document(io.BytesIO(data))
+    except Exception as error:  # python-docx raises many kinds for a damaged file
+        raise DocumentError(f"{path}: not a readable docx document: {type(error).__name__}: {str(error)[:160]}") from None
+
+
+@metric("compare_docx_tables")
+def compare_docx_tables(result: Any, expected: Any) -> float:
+    """Two docx documents hold the same tables, cell by cell (their text)."""
+    if result is None or expected is None:
+        return 0.0
+    try:
+        got = _docx(str(result)).tables
+    except DocumentError:
+        return 0.0
+    want = _docx(str(expected)).tables
+    cells = lambda table: [[cell.text.strip() for cell in row.cells] for row in table.rows]  # noqa: E731
+    return float(len(got) == len(want) and all(cells(a) == cells(b) for a, b in zip(got, want)))
+
+
+@metric("compare_line_spacing")
+def compare_line_spacing(result: Any, expected: Any) -> float:
+    """Two docx documents have the same paragraphs' line spacing, paragraph by paragraph."""
+    if result is None or expected is None:
+        return 0.0
+    try:
+        got = _docx(str(result)).paragraphs
+    except DocumentError:
+        return 0.0
+    want = _docx(str(expected)).paragraphs
+    return float(len(got) == len(want) and all(a.paragraph_format.line_spacing == b.paragraph_format.line_spacing
+                                               for a, b in zip(got, want)))

@@ -269,3 +269,37 @@ def _tree_rule(root: Any, rule: Mapping[str, Any]) -> float:
     if rule.get("exact", True):
         return float(any(t == wanted for t in texts))
     return max(fuzz.ratio(t, wanted) / 100.0 for t in texts)
+
+
+@metric("compare_text_file", options=("ignore_blanks", "ignore_case"))
+def compare_text_file(result: Any, expected: Any, ignore_blanks: bool = False, ignore_case: bool = False) -> float:
+    """Two text files say the same; ``ignore_blanks``: runs of whitespace count as one space."""
+    text = result_text(result)
+    if text is None or expected is None:
+        return 0.0
+    want = read_text(expected)
+    if ignore_blanks:
+        text, want = (re.sub(r"\s+", " ", t).strip() for t in (text, want))
+    if ignore_case:
+        text, want = text.lower(), want.lower()
+    return float(text == want)
+
+
+@metric("check_json_settings")
+def check_json_settings(result: Any, expected: Any) -> float:
+    """The JSON file ``result`` (a settings file) holds every key of ``expected["expected"]`` with its value."""
+    if result is None:
+        return 0.0
+    try:
+        settings = read_json(result)
+    except DocumentError:
+        return 0.0
+    wanted = _rule(expected, "expected")
+    return float(isinstance(settings, Mapping) and all(settings.get(k) == v for k, v in wanted.items()))
+
+
+@metric("compare_config")
+def compare_config(result: Any, expected: Any) -> float:
+    """The text file ``result`` is exactly ``expected["expected"]``."""
+    text = result_text(result)
+    return float(text is not None and text == _rule(expected, "expected"))

@@ -22,7 +22,9 @@ from vdesk.osworld.metrics.general import match_value
 from vdesk.osworld.metrics.inputs import read_archive, read_text
 from vdesk.osworld.metrics.registry import metric
 
-RULES = ("sheet_name", "sheet_data", "sheet_print", "sheet_fuzzy", "check_cell", "freeze", "zoom")
+RULES = ("sheet_name", "sheet_data", "sheet_print", "sheet_fuzzy", "check_cell", "freeze", "zoom",
+         "data_validation", "row_props", "col_props")
+DIMENSION_PROPERTIES = ("hidden", "height", "width", "outline_level", "outlineLevel", "collapsed")
 FUZZY_TYPES = ("includes", "included_by", "fuzzy_match", "exact_match")
 STYLE_PROPERTIES = ("number_format", "font_name", "font_family", "font_color", "font_bold", "font_italic",
                     "font_underline", "font_size", "fill_type", "bgcolor", "fgcolor", "hyperlink")
@@ -39,6 +41,9 @@ def _check_rules(options: Mapping[str, Any]) -> None:
         for prop in rule.get("props", {}) if kind == "check_cell" else ():
             if prop != "value" and prop not in STYLE_PROPERTIES:
                 raise UnsupportedMetric(f"compare_table: check_cell property {prop!r} is not supported")
+        for prop in rule.get("props", []) if kind in ("row_props", "col_props") else ():
+            if prop not in DIMENSION_PROPERTIES:
+                raise UnsupportedMetric(f"compare_table: {kind} property {prop!r} is not supported")
         for fuzzy in rule.get("rules", []) if kind == "sheet_fuzzy" else ():
             if fuzzy.get("type") not in FUZZY_TYPES:
                 raise UnsupportedMetric(f"compare_table: sheet_fuzzy type {fuzzy.get('type')!r} is not supported")
@@ -165,14 +170,43 @@ def _fuzzy(first: tuple[Book, str], second: tuple[Book, str], rules: list[Mappin
     return True
 
 
+def _validations_hold(sheet: Any, wanted: list[Mapping[str, Any]]) -> bool:
+    """Every data validation of the sheet matches one of ``dv_props`` (each a dict of attribute →
+    ``{"method", "ref"}``), and there are at least as many validations as wanted."""
+    validations = list(sheet.data_validations.dataValidation)
+    if len(validations) < len(wanted):
+        return False
+
+    def attribute(validation: Any, name: str) -> Any:
+        value = getattr(validation, "sqref" if name == "ranges" else name, None)
+        return str(value) if name in ("ranges", "sqref") else value
+
+    return all(any(all(match_value(attribute(v, name), check) for name, check in props.items()) for props in wanted)
+               for v in validations)
+
+
+def _dimensions(book: Book, name: str, kind: str, props: list[str]) -> dict[str, dict[str, Any]]:
+    """The rows' (or columns') properties that are set, by index."""
+    sheet = book.cells[name]
+    dimensions = sheet.row_dimensions if kind == "row_props" else sheet.column_dimensions
+    found = {}
+    for index, dimension in dimensions.items():
+        values = {prop: getattr(dimension, "outline_level" if prop == "outlineLevel" else prop, None) for prop in props}
+        if any(v not in (None, False, 0) for v in values.values()):
+            found[str(index)] = values
+    return found
+
+
 def _rule_holds(rule: Mapping[str, Any], result: Book, expected: Book | None) -> bool:
     kind = rule["type"]
     if kind == "sheet_name":
         return expected is not None and result.sheets == expected.sheets
-    if kind in ("zoom", "check_cell"):
+    if kind in ("zoom", "check_cell", "data_validation"):
         where = _sheet(rule["sheet_idx"], result, expected)
         if where is None:
             return False
+        if kind == "data_validation":
+            return _validations_hold(where[0].cells[where[1]], rule.get("dv_props", []))
         if kind == "zoom":
             return match_value(where[0].cells[where[1]].sheet_view.zoomScale or 100.0, rule)
         cell = where[0].cells[where[1]][rule["coordinate"]]
@@ -193,6 +227,8 @@ def _rule_holds(rule: Mapping[str, Any], result: Book, expected: Book | None) ->
         return one is not None and one == two
     if kind == "sheet_fuzzy":
         return _fuzzy(first, second, rule["rules"])
+    if kind in ("row_props", "col_props"):
+        return _dimensions(*first, kind, rule.get("props", [])) == _dimensions(*second, kind, rule.get("props", []))
     if kind == "freeze":
         return first[0].cells[first[1]].freeze_panes == second[0].cells[second[1]].freeze_panes
     raise UnsupportedMetric(f"compare_table: rule type {kind!r} is not supported")
