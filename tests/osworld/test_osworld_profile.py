@@ -4,6 +4,7 @@ gives them: proved by running, inside a real one, the commands the tasks run."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from collections.abc import Iterator
 
 import pytest
@@ -132,3 +133,19 @@ def test_files_written_to_the_home_land_in_home_user(desktop, tmp_path):
     local.write_text("uploaded")
     desktop.upload(local, "/home/user/Documents/up.txt")
     assert sh(desktop, "cat ~/Documents/up.txt").stdout == "uploaded"
+
+
+def test_vdesk_up_image_osworld_starts_one_at_the_references_size():
+    import json
+    import subprocess
+    import sys
+    import uuid
+
+    name = f"osworld-cli-{uuid.uuid4().hex[:6]}"
+    vdesk = [str(Path(sys.executable).with_name("vdesk"))]
+    try:
+        out = subprocess.run([*vdesk, "up", "--image", "osworld", "--name", name, "--ttl", "300", "--json"],
+                             capture_output=True, text=True, timeout=240, check=True)
+        assert json.loads(out.stdout)["size"] == "1920x1080"
+    finally:
+        subprocess.run([*vdesk, "down", name], capture_output=True, timeout=120)

@@ -32,7 +32,8 @@ def build(
 
 def up(
     name: Annotated[Optional[str], typer.Option(metavar="NAME", help="Desktop name (default: vdesk-<random>).")] = None,
-    size: Annotated[str, typer.Option(metavar="WxH", help="Logical screen size WIDTHxHEIGHT.")] = "1280x800",
+    size: Annotated[Optional[str], typer.Option(metavar="WxH", help=(
+        "Logical screen size WIDTHxHEIGHT (default 1280x800; 1920x1080 for the osworld image, like OSWorld's)."))] = None,
     scale: Annotated[float, typer.Option(metavar="FACTOR", help="HiDPI scale of the framebuffer.")] = 1.0,
     ttl: Annotated[float, typer.Option(metavar="SECONDS", help="Seconds until the desktop stops itself (0: never).")] = DEFAULT_TTL,
     network: Annotated[str, typer.Option(metavar="MODE", help="'none' (default) or 'bridge'.")] = "none",
@@ -55,8 +56,10 @@ def up(
         else:
             say(f"{desktop.name}  VNC: {vnc}  password: {desktop.vnc_password}")
 
+    chosen = _image_choice(image, apps)
+    size = size or ("1920x1080" if chosen == "osworld" else "1280x800")
     Desktop.up(parse_size(size), scale=scale, name=name, ttl=ttl or None, lease=False, engine=OPTIONS.engine,
-               network=network, image=_image_choice(image, apps), clock=clock,  # type: ignore[arg-type]
+               network=network, image=chosen, clock=clock,  # type: ignore[arg-type]
                announce=announce).close()
 
 
