@@ -27,6 +27,15 @@ _KEYS = {
     "volumeup": "XF86AudioRaiseVolume", "volumedown": "XF86AudioLowerVolume", "volumemute": "XF86AudioMute",
     "playpause": "XF86AudioPlay", "nexttrack": "XF86AudioNext", "prevtrack": "XF86AudioPrev",
 }
+# single characters by their keysym names (xdotool's `key` takes names, not characters)
+_KEYS.update({
+    "/": "slash", "\\": "backslash", ".": "period", ",": "comma", ";": "semicolon", ":": "colon",
+    "'": "apostrophe", '"': "quotedbl", "[": "bracketleft", "]": "bracketright", "{": "braceleft",
+    "}": "braceright", "-": "minus", "_": "underscore", "=": "equal", "+": "plus", "`": "grave",
+    "~": "asciitilde", "!": "exclam", "@": "at", "#": "numbersign", "$": "dollar", "%": "percent",
+    "^": "asciicircum", "&": "ampersand", "*": "asterisk", "(": "parenleft", ")": "parenright",
+    "<": "less", ">": "greater", "?": "question", "|": "bar",
+})
 _BUTTONS = {"left": "1", "primary": "1", "middle": "2", "right": "3", "secondary": "3"}
 
 

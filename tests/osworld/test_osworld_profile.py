@@ -55,9 +55,10 @@ def test_pyautogui_types_and_presses_keys_into_a_window(desktop):
     sh(desktop, "rm -f /tmp/typed.txt")
     desktop.run(["xterm", "-T", "typing-target", "-e", "bash", "-c", "read line; echo \"$line\" > /tmp/typed.txt"])
     until(desktop, "wmctrl -a typing-target")
-    out = sh(desktop, "python -c \"import pyautogui, time; pyautogui.typewrite('hello osworld'); pyautogui.press('enter')\"")
+    out = sh(desktop, "python -c \"import pyautogui, time; pyautogui.typewrite('hello osworld'); "
+                      "pyautogui.press('/'); pyautogui.hotkey('shift', 'a'); pyautogui.press('enter')\"")
     assert out.returncode == 0, out.stderr
-    assert until(desktop, "cat /tmp/typed.txt").strip() == "hello osworld"
+    assert until(desktop, "cat /tmp/typed.txt").strip() == "hello osworld/A"
 
 
 def test_sudo_with_the_reference_password(desktop):
