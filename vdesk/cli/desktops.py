@@ -57,7 +57,8 @@ def up(
             say(f"{desktop.name}  VNC: {vnc}  password: {desktop.vnc_password}")
 
     chosen = _image_choice(image, apps)
-    size = size or ("1920x1080" if chosen == "osworld" else "1280x800")
+    if size is None:
+        size = "1920x1080" if chosen == "osworld" else "1280x800"
     Desktop.up(parse_size(size), scale=scale, name=name, ttl=ttl or None, lease=False, engine=OPTIONS.engine,
                network=network, image=chosen, clock=clock,  # type: ignore[arg-type]
                announce=announce).close()
