@@ -466,3 +466,27 @@ def test_compare_table_validations_and_hidden_rows(tmp_path):
                             "ranges": {"method": "eq", "ref": "B1:B10"}}]}]
     assert score("compare_table", result, None, rules=valid) == 1.0
     assert score("compare_table", plain, None, rules=valid) == 0.0
+
+
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
+                        max_size=12), max_size=6))
+def test_a_text_file_matches_itself_and_a_changed_one_does_not(tmp_path_factory, lines):
+    folder = tmp_path_factory.mktemp("same")
+    text = "\n".join(lines) + "\n"
+    one, two = folder / "one.csv", folder / "two.csv"
+    one.write_text(text, encoding="utf-8")
+    two.write_text(text, encoding="utf-8")
+    assert score("compare_csv", str(one), str(two)) == 1.0
+    assert score("diff_text_file", str(one), str(two)) == 1.0
+    assert score("compare_text_file", str(one), str(two)) == 1.0
+    two.write_text(text + "extra\n", encoding="utf-8")
+    assert score("compare_csv", str(one), str(two)) == 0.0
+    assert score("compare_text_file", str(one), str(two)) == 0.0
+
+
+@given(st.floats(min_value=-1e6, max_value=1e6, width=32), st.floats(min_value=0, max_value=10, width=32))
+def test_approx_rules_accept_values_within_their_tolerance(value, tolerance):
+    from vdesk.osworld.metrics.general import match_value
+
+    assert match_value(value, {"method": f"approx:{tolerance}", "ref": value})
+    assert not match_value(value, {"method": f"approx:{tolerance}", "ref": value + tolerance * 2 + 1})
