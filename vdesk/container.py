@@ -24,6 +24,7 @@ import docker.errors
 from docker.models.containers import Container
 from docker.utils import parse_bytes
 
+from vdesk import images
 from vdesk.clock import ClockSettings
 from vdesk.coords import Screen
 from vdesk.errors import InvalidArgument, VdeskError
@@ -57,6 +58,19 @@ HARDENING: dict[str, Any] = {
 # machine for 32 desktops. vdesk never reads the status (the lease and the held connections
 # notice a dead desktop at once), so it runs once a minute: `docker ps` still shows it.
 HEALTH_CHECK: dict[str, int] = {"interval": 60 * 10**9}  # nanoseconds; the test is the image's
+
+# The osworld profile only (OSWorld's tasks run `sudo -S ...` with the password "password"):
+# privileges may be gained through sudo, which needs these capabilities to become root and act
+# on files; the read-only root, private /tmp and home, no network and every other drop stay.
+SUDO_CAPABILITIES = ["SETUID", "SETGID", "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER"]
+
+
+def hardening(image_name: str) -> dict[str, Any]:
+    """The run options that confine a desktop of ``image_name``: :data:`HARDENING`, relaxed for
+    sudo only in the osworld image."""
+    if not images.is_osworld(image_name):
+        return HARDENING
+    return {**HARDENING, "security_opt": [], "cap_add": SUDO_CAPABILITIES}
 
 
 @dataclass(frozen=True)
@@ -150,7 +164,7 @@ def run_container(client: docker.DockerClient, image_name: str, options: RunOpti
             network_mode=options.network,
             ports={f"{VNC_PORT}/tcp": ("127.0.0.1", None)} if options.network == "bridge" else None,
             mem_limit=limits.memory, nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
-            shm_size=limits.shm, healthcheck=HEALTH_CHECK, **HARDENING,
+            shm_size=limits.shm, healthcheck=HEALTH_CHECK, **hardening(image_name),
         )
     except docker.errors.APIError as error:
         if error.status_code == 409:

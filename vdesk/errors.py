@@ -25,6 +25,7 @@
     ├── ViewerUnavailable     websockify or noVNC is not installed
     ├── BrowserError          the desktop's browser could not be started, reached or asked
     ├── DocumentError         a document out of a desktop could not be read
+    ├── UnsupportedMetric     an OSWorld metric, option or rule vdesk does not implement
     └── BenchError            the bench could not take a measurement
 
 Nothing was done when an ``Invalid…`` error is raised: arguments and whole batches of actions
@@ -117,6 +118,11 @@ class BrowserError(VdeskError):
 
 class DocumentError(VdeskError):
     """A document could not be read: not of its format, damaged, or past a size limit."""
+
+
+class UnsupportedMetric(VdeskError):
+    """An OSWorld metric, metric option or rule that vdesk does not implement; the message names
+    it (a task using it is skipped with that reason)."""
 
 
 class BenchError(VdeskError):

@@ -1,0 +1,47 @@
+"""OSWorld's metrics by name: each compares what a getter fetched (``result``) with what the
+task expects (``expected``) and returns a score in [0, 1].
+
+    from vdesk.osworld.metrics import lookup
+
+    metric = lookup("compare_table")          # UnsupportedMetric for a name we do not implement
+    metric.check_options({"rules": [...]})    # UnsupportedMetric for an option or rule we do not
+    score = metric(result, expected, **options)
+
+What ``result`` and ``expected`` are depends on the getter, as in the reference:
+
+- file getters (``vm_file``, ``cache_file``, ``cloud_file``): a path on the host (``str``), a list
+  of paths when the getter fetched several, or ``None`` when the file was missing (score 0);
+- ``rule`` / ``rule_relativeTime``: the task's own JSON value (usually a dict, e.g.
+  ``{"expected": "..."}`` or ``{"rules": [...]}``);
+- command getters (``vm_command_line``, ``vm_terminal_output``…): a string;
+- browser and settings getters: dicts and lists of the values read (a URL, a tab list, a
+  bookmarks tree, a settings value).
+
+Metrics are pure: they read files the getters already brought to the host and never touch a
+desktop. Those files are untrusted; the readers bound their size, refuse zip bombs and never
+expand XML entities. A file that cannot be read scores 0 the way the reference scores it, except
+when it is the *expected* file (the task's own fault): that raises :class:`DocumentError`.
+"""
+
+from __future__ import annotations
+
+from vdesk.errors import UnsupportedMetric
+from vdesk.osworld.metrics import browser, documents, general, settings, tables
+from vdesk.osworld.metrics.registry import Metric, registered
+
+__all__ = ["Metric", "UnsupportedMetric", "lookup", "names"]
+
+_FAMILIES = (general, tables, documents, browser, settings)  # imported for their registrations
+
+
+def lookup(name: str) -> Metric:
+    """The metric called ``name`` in OSWorld's task files."""
+    found = registered().get(name)
+    if found is None:
+        raise UnsupportedMetric(f"metric {name!r} is not supported by vdesk")
+    return found
+
+
+def names() -> list[str]:
+    """Every supported metric name, sorted (the README lists them)."""
+    return sorted(registered())
