@@ -50,6 +50,8 @@ DERIVED = {APPS_IMAGE: (APPS_FOLDER, IMAGE), OSWORLD_IMAGE: (OSWORLD_FOLDER, APP
 REGISTRY_BASE = "debian:bookworm-slim"
 LOCAL_BASE = "vdesk/base:bookworm"
 CONTEXT_LABEL = "vdesk.context-hash"
+WHEELS_LIST = "wheels.txt"  # in a build context: Python packages the host downloads for it
+WHEELS_TIMEOUT = 300.0
 DEBIAN_MIRROR = os.environ.get("VDESK_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 
 
@@ -167,6 +169,31 @@ def build_derived(client: docker.DockerClient, image: str, progress: Progress = 
 
 
 def _build(client: docker.DockerClient, image: str, context: Path, base: str, progress: Progress) -> str:
+    if (context / WHEELS_LIST).is_file():
+        with tempfile.TemporaryDirectory(prefix="vdesk-context-") as copied:
+            built = Path(copied) / context.name
+            shutil.copytree(context, built)
+            _download_wheels(built, progress)
+            return _build_context(client, image, built, base, progress)
+    return _build_context(client, image, context, base, progress)
+
+
+def _download_wheels(context: Path, progress: Progress) -> None:
+    """Fill ``context/wheels/`` with the pinned packages of its wheels.txt, fetched by this
+    host (a build container reaches Debian's mirror but not PyPI)."""
+    progress(f"downloading the Python packages of {context / WHEELS_LIST} ...")
+    argv = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(context / "wheels"),
+            "--requirement", str(context / WHEELS_LIST)]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=WHEELS_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise ImageError(f"downloading the packages of {WHEELS_LIST} took over {WHEELS_TIMEOUT:g} s") from None
+    if done.returncode != 0:
+        errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]  # not pip's warnings
+        raise ImageError(f"downloading the packages of {WHEELS_LIST} failed: {first_line(errors[-1] if errors else done.stderr)}")
+
+
+def _build_context(client: docker.DockerClient, image: str, context: Path, base: str, progress: Progress) -> str:
     progress(f"building {image} from {base} ...")
     labels = {CONTEXT_LABEL: context_hash(image), "vdesk.image": __version__}
     try:
