@@ -97,8 +97,11 @@ def test_bad_settings_are_named():
 
 
 def test_an_async_vector_of_four_desktops_steps():
-    task = dict(SMALL, desktop={"size": "320x240"})
-    envs = gymnasium.vector.AsyncVectorEnv([lambda: gymnasium.make("vdesk/Desktop-v0", task=task)] * 4)
+    task = dict(SMALL, max_steps=10)
+    # spawn: a forked worker would inherit this process's VNC reactor as running, without its
+    # thread. A spawned one imports nothing of ours: "module:id" imports the module that registers.
+    make = lambda: gymnasium.make("vdesk.harness.env:vdesk/Desktop-v0", task=task)  # noqa: E731
+    envs = gymnasium.vector.AsyncVectorEnv([make] * 4, context="spawn")
     try:
         observations, infos = envs.reset(seed=0)
         assert observations["screenshot"].shape == (4, 240, 320, 3)

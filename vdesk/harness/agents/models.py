@@ -3,7 +3,8 @@
 * :class:`OpenAIChatAgent` — an OpenAI-compatible ``/chat/completions`` endpoint serving a
   UI-TARS-style model (e.g. vLLM): screenshots go up as images, text replies such as
   ``Thought: … Action: click(start_box='(100,200)')`` come back and are parsed.
-* :class:`AnthropicAgent` — Anthropic's Messages API with the ``computer`` tool.
+* :class:`AnthropicAgent` — Anthropic's Messages API with the computer toolset (or one of
+  the two single ``computer`` tools before it).
 * :class:`OpenAIComputerAgent` — OpenAI's Responses API with the computer-use tool.
 
 Each speaks plain JSON over HTTP (the standard library's client), so any server with the same
@@ -157,13 +158,14 @@ def _chat_text(answer: dict[str, Any]) -> str:
 # -- Anthropic computer use -------------------------------------------------------------------
 class AnthropicSettings(_Settings):
     """``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL`` (default ``https://api.anthropic.com``),
-    ``VDESK_ANTHROPIC_MODEL``, ``VDESK_ANTHROPIC_TOOL`` (computer tool version),
+    ``VDESK_ANTHROPIC_MODEL``, ``VDESK_ANTHROPIC_TOOL`` (``computer_toolset_20260801``, the
+    default, or a single tool: ``computer_20251124``, ``computer_20250124``),
     ``VDESK_AGENT_TIMEOUT``."""
 
     base_url: str = "https://api.anthropic.com"
     api_key: str | None = None
     model: str = "claude-sonnet-4-5"
-    tool: anthropic_adapter.Version = "computer_20250124"
+    tool: anthropic_adapter.Version = anthropic_adapter.TOOLSET
     max_tokens: int = Field(default=2048, ge=1)
 
     @classmethod
@@ -174,8 +176,8 @@ class AnthropicSettings(_Settings):
 
 
 class AnthropicAgent(Agent):
-    """A model with Anthropic's ``computer`` tool: each ``tool_use`` becomes actions, and is answered
-    with the next screenshot. A reply without a tool call ends the episode."""
+    """A model with Anthropic's computer toolset or tool: each ``tool_use`` block becomes actions,
+    and is answered with the next screenshot. A reply without a tool call ends the episode."""
 
     name = "anthropic"
 
@@ -214,7 +216,7 @@ class AnthropicAgent(Agent):
         actions = []
         for call in calls:
             try:
-                actions += anthropic_adapter.translate(call.get("input") or {}, version=self.settings.tool).actions
+                actions += anthropic_adapter.translate_tool_use(call, version=self.settings.tool).actions
             except InvalidAction as error:
                 raise AgentError(f"the model's tool call could not be used: {error}") from None
         if calls and not actions:
