@@ -160,3 +160,12 @@ def test_a_malformed_block_is_rejected_naming_the_problem(sent, message):
 def test_single_tool_inputs_are_not_toolset_replies():
     with pytest.raises(InvalidArgument, match="translate_tool_use"):
         anthropic.translate({"action": "screenshot"}, version=TOOLSET)
+
+
+def test_the_formats_registry_reads_toolset_blocks_written_by_hand():
+    from vdesk.adapters.formats import parse_payloads
+
+    text = '[{"name": "key", "input": {"text": "Return", "repeat": 2}}, {"name": "wait", "input": {"duration": 1}}]'
+    assert [a.type.value for a in parse_payloads("anthropic_toolset", [text])] == ["hotkey", "hotkey", "wait"]
+    with pytest.raises(InvalidAction, match="action 0: unknown computer toolset member 'zap'"):
+        parse_payloads("anthropic_toolset", ['{"name": "zap", "input": {}}'])

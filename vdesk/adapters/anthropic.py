@@ -71,6 +71,7 @@ __all__ = [
     "messages_request",
     "tool_definition",
     "translate",
+    "toolset_block",
     "translate_tool_use",
 ]
 
@@ -226,6 +227,12 @@ def translate_tool_use(block: Mapping[str, Any], *, version: Version = TOOLSET) 
     call = _validate({"action": name, **tool_input})
     _check_fields(call, _TOOLSET_FIELDS[name])
     return _built(call)
+
+
+def toolset_block(item: Any) -> Any:
+    """A toolset ``tool_use`` block from one written by hand: ``{"name": …, "input": …}``, the
+    ``toolset_name`` implied (what the command line and the Gymnasium action text take)."""
+    return {"toolset_name": TOOLSET_NAME, **item} if isinstance(item, Mapping) else item
 
 
 def _built(call: ComputerInput) -> AnthropicCall:
