@@ -35,7 +35,7 @@ import numpy as np
 from gymnasium import spaces
 from PIL import Image
 
-from vdesk.actions import BaseAction, ExecuteResult, parse_batch
+from vdesk.actions import MAX_TYPED_CHARS, BaseAction, ExecuteResult, parse_batch
 from vdesk.adapters.formats import model_format, parse_payloads
 from vdesk.coords import ImageSpace, Screen
 from vdesk.desktop import WM_READY_TIMEOUT, XDOTOOL_TIMEOUT, Desktop
@@ -59,7 +59,7 @@ SETTLE_TIMEOUT = 10.0
 STEP_TIMEOUT = 60.0  # for a setup step that has no timeout of its own (start, write)
 # The longest action text the action space holds: a batch typing BaseAction's most characters,
 # each escaped as JSON may escape it (\uXXXX is six characters).
-MAX_ACTION_CHARS = 6 * 100_000 + 10_000
+MAX_ACTION_CHARS = 6 * MAX_TYPED_CHARS + 10_000
 # JSON as json.dumps writes it by default (ensure_ascii): printable ASCII, whatever it types.
 ACTION_CHARSET = string.printable
 NO_TASK_LIMITS = (15, 300.0)  # max steps, seconds: a task's defaults, for a desktop without one
