@@ -21,13 +21,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="module")
-def desktop() -> Iterator[Desktop]:
+def screen_desktop() -> Iterator[Desktop]:
     """One 1280x800 desktop per module for the tests that drive a screen (a probe covers it)."""
     with Desktop.up(size=(1280, 800)) as desktop:
         yield desktop
 
 
 @pytest.fixture
-def probe(desktop: Desktop) -> Iterator[EventProbe]:
-    with EventProbe(desktop) as probe:
+def probe(screen_desktop: Desktop) -> Iterator[EventProbe]:
+    with EventProbe(screen_desktop) as probe:
         yield probe
