@@ -212,7 +212,12 @@ def translate_tool_use(block: Mapping[str, Any], *, version: Version = TOOLSET) 
         if name != "computer":
             raise InvalidAction(f"tool_use {name!r} is not the computer tool")
         return translate(tool_input, version=version)  # type: ignore[arg-type]
-    if name == "computer" and "toolset_name" not in block:
+    return _member_call(block, name, tool_input)
+
+
+def _member_call(block: Mapping[str, Any], name: Any, tool_input: Any) -> AnthropicCall:
+    """One toolset member's ``tool_use`` block, checked field by field, as BaseActions."""
+    if name == "computer" and block.get("toolset_name") is None:
         raise InvalidAction("tool_use 'computer' is a single computer tool's call; the toolset's are named by member")
     if block.get("toolset_name") != TOOLSET_NAME:
         raise InvalidAction(f"tool_use {name!r} has toolset_name {block.get('toolset_name')!r}, not 'computer'")
