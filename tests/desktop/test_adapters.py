@@ -32,6 +32,7 @@ from vdesk.operator import Operator
 FIXTURES = Path(__file__).parents[1] / "unit" / "fixtures"
 PARK = (3, 797)  # where the pointer waits between cases: no case expects motion to end there
 BUTTON1_MASK = 0x100
+SINGLE_TOOL = "computer_20251124"  # the inputs here are single-tool ones; the toolset: tests/protocols
 
 
 def cases(name: str) -> list[Any]:
@@ -155,7 +156,7 @@ def test_anthropic_tool_call_arrives_as_the_events_it_names(shared_desktop, prob
 
 
 def test_anthropic_tool_definition_on_a_wxga_screen_is_the_screen_itself(shared_desktop):
-    computer = AnthropicComputer(shared_desktop)
+    computer = AnthropicComputer(shared_desktop, version=SINGLE_TOOL)
     assert computer.tool_definition() == {"type": "computer_20251124", "name": "computer",
                                           "display_width_px": 1280, "display_height_px": 800,
                                           "enable_zoom": True}
@@ -164,7 +165,7 @@ def test_anthropic_tool_definition_on_a_wxga_screen_is_the_screen_itself(shared_
 
 
 def test_anthropic_typed_text_lands_in_a_program_exactly(shared_desktop, typed_into_a_program):
-    computer = AnthropicComputer(shared_desktop)
+    computer = AnthropicComputer(shared_desktop, version=SINGLE_TOOL)
     text = 'Grüße aus Köln 😀 "quoted" \'single\' -rf --help ~/x && echo $PATH'
     assert computer({"action": "type", "text": text}).error is None
     assert computer({"action": "key", "text": "ctrl+d ctrl+d"}).error is None
@@ -172,7 +173,7 @@ def test_anthropic_typed_text_lands_in_a_program_exactly(shared_desktop, typed_i
 
 
 def test_anthropic_results_answer_the_tool_use_block(shared_desktop, probe):
-    computer = AnthropicComputer(shared_desktop)
+    computer = AnthropicComputer(shared_desktop, version=SINGLE_TOOL)
     shot = computer({"action": "screenshot"}).to_api("toolu_01")
     assert shot["tool_use_id"] == "toolu_01" and shot["content"][0]["type"] == "image"
     assert "is_error" not in shot
@@ -195,7 +196,7 @@ def fhd_probe(fhd_desktop: Desktop) -> Iterator[EventProbe]:
 
 
 def test_anthropic_on_a_1920x1080_screen_shows_fwxga_screenshots(fhd_desktop, fhd_probe):
-    computer = AnthropicComputer(fhd_desktop)
+    computer = AnthropicComputer(fhd_desktop, version=SINGLE_TOOL)
     definition = computer.tool_definition()
     assert (definition["display_width_px"], definition["display_height_px"]) == (1366, 768)
     assert image_size(computer({"action": "screenshot"}).base64_image) == (1366, 768)
@@ -209,21 +210,21 @@ def test_anthropic_on_a_1920x1080_screen_shows_fwxga_screenshots(fhd_desktop, fh
     ([100, 700], (141, 985)),
 ])
 def test_anthropic_clicks_on_a_scaled_screenshot_land_on_the_physical_pixel(fhd_desktop, fhd_probe, coordinate, physical):
-    result = AnthropicComputer(fhd_desktop)({"action": "left_click", "coordinate": coordinate})
+    result = AnthropicComputer(fhd_desktop, version=SINGLE_TOOL)({"action": "left_click", "coordinate": coordinate})
     assert result.error is None, result.error
     x, y = physical
     assert summary(fhd_probe.events()) == [f"button_press 1 {x} {y}", f"button_release 1 {x} {y}"]
 
 
 def test_anthropic_drag_on_a_scaled_screenshot_lands_on_physical_pixels(fhd_desktop, fhd_probe):
-    result = AnthropicComputer(fhd_desktop)({"action": "left_click_drag", "start_coordinate": [0, 0],
+    result = AnthropicComputer(fhd_desktop, version=SINGLE_TOOL)({"action": "left_click_drag", "start_coordinate": [0, 0],
                                              "coordinate": [683, 384]})
     assert result.error is None, result.error
     assert summary(fhd_probe.events()) == ["button_press 1 0 0", "button_release 1 960 540"]
 
 
 def test_anthropic_cursor_position_on_a_scaled_screen_is_in_screenshot_pixels(fhd_desktop, fhd_probe):
-    computer = AnthropicComputer(fhd_desktop)
+    computer = AnthropicComputer(fhd_desktop, version=SINGLE_TOOL)
     assert computer({"action": "mouse_move", "coordinate": [683, 384]}).error is None
     assert [(e.x, e.y) for e in fhd_probe.events() if e.kind == "motion"][-1] == (960, 540)
     assert computer({"action": "cursor_position"}).output == "X=683,Y=384"
@@ -232,7 +233,7 @@ def test_anthropic_cursor_position_on_a_scaled_screen_is_in_screenshot_pixels(fh
 
 
 def test_anthropic_zoom_on_a_scaled_screen_is_a_full_resolution_crop(fhd_desktop):
-    computer = AnthropicComputer(fhd_desktop)
+    computer = AnthropicComputer(fhd_desktop, version=SINGLE_TOOL)
     # Something to look at: a terminal in the top-left quarter of the screen.
     with xterm(fhd_desktop, "zoom-subject", "-geometry", "60x20+40+40"):
         fhd_desktop.wait_until_settled(quiet=0.2)
@@ -248,7 +249,7 @@ def test_anthropic_zoom_on_a_scaled_screen_is_a_full_resolution_crop(fhd_desktop
 def test_anthropic_on_a_1600x1200_screen_shows_xga_and_maps_clicks_back():
     with Desktop.up(size=(1600, 1200)) as desktop, EventProbe(desktop) as probe:
         desktop.wait_until_settled(quiet=0.1)
-        computer = AnthropicComputer(desktop)
+        computer = AnthropicComputer(desktop, version=SINGLE_TOOL)
         definition = computer.tool_definition()
         assert (definition["display_width_px"], definition["display_height_px"]) == (1024, 768)
         assert image_size(computer({"action": "screenshot"}).base64_image) == (1024, 768)

@@ -39,6 +39,8 @@ NOT_RUN = {
                                                                    "tests/apps/test_browser_handle.py",
     "- document:": "a list of checks, not a task; tests/apps/test_checks_on_files.py and the apps suite",
     '"retried": true': "a sample of results.json, not code",
+    "from agents import": "needs a model service; tests/protocols/test_openai_agents.py runs ComputerTool",
+    "import anthropic": "needs a model service; tests/protocols/test_anthropic_toolset.py runs the replies",
 }
 
 
@@ -111,6 +113,12 @@ def test_the_model_formats_example_runs_on_a_desktop(shared_desktop):
     exec(compile(block, "README.md", "exec"), {"desktop": shared_desktop})
 
 
+def test_the_gymnasium_example_runs_as_written(monkeypatch):
+    (block,) = [block for block in blocks("python") if "import json, gymnasium" in block]
+    monkeypatch.chdir(ROOT)  # its task path is the repository's
+    exec(compile(block, "README.md", "exec"), {})  # its own asserts check what it claims
+
+
 def test_the_pytest_example_passes_with_the_installed_plugin(tmp_path):
     (block,) = [block for block in blocks("python") if "def test_terminal_opens(desktop)" in block]
     (tmp_path / "test_example.py").write_text(block)
@@ -132,6 +140,7 @@ def test_the_task_example_is_solved_by_its_own_solution(tmp_path):
 
 
 def test_all_python_blocks_are_run_or_named():
-    runners = ("with Desktop.up(size=(1280, 800))", "from vdesk.adapters import", "def test_terminal_opens(desktop)")
+    runners = ("with Desktop.up(size=(1280, 800))", "from vdesk.adapters import", "def test_terminal_opens(desktop)",
+               "import json, gymnasium")
     for block in blocks("python"):
         assert any(marker in block for marker in runners) or not_run(block.strip()), block

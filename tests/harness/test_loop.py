@@ -115,12 +115,13 @@ def test_an_action_that_fails_is_reported_to_the_agent_and_the_episode_goes_on()
     assert agent.results[1][0].status == "failed" and "outside" in agent.results[1][0].error_message
 
 
-def test_the_gymnasium_style_environment():
+def test_the_loops_finer_steps_on_the_gymnasium_environment():
     with DesktopEnv() as env:
-        observation = env.reset(make_task())
+        observation = env.open(make_task())
         assert observation.step == 1 and observation.instruction == "Write ok into ~/ok.txt."
         assert observation.frame.size == (640, 480) and observation.screen.screen_width == 640
-        observation = env.step(WRITE_OK)
+        results = [env.execute(action) for action in WRITE_OK]
+        observation = env.observe(results)
         assert observation.step == 2 and observation.results[0].status == "success"
         assert [check.passed for check in env.evaluate()] == [True]
         name = env.desktop.name

@@ -18,7 +18,9 @@ pytestmark = [pytest.mark.desktop, pytest.mark.usefixtures("no_desktop_left")]
 
 AGENTS = {
     "uitars_chat": lambda url: OpenAIChatAgent(ChatSettings(base_url=url + "/v1")),
-    "anthropic_messages": lambda url: AnthropicAgent(AnthropicSettings(base_url=url, api_key="test")),
+    "anthropic_messages": lambda url: AnthropicAgent(AnthropicSettings(base_url=url, api_key="test",
+                                                                       tool="computer_20250124")),
+    "anthropic_toolset": lambda url: AnthropicAgent(AnthropicSettings(base_url=url, api_key="test")),
     "openai_responses": lambda url: OpenAIComputerAgent(OpenAISettings(base_url=url + "/v1", api_key="test")),
 }
 

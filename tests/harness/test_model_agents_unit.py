@@ -61,7 +61,7 @@ def test_the_chat_agent_keeps_only_the_last_screenshots():
 
 def test_the_anthropic_agent_answers_each_tool_call_with_the_next_screenshot():
     with FakeModelServer.recorded("anthropic_messages") as server:
-        agent = AnthropicAgent(AnthropicSettings(base_url=server.url, api_key="secret"))
+        agent = AnthropicAgent(AnthropicSettings(base_url=server.url, api_key="secret", tool="computer_20250124"))
         agent.reset(make_task(instruction="Write hello."))
         assert agent.image_space(Screen(800, 600)) == ImageSpace(800, 600)  # no smaller target has its shape
         first = agent.act(observation(1))
@@ -81,12 +81,31 @@ def test_the_anthropic_agent_answers_each_tool_call_with_the_next_screenshot():
 
 def test_the_anthropic_agent_reports_failed_actions_as_tool_errors():
     with FakeModelServer.recorded("anthropic_messages") as server:
-        agent = AnthropicAgent(AnthropicSettings(base_url=server.url))
+        agent = AnthropicAgent(AnthropicSettings(base_url=server.url, tool="computer_20250124"))
         agent.reset(make_task())
         agent.act(observation(1))
         agent.act(observation(2, (ExecuteResult(status="failed", error_message="point outside"),)))
     result = server.received[1].body["messages"][-1]["content"][0]
     assert result["is_error"] is True and result["content"][0]["text"] == "point outside"
+
+
+def test_the_anthropic_agent_speaks_the_computer_toolset_by_default():
+    with FakeModelServer.recorded("anthropic_toolset") as server:
+        agent = AnthropicAgent(AnthropicSettings(base_url=server.url, api_key="secret"))
+        agent.reset(make_task(instruction="Write hello."))
+        agent.image_space(Screen(800, 600))
+        replies = [agent.act(observation(step, (ExecuteResult(),))) for step in range(1, 5)]
+    assert [[a.type.value for a in r.actions] for r in replies] == [["click"], ["type", "hotkey", "wait"],
+                                                                     ["screenshot"], []]
+    headers = server.received[0].headers
+    assert "anthropic-beta" not in headers
+    assert server.received[0].body["tools"] == [{"type": "computer_toolset_20260801"}]
+    answers = server.received[2].body["messages"][-1]["content"]
+    assert [a["tool_use_id"] for a in answers] == ["toolu_02", "toolu_03", "toolu_04"]
+    zoomed = server.received[3].body["messages"][-1]["content"][0]
+    assert zoomed["tool_use_id"] == "toolu_05"
+    size = Image.open(io.BytesIO(base64.b64decode(zoomed["content"][0]["source"]["data"]))).size
+    assert size == (320, 200)  # the zoom's region of the frame, not the whole frame
 
 
 def test_the_openai_agent_chains_responses_and_answers_calls_with_screenshots():

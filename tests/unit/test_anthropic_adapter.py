@@ -408,7 +408,7 @@ def test_an_unknown_tool_version_is_a_programming_error() -> None:
 def test_computer_input_model_names_the_fields_of_the_tool() -> None:
     assert set(ComputerInput.model_fields) == {
         "action", "coordinate", "start_coordinate", "text", "scroll_direction",
-        "scroll_amount", "duration", "region",
+        "scroll_amount", "duration", "region", "repeat",  # repeat: the toolset's key only
     }
 
 

@@ -1,10 +1,21 @@
-"""Anthropic's computer-use tool (``computer_20250124``, ``computer_20251124``) → BaseActions.
+"""Anthropic's computer use → BaseActions: the computer toolset (``computer_toolset_20260801``,
+the default) and the two single tools before it (``computer_20250124``, ``computer_20251124``).
 
-The model calls a tool named ``computer`` with an input such as
-``{"action": "left_click", "coordinate": [640, 400], "text": "shift"}``. :func:`translate` turns
-one such input into vdesk :class:`~vdesk.actions.BaseAction` values, plus what the model wants
-to see back (a screenshot, the cursor position, or a zoomed region). It is pure: no desktop,
-no I/O.
+* A single tool is one ``tools[]`` entry named ``computer`` with the display size; the model
+  calls it with an input such as ``{"action": "left_click", "coordinate": [640, 400]}``.
+* The toolset is one ``tools[]`` entry ``{"type": "computer_toolset_20260801"}`` with no name
+  and no display size, and optional per-member ``configs`` (``{"zoom": {"enabled": false}}``);
+  the model replies with ``tool_use`` blocks named by the member (``left_click``, ``scroll``,
+  ``key``, …) with ``toolset_name: "computer"`` and the member's own input
+  (``{"coordinate": [640, 400]}``). It differs from the single tools in a few fields: ``key``
+  takes ``repeat``, ``wait`` and ``hold_key`` take a whole number of seconds,
+  ``left_mouse_down``/``left_mouse_up`` take no coordinate, ``left_click_drag`` takes held keys
+  in ``text``, and ``zoom`` is on unless its config turns it off.
+
+:func:`translate` turns one single-tool input, and :func:`translate_tool_use` one ``tool_use``
+block of either kind, into vdesk :class:`~vdesk.actions.BaseAction` values, plus what the model
+wants to see back (a screenshot, the cursor position, or a zoomed region). They are pure: no
+desktop, no I/O.
 
 Coordinates are pixels of the screenshot the model was shown and are emitted unchanged as ``raw``
 coordinates; vdesk's operator knows that screenshot's size and maps them to the screen.
@@ -31,6 +42,7 @@ import base64
 import json
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
@@ -51,6 +63,7 @@ __all__ = [
     "AnthropicCall",
     "AnthropicComputer",
     "ComputerInput",
+    "TOOLSET",
     "ToolResult",
     "Version",
     "headers",
@@ -58,14 +71,20 @@ __all__ = [
     "messages_request",
     "tool_definition",
     "translate",
+    "toolset_block",
+    "translate_tool_use",
 ]
 
-Version = Literal["computer_20250124", "computer_20251124"]
+Version = Literal["computer_toolset_20260801", "computer_20250124", "computer_20251124"]
+#: The computer toolset: one ``tools[]`` entry, replies named by member.
+TOOLSET: Version = "computer_toolset_20260801"
+#: The family name toolset replies carry in ``toolset_name``.
+TOOLSET_NAME = "computer"
 Observation = Literal["screenshot", "cursor_position", "zoom"]
 
 #: The Messages API version vdesk speaks (the ``anthropic-version`` header).
 API_VERSION = "2023-06-01"
-#: The ``anthropic-beta`` flag each tool version needs.
+#: The ``anthropic-beta`` flag each single-tool version needs (the toolset needs none).
 BETA_FLAGS: dict[str, str] = {
     "computer_20250124": "computer-use-2025-01-24",
     "computer_20251124": "computer-use-2025-11-24",
@@ -74,6 +93,8 @@ BETA_FLAGS: dict[str, str] = {
 MAX_DURATION_SECONDS = 100.0
 #: The most scroll notches one BaseAction may carry.
 MAX_SCROLL_AMOUNT = 100
+#: The most times one toolset ``key`` call may repeat its keys.
+MAX_REPEAT = 100
 
 Pixel = Annotated[int, Strict(), Field(ge=0)]
 Duration = Annotated[float, Strict(), Field(ge=0, le=MAX_DURATION_SECONDS)]
@@ -92,6 +113,7 @@ class ComputerInput(BaseModel):
     scroll_amount: Annotated[int, Strict(), Field(ge=0, le=MAX_SCROLL_AMOUNT)] | None = None
     duration: Duration | None = None
     region: tuple[Pixel, Pixel, Pixel, Pixel] | None = None
+    repeat: Annotated[int, Strict(), Field(ge=1, le=MAX_REPEAT)] | None = None
 
 
 @dataclass(frozen=True)
@@ -130,7 +152,16 @@ _FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "wait": (frozenset({"duration"}), frozenset()),
     "zoom": (frozenset({"region"}), frozenset()),
 }
-_ZOOM_VERSIONS = frozenset({"computer_20251124"})
+# The toolset's members where they differ from the single tools' actions.
+_TOOLSET_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    **_FIELDS,
+    "key": (frozenset({"text"}), frozenset({"repeat"})),
+    "left_mouse_down": (frozenset(), frozenset()),
+    "left_mouse_up": (frozenset(), frozenset()),
+    "left_click_drag": (frozenset({"start_coordinate", "coordinate"}), frozenset({"text"})),
+}
+_WHOLE_SECONDS = ("wait", "hold_key")  # the toolset's durations are integers
+_ZOOM_VERSIONS = frozenset({"computer_20251124", TOOLSET})
 
 # Click actions: (BaseAction type, mouse button, clicks) — the last two for clicks at the pointer.
 _CLICKS: dict[str, tuple[str, str, int]] = {
@@ -154,8 +185,62 @@ def translate(
     'click'
     """
     _check_version(version)
+    if version == TOOLSET:
+        raise InvalidArgument("the computer toolset's replies are tool_use blocks: use translate_tool_use")
     call = _validate(tool_input)
     _check_action(call, version)
+    return _built(call)
+
+
+def translate_tool_use(block: Mapping[str, Any], *, version: Version = TOOLSET) -> AnthropicCall:
+    """Translate one ``tool_use`` block of a Messages API reply into BaseActions.
+
+    For the toolset the block is named by its member and carries ``toolset_name: "computer"``;
+    for a single tool it is named ``computer`` and its input has the ``action``. Raises
+    :class:`InvalidAction` naming what is wrong.
+
+    >>> block = {"type": "tool_use", "id": "toolu_1", "name": "key", "toolset_name": "computer",
+    ...          "input": {"text": "Return", "repeat": 2}}
+    >>> [action.type.value for action in translate_tool_use(block).actions]
+    ['hotkey', 'hotkey']
+    """
+    _check_version(version)
+    if not isinstance(block, Mapping):
+        raise InvalidAction(f"a tool_use block must be an object, got {type(block).__name__}")
+    name, tool_input = block.get("name"), block.get("input", {})
+    if version != TOOLSET:
+        if name != "computer":
+            raise InvalidAction(f"tool_use {name!r} is not the computer tool")
+        return translate(tool_input, version=version)  # type: ignore[arg-type]
+    return _member_call(block, name, tool_input)
+
+
+def _member_call(block: Mapping[str, Any], name: Any, tool_input: Any) -> AnthropicCall:
+    """One toolset member's ``tool_use`` block, checked field by field, as BaseActions."""
+    if name == "computer" and block.get("toolset_name") is None:
+        raise InvalidAction("tool_use 'computer' is a single computer tool's call; the toolset's are named by member")
+    if block.get("toolset_name") != TOOLSET_NAME:
+        raise InvalidAction(f"tool_use {name!r} has toolset_name {block.get('toolset_name')!r}, not 'computer'")
+    if not isinstance(name, str) or name not in _TOOLSET_FIELDS:
+        raise InvalidAction(f"unknown computer toolset member {name!r}")
+    if not isinstance(tool_input, Mapping):
+        raise InvalidAction(f"{name}: input must be an object, got {type(tool_input).__name__}")
+    if "action" in tool_input:
+        raise InvalidAction(f"{name}: a toolset member's input has no 'action' (the block's name is the member)")
+    if name in _WHOLE_SECONDS and "duration" in tool_input and type(tool_input["duration"]) is not int:
+        raise InvalidAction(f"{name}: duration must be a whole number of seconds, got {tool_input['duration']!r}")
+    call = _validate({"action": name, **tool_input})
+    _check_fields(call, _TOOLSET_FIELDS[name])
+    return _built(call)
+
+
+def toolset_block(item: Any) -> Any:
+    """A toolset ``tool_use`` block from one written by hand: ``{"name": …, "input": …}``, the
+    ``toolset_name`` implied (what the command line and the Gymnasium action text take)."""
+    return {"toolset_name": TOOLSET_NAME, **item} if isinstance(item, Mapping) else item
+
+
+def _built(call: ComputerInput) -> AnthropicCall:
     try:
         return _build(call)
     except InvalidAction as error:
@@ -176,10 +261,16 @@ def tool_definition(
     """The tool spec to send in the API request's ``tools`` list.
 
     ``screen_image`` is the size of the screenshots the model will be shown (e.g.
-    :func:`vdesk.coords.anthropic_target` of the screen). ``enable_zoom`` applies to
-    ``computer_20251124`` only, where the API offers ``zoom`` only when it is set.
+    :func:`vdesk.coords.anthropic_target` of the screen); the toolset's entry carries no size.
+    ``enable_zoom``: ``computer_20251124`` offers ``zoom`` only when it is set; the toolset
+    offers it unless ``configs`` turns it off.
     """
     _check_version(version)
+    if version == TOOLSET:
+        toolset: dict[str, Any] = {"type": TOOLSET}
+        if not enable_zoom:
+            toolset["configs"] = {"zoom": {"enabled": False}}
+        return toolset
     spec: dict[str, Any] = {
         "type": version,
         "name": "computer",
@@ -206,7 +297,9 @@ def messages_request(model: str, max_tokens: int, tool: dict[str, Any],
 def headers(version: Version, api_key: str | None = None) -> dict[str, str]:
     """The HTTP headers of a Messages API request using the tool ``version``."""
     _check_version(version)
-    sent = {"anthropic-version": API_VERSION, "anthropic-beta": BETA_FLAGS[version]}
+    sent = {"anthropic-version": API_VERSION}
+    if version in BETA_FLAGS:
+        sent["anthropic-beta"] = BETA_FLAGS[version]
     if api_key:
         sent["x-api-key"] = api_key
     return sent
@@ -238,7 +331,11 @@ def _check_action(call: ComputerInput, version: str) -> None:
         raise InvalidAction(f"unknown computer action {call.action!r}")
     if call.action == "zoom" and version not in _ZOOM_VERSIONS:
         raise InvalidAction(f"zoom needs the computer_20251124 tool; {version} has no zoom action")
-    required, optional = _FIELDS[call.action]
+    _check_fields(call, _FIELDS[call.action])
+
+
+def _check_fields(call: ComputerInput, fields: tuple[frozenset[str], frozenset[str]]) -> None:
+    required, optional = fields
     given = {name for name in call.model_fields_set if getattr(call, name) is not None} - {"action"}
     missing = sorted(required - given)
     if missing:
@@ -303,7 +400,10 @@ def _mouse_move(call: ComputerInput) -> list[BaseAction]:
 
 
 def _drag(call: ComputerInput) -> list[BaseAction]:
-    return [BaseAction.of("drag", start=_raw(call.start_coordinate), end=_raw(call.coordinate))]
+    held = _modifiers(call.text)  # the toolset's drag may hold keys
+    drag = BaseAction.of("drag", start=_raw(call.start_coordinate), end=_raw(call.coordinate))
+    return ([BaseAction.of("press", key=name) for name in held] + [drag]
+            + [BaseAction.of("release", key=name) for name in reversed(held)])
 
 
 def _mouse_edge(call: ComputerInput) -> list[BaseAction]:
@@ -328,7 +428,7 @@ def _scroll(call: ComputerInput) -> list[BaseAction]:
 
 def _key(call: ComputerInput) -> list[BaseAction]:
     groups = _key_groups(call.text or "")
-    return [BaseAction.of("hotkey", key=group) for group in groups]
+    return [BaseAction.of("hotkey", key=group) for group in groups] * (call.repeat or 1)
 
 
 def _key_groups(text: str) -> list[str]:
@@ -404,25 +504,37 @@ class ToolResult:
         return block
 
 
+# What the toolset answers a pure action with (the member's acknowledgment), per member.
+_ACKNOWLEDGMENTS = {
+    "key": "Pressed {text}.", "hold_key": "Held {text} for {duration}s.", "type": "Typed.",
+    "mouse_move": "Moved the mouse.", "left_mouse_down": "Left mouse button pressed.",
+    "left_mouse_up": "Left mouse button released.", "left_click": "Clicked.", "left_click_drag": "Dragged.",
+    "right_click": "Right-clicked.", "middle_click": "Middle-clicked.", "double_click": "Double-clicked.",
+    "triple_click": "Triple-clicked.", "scroll": "Scrolled {scroll_direction}.", "wait": "Waited {duration}s.",
+}
+
+
 class AnthropicComputer:
-    """Runs a model's ``computer`` tool calls on a desktop, as the reference tool does.
+    """Runs a model's computer tool calls on a desktop, as the reference tool does.
 
     The model is shown screenshots at :func:`~vdesk.coords.anthropic_target` of the screen
     (XGA 1024x768, WXGA 1280x800 or FWXGA 1366x768 by aspect ratio, or the screen's own size),
     and every coordinate it sends, and ``cursor_position`` and ``zoom``, are in that space.
-    Calling it never raises: a malformed call or a failure comes back as ``ToolResult.error``,
-    and a malformed call runs nothing.
+    Running a call never raises: a malformed call or a failure comes back as
+    ``ToolResult.error``, and a malformed call runs nothing. With the toolset a pure action is
+    answered with the member's acknowledgment (``Clicked.``), as the toolset does; with a single
+    tool, with the screenshot it led to.
 
-        computer = AnthropicComputer(desktop)
+        computer = AnthropicComputer(desktop)          # the toolset; or version="computer_20251124"
         tools = [computer.tool_definition()]
         ...
-        result = computer(block.input)  # for each tool_use block named "computer"
-        reply_content.append(result.to_api(block.id))
+        for block in reply.content:                    # each tool_use block
+            reply_content.append(computer.answer(block))
     """
 
     name = "computer"
 
-    def __init__(self, desktop: Desktop, version: Version = "computer_20251124", *,
+    def __init__(self, desktop: Desktop, version: Version = TOOLSET, *,
                  enable_zoom: bool = True, settle_timeout: float = 5.0) -> None:
         _check_version(version)
         self.desktop = desktop
@@ -437,13 +549,29 @@ class AnthropicComputer:
         return tool_definition(self.image, self.version, enable_zoom=self.enable_zoom)
 
     @property
-    def beta_flag(self) -> str:
-        """The ``anthropic-beta`` flag this tool version needs."""
-        return BETA_FLAGS[self.version]
+    def beta_flag(self) -> str | None:
+        """The ``anthropic-beta`` flag this tool version needs (None for the toolset)."""
+        return BETA_FLAGS.get(self.version)
 
     def __call__(self, tool_input: dict[str, Any]) -> ToolResult:
+        """Run one single-tool input (``{"action": …}``); see :meth:`run` for whole blocks."""
+        return self._answer(lambda: translate(tool_input, version=self.version), tool_input, None)
+
+    def run(self, block: Mapping[str, Any] | Any) -> ToolResult:
+        """Run one ``tool_use`` block (a mapping, or the SDK's model of one) of either kind."""
+        data = block.model_dump() if hasattr(block, "model_dump") else block
+        member = data.get("name") if self.version == TOOLSET and isinstance(data, Mapping) else None
+        tool_input = data.get("input") if isinstance(data, Mapping) else data
+        return self._answer(lambda: translate_tool_use(data, version=self.version), tool_input, member)
+
+    def answer(self, block: Mapping[str, Any] | Any) -> dict[str, Any]:
+        """The ``tool_result`` content block that answers ``block``, after running it."""
+        data = block.model_dump() if hasattr(block, "model_dump") else block
+        return self.run(data).to_api(str(data.get("id")))
+
+    def _answer(self, read: Callable[[], AnthropicCall], tool_input: Any, member: str | None) -> ToolResult:
         try:
-            call = translate(tool_input, version=self.version)
+            call = read()
             if call.observation == "zoom" and not self.enable_zoom:
                 raise InvalidAction("zoom is not enabled for this tool")
             if call.observation == "cursor_position":
@@ -455,11 +583,13 @@ class AnthropicComputer:
                 failure = self._execute(call.actions, tool_input)
                 if failure is not None:
                     return ToolResult(error=failure)
+            if member in _ACKNOWLEDGMENTS:
+                return ToolResult(output=_ACKNOWLEDGMENTS[member].format_map(dict(tool_input or {})))
             return self._screenshot()
         except Exception as error:  # the model hears about every failure; nothing escapes
             return ToolResult(error=str(error) or type(error).__name__)
 
-    def _execute(self, actions: list[BaseAction], tool_input: dict[str, Any]) -> str | None:
+    def _execute(self, actions: list[BaseAction], tool_input: Any) -> str | None:
         """Run the actions (the raw tool input goes with them); the error message, if any."""
         request = ExecuteRequest(actions=actions, raw_content=json.dumps(tool_input, default=str))
         result = self.operator.execute(request)

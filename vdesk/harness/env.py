@@ -1,43 +1,55 @@
-"""A Gymnasium-style environment over a desktop: ``reset(task)``, ``step(actions)``, ``close()``.
+"""The Gymnasium environment over a desktop, registered as ``vdesk/Desktop-v0``.
 
-    with DesktopEnv() as env:
-        observation = env.reset(task)
-        observation = env.step([{"type": "type", "inputs": {"content": "ls\\n"}}])
-        print(env.evaluate())
+    import gymnasium, vdesk.harness.env  # importing the module registers the id
 
-Each :meth:`DesktopEnv.reset` opens a desktop for the task (a fresh local one by default,
-releasing the previous one), runs the task's setup and returns the first observation once the
-screen has settled; with ``video`` the desktop's screen is recorded into that file from then
-until the desktop is released. The desktop may live elsewhere (see :mod:`vdesk.harness.hosts`): what needs
-the real desktop — setup, actions, settle waits, checks — runs next to it through
+    env = gymnasium.make("vdesk/Desktop-v0", task="examples/suite/terminal-echo.yaml")
+    observation, info = env.reset(seed=0)        # or reset(options={"task": ...}) for another task
+    action = json.dumps([{"type": "type", "inputs": {"content": "echo hello\\n"}}])
+    observation, reward, terminated, truncated, info = env.step(action)
+    env.close()                                  # the desktop goes away
+
+Each ``reset`` opens a fresh desktop for the task (releasing the previous one), runs the task's
+setup and observes once the screen has settled; with ``video`` the screen is recorded into that
+file until the desktop is released. The desktop may live elsewhere (see
+:mod:`vdesk.harness.hosts`): setup, actions, settle waits and checks run next to it through
 ``DesktopHost.call``; frames travel to this process.
+
+The episode loop (:mod:`vdesk.harness.loop`) drives the same class through its finer steps
+(:meth:`DesktopEnv.open`, :meth:`~DesktopEnv.execute`, :meth:`~DesktopEnv.observe`,
+:meth:`~DesktopEnv.evaluate`): one environment, two ways in.
 """
 
 from __future__ import annotations
 
 import base64
+import string
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
-from pathlib import Path
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, SupportsFloat
 
+import gymnasium
+import numpy as np
+from gymnasium import spaces
 from PIL import Image
 
-from vdesk.actions import BaseAction, ExecuteResult, parse_batch
-from vdesk.coords import ImageSpace
+from vdesk.actions import MAX_TYPED_CHARS, BaseAction, ExecuteResult, parse_batch
+from vdesk.adapters.formats import model_format, parse_payloads
+from vdesk.coords import ImageSpace, Screen
 from vdesk.desktop import WM_READY_TIMEOUT, XDOTOOL_TIMEOUT, Desktop
-from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, SetupError, VdeskError
+from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, SetupError, VdeskError
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
 from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
 from vdesk.harness.desktop_files import pack, unpack_into
-from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, StartStep, Task, UploadStep,
-                                 WaitIdleStep, WaitWindowStep, WriteStep, in_home)
+from vdesk.harness.tasks import (BrowserStep, DesktopSettings, RunStep, ServeStep, SetupStep, StartStep, Task,
+                                 UploadStep, WaitIdleStep, WaitWindowStep, WriteStep, in_home, load_task, parse_task)
 from vdesk.images import IMAGE
 from vdesk.operator import Operator, ScreenContext, encode, screen_context
 from vdesk.video import record
 
+ENV_ID = "vdesk/Desktop-v0"
 # How long the screen must stay unchanged before a frame counts as settled: short between
 # steps (an agent can look again), long before the final frame, whose hash replays compare.
 STEP_QUIET = 0.1
@@ -45,6 +57,12 @@ FINAL_QUIET = 0.5
 SETUP_QUIET = 0.3
 SETTLE_TIMEOUT = 10.0
 STEP_TIMEOUT = 60.0  # for a setup step that has no timeout of its own (start, write)
+# The longest action text the action space holds: a batch typing BaseAction's most characters,
+# each escaped as JSON may escape it (\uXXXX is six characters).
+MAX_ACTION_CHARS = 6 * MAX_TYPED_CHARS + 10_000
+# JSON as json.dumps writes it by default (ensure_ascii): printable ASCII, whatever it types.
+ACTION_CHARSET = string.printable
+NO_TASK_LIMITS = (15, 300.0)  # max steps, seconds: a task's defaults, for a desktop without one
 SERVE_ROOT = "/tmp/vdesk-serve"  # out of the home, where a file manager would show it
 IDLE_SHARE = 0.03  # of one CPU: a program using less than this is idle (a blinking caret, a timer)
 # Runs in the desktop: sums what every process of the name wanted of the CPUs over one quiet
@@ -107,72 +125,180 @@ class Observation:
         return ImageSpace(self.frame.width, self.frame.height)
 
 
-class DesktopEnv:
-    """One desktop at a time, prepared for a task. Use as a context manager.
+@dataclass(frozen=True)
+class ObservationMode:
+    """One key of the Gymnasium observation: its space (for the agent's image size) and its
+    value, read from an :class:`Observation`. A new mode (the accessibility tree, text on
+    screen) is one entry of :data:`OBSERVATION_MODES`; what it needs gathered from the desktop
+    is added to :class:`Observation` by :meth:`DesktopEnv.observe`."""
 
-    ``source`` opens the desktop for each task (default: a fresh local desktop of ``image``,
-    with ``environment`` in its environment); see :mod:`vdesk.harness.hosts`.
+    space: Callable[[ImageSpace], spaces.Space[Any]]
+    value: Callable[[Observation], Any]
+
+
+def _frame_space(image: ImageSpace) -> spaces.Box:
+    return spaces.Box(0, 255, shape=(image.height, image.width, 3), dtype=np.uint8)
+
+
+def _frame_array(observation: Observation) -> np.ndarray:
+    return np.array(observation.frame.convert("RGB"), dtype=np.uint8)  # a new array every time
+
+
+OBSERVATION_MODES: dict[str, ObservationMode] = {
+    "screenshot": ObservationMode(_frame_space, _frame_array),
+}
+
+
+@dataclass
+class _Limits:
+    """The current episode's step count and clock, for ``truncated``."""
+
+    max_steps: int
+    time_limit: float
+    steps: int = 0
+    started: float = 0.0
+
+    def reached(self) -> bool:
+        return self.steps >= self.max_steps or time.monotonic() - self.started > self.time_limit
+
+
+class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
+    """A desktop prepared for a task, as a Gymnasium environment (``vdesk/Desktop-v0``).
+
+    **Task.** ``task`` (a :class:`Task`, a task file's path, or a task as a mapping) is the
+    default; ``reset(options={"task": ...})`` gives another for that episode. Without one the
+    desktop is blank, nothing is judged and the reward is always 0.
+
+    **Observation.** A :class:`gymnasium.spaces.Dict` with one key per mode in ``observations``
+    (:data:`OBSERVATION_MODES`): ``"screenshot"`` is the settled frame as a ``Box`` of uint8,
+    ``(height, width, 3)`` at ``image_size`` (default: the task's logical screen, else 1280x800;
+    a screen of another size is scaled to it, and points are pixels of it). The instruction, the
+    step and what the last actions did are in ``info``.
+
+    **Action.** ``spaces.Text`` holding one JSON document: a BaseAction object or a list of them
+    (``action_format`` names another format of :mod:`vdesk.adapters.formats`, e.g.
+    ``"pyautogui"`` or ``"anthropic"``, read from the same text). Why text and not a structured
+    space: a BaseAction batch has a variable number of actions whose inputs depend on the type
+    and include free text to type; a ``Dict``/``Sequence`` of spaces cannot say that without
+    losing what the schema checks, while text carries every format vdesk reads, validated by the
+    same parser as everywhere else. Its charset is printable ASCII because ``json.dumps``
+    escapes every other character. A list of BaseAction or dicts is accepted too, for Python
+    callers. An action that cannot be read runs nothing; the step still counts, and
+    ``info["results"]`` says what was wrong.
+
+    **Episode.** ``terminated`` when an action is ``finished`` (OSWorld's DONE, and FAIL, which is
+    ``finished`` with content ``"FAIL"``) or ``call_user``; ``truncated`` at ``max_steps`` or
+    after ``time_limit`` seconds (default: the task's). When the episode ends the task's checks
+    run: reward 1.0 when all pass, else 0.0 (``call_user`` is not judged), and ``info["checks"]``
+    has each one. ``render()`` is the last frame (``render_mode="rgb_array"``).
     """
 
-    def __init__(self, *, image: str = IMAGE, source: DesktopSource | None = None,
-                 environment: Mapping[str, str] | None = None, step_quiet: float = STEP_QUIET,
-                 final_quiet: float = FINAL_QUIET, video: Path | None = None) -> None:
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 1}
+
+    def __init__(self, task: Task | str | Path | Mapping[str, Any] | None = None, *,
+                 image_size: tuple[int, int] | None = None, render_mode: str | None = None,
+                 observations: Sequence[str] = ("screenshot",), action_format: str = "base",
+                 max_steps: int | None = None, time_limit: float | None = None, image: str = IMAGE,
+                 source: DesktopSource | None = None, environment: Mapping[str, str] | None = None,
+                 step_quiet: float = STEP_QUIET, final_quiet: float = FINAL_QUIET,
+                 video: Path | None = None) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise InvalidArgument(f"render_mode {render_mode!r}: use 'rgb_array' or None")
+        unknown = [name for name in observations if name not in OBSERVATION_MODES]
+        if unknown or not observations:
+            raise InvalidArgument(f"observations {list(observations)!r}: use some of {', '.join(OBSERVATION_MODES)}")
+        model_format(action_format)  # an unknown name fails here, listing the known ones
+        self.default_task = as_task(task)
+        self.render_mode = render_mode
+        self.observations = tuple(observations)
+        self.action_format = action_format
+        self.max_steps, self.time_limit = max_steps, time_limit
         self.source = source or fresh_desktops(image, environment)
         self.video = video
         self.step_quiet = step_quiet
         self.final_quiet = final_quiet
+        settings = self.default_task.desktop if self.default_task else DesktopSettings()
+        self.gym_image = ImageSpace(*image_size) if image_size else Screen(*settings.dimensions, settings.scale).image()
+        self.action_space = spaces.Text(max_length=MAX_ACTION_CHARS, min_length=0, charset=ACTION_CHARSET)
+        self.observation_space = self._observation_space(self.gym_image)
         self._opened = ExitStack()
         self._desktop: DesktopHost | None = None
         self._image: ImageSpace | None = None
         self._task: Task | None = None
         self._step = 0
+        self._limits = _Limits(*NO_TASK_LIMITS)
+        self._last: Observation | None = None
 
-    # -- the Gymnasium-style surface ----------------------------------------------------------
-    def reset(self, task: Task, *, image_space: ImageSpace | None = None) -> Observation:
-        """A desktop for ``task``, set up; ``image_space`` is the size of the frames the agent
-        is shown (default: the logical screen), and what its ``raw`` points refer to."""
+    # -- the Gymnasium surface ----------------------------------------------------------------
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A fresh desktop for the task (``options["task"]``, else the environment's), set up.
+        The desktop needs no seed: its setup is the same every time."""
+        super().reset(seed=seed)
+        task = as_task((options or {}).get("task")) or self.default_task
+        observation = self.open(task, image_space=self.gym_image)
+        return self._gym_observation(observation), self._info(observation)
+
+    def step(self, action: str | Sequence[BaseAction | dict[str, Any]]
+             ) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
+        """Run the action batch in order, stopping at the first failure, and observe."""
+        self.desktop  # raises the clear error before reset
+        results = self._run(action)
+        self._limits.steps += 1
+        ended = next((r for r in results if r.finished or r.call_user is not None), None)
+        terminated = ended is not None
+        truncated = not terminated and self._limits.reached()
+        observation = self.observe(results)
+        info = self._info(observation)
+        reward = 0.0
+        if (terminated or truncated) and (ended is None or ended.call_user is None):
+            checks = self.evaluate(self.final_frame())
+            reward = 1.0 if checks and all(check.passed for check in checks) else 0.0
+            info["checks"] = [{"kind": c.kind, "passed": c.passed, "detail": c.detail} for c in checks]
+        return self._gym_observation(observation), reward, terminated, truncated, info
+
+    def render(self) -> np.ndarray | None:  # type: ignore[override]
+        """The last frame as an RGB array (``render_mode="rgb_array"``); None otherwise."""
+        if self.render_mode != "rgb_array" or self._last is None:
+            return None
+        return _frame_array(self._last)
+
+    def close(self) -> None:
+        """Release the desktop (idempotent)."""
+        self._desktop, self._image, self._last = None, None, None
+        self._opened.close()
+
+    # -- finer steps, for the episode loop ----------------------------------------------------
+    def open(self, task: Task | None, *, image_space: ImageSpace | None = None) -> Observation:
+        """A desktop for ``task``, set up, and its first observation; ``image_space`` is the size
+        of the frames the agent is shown (default: the logical screen), and what its ``raw``
+        points refer to."""
         self.close()
-        self._desktop = self._opened.enter_context(self.source(task.desktop))
+        settings = task.desktop if task else DesktopSettings()
+        self._desktop = self._opened.enter_context(self.source(settings))
         if self.video is not None:
             self._record(self._desktop, self.video)
         self._image = image_space or self._desktop.screen.image()
         self._task, self._step = task, 0
-        self._desktop.call(prepare, task, packed(task), timeout=setup_timeout(task))
+        if task is None:
+            self._desktop.call(prepare_blank, timeout=WM_READY_TIMEOUT + 10)
+        else:
+            self._desktop.call(prepare, task, packed(task), timeout=setup_timeout(task))
         self._settle(SETUP_QUIET)
+        steps, limit = (task.max_steps, task.time_limit) if task else NO_TASK_LIMITS
+        self._limits = _Limits(self.max_steps or steps, self.time_limit or limit, started=time.monotonic())
         return self.observe()
 
-    def step(self, actions: Any) -> Observation:
-        """Run a batch of actions in order (stopping at the first failure) and observe."""
-        results = []
-        for action in parse_batch(actions):
-            result = self.execute(action)
-            results.append(result)
-            if result.status != "success":
-                break
-        return self.observe(results)
-
-    def close(self) -> None:
-        """Release the desktop (idempotent)."""
-        self._desktop, self._image = None, None
-        self._opened.close()
-
-    def __enter__(self) -> DesktopEnv:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    # -- finer steps, for the episode loop ----------------------------------------------------
     @property
     def desktop(self) -> DesktopHost:
         if self._desktop is None:
-            raise DesktopGone("the environment has no desktop: call reset(task) first")
+            raise DesktopGone("the environment has no desktop: call reset() first")
         return self._desktop
 
     @property
     def task(self) -> Task:
         if self._task is None:
-            raise InvalidAction("the environment has no task: call reset(task) first")
+            raise InvalidAction("the environment has no task: give one to reset()")
         return self._task
 
     @property
@@ -195,8 +321,10 @@ class DesktopEnv:
         self._settle(self.step_quiet)
         self._step += 1
         frame = self.desktop.screenshot(self.image_space.size, fresh=True)
-        return Observation(frame, screen_context(self.desktop.screen), self.task.instruction, self._step,
-                           tuple(results), user_reply)
+        instruction = self._task.instruction if self._task else ""
+        self._last = Observation(frame, screen_context(self.desktop.screen), instruction, self._step,
+                                 tuple(results), user_reply)
+        return self._last
 
     def final_frame(self) -> Image.Image:
         """The settled screen at the logical size: what checks and replays compare."""
@@ -204,8 +332,37 @@ class DesktopEnv:
         return self.desktop.screenshot(fresh=True)
 
     def evaluate(self, final_frame: Image.Image | None = None) -> list[CheckResult]:
-        """Run the task's checks against the desktop as it is now."""
-        return run_checks(self.desktop, self.task, final_frame)
+        """Run the task's checks against the desktop as it is now (none without a task)."""
+        return run_checks(self.desktop, self._task, final_frame) if self._task else []
+
+    # -- inside -------------------------------------------------------------------------------
+    def _run(self, action: str | Sequence[BaseAction | dict[str, Any]]) -> list[ExecuteResult]:
+        try:
+            if isinstance(action, str):
+                batch = parse_payloads(self.action_format, [action], self.image_space)
+            else:
+                batch = parse_batch(list(action))
+        except VdeskError as error:
+            return [ExecuteResult(status="failed", error_message=str(error))]
+        results = []
+        for parsed in batch:
+            results.append(result := self.execute(parsed))
+            if result.status != "success" or result.finished or result.call_user is not None:
+                break
+        return results
+
+    def _observation_space(self, image: ImageSpace) -> spaces.Dict:
+        return spaces.Dict({name: OBSERVATION_MODES[name].space(image) for name in self.observations})
+
+    def _gym_observation(self, observation: Observation) -> dict[str, Any]:
+        return {name: OBSERVATION_MODES[name].value(observation) for name in self.observations}
+
+    def _info(self, observation: Observation) -> dict[str, Any]:
+        """What goes with an observation; nothing timed, so equal steps give equal infos."""
+        return {"step": observation.step, "instruction": observation.instruction,
+                "results": [{"status": r.status, "error": r.error_message, "finished": r.finished,
+                             "finished_content": r.finished_content, "call_user": r.call_user}
+                            for r in observation.results]}
 
     def _record(self, desktop: DesktopHost, path: Path) -> None:
         """Record ``desktop`` into ``path`` until it is released (frames travel like screenshots)."""
@@ -216,12 +373,34 @@ class DesktopEnv:
         self.desktop.call(settle, quiet, SETTLE_TIMEOUT, timeout=SETTLE_TIMEOUT)
 
 
+def as_task(task: Task | str | Path | Mapping[str, Any] | None) -> Task | None:
+    """A task from what ``reset`` options and the constructor accept: a Task, a task file's
+    path, or a task as a mapping."""
+    if task is None or isinstance(task, Task):
+        return task
+    if isinstance(task, (str, Path)):
+        return load_task(task)
+    if isinstance(task, Mapping):
+        return parse_task(dict(task))
+    raise InvalidArgument(f"task: give a Task, a task file's path or a mapping, not {type(task).__name__}")
+
+
+# A real desktop's frames are the same for the same task as far as the image pins them (see
+# vdesk.harness.replay), not bit for bit by a seed: declared nondeterministic.
+gymnasium.register(id=ENV_ID, entry_point="vdesk.harness.env:DesktopEnv", nondeterministic=True)
+
+
 # -- what runs next to the desktop (through DesktopHost.call) ---------------------------------
 def prepare(desktop: Desktop, task: Task, files: Mapping[str, bytes] | None = None) -> None:
     """Get a fresh desktop ready for ``task``: the window manager, then the task's setup;
     ``files`` are what its serve and upload steps copy in (see :func:`packed`)."""
     desktop.wait_for_window_manager(WM_READY_TIMEOUT)
     run_setup(desktop, task, files or {})
+
+
+def prepare_blank(desktop: Desktop) -> None:
+    """Get a fresh desktop ready without a task: the window manager only."""
+    desktop.wait_for_window_manager(WM_READY_TIMEOUT)
 
 
 def packed(task: Task) -> dict[str, bytes]:

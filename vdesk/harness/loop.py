@@ -221,7 +221,7 @@ def run_episode(agent: Agent, task: Task, *, max_steps: int | None = None, timeo
                            scale=screen.scale)
             recorder = Recorder(out, task, info)
         episode = _Episode(agent, task, env, recorder, max_steps or task.max_steps, timeout or task.time_limit, cancel)
-        observation = env.reset(task, image_space=space)
+        observation = env.open(task, image_space=space)
         episode.clock = _Clock()  # the time limit counts the agent's time, not the setup's
     except BaseException as error:
         env.close()

@@ -3,7 +3,8 @@
 * :class:`OpenAIChatAgent` — an OpenAI-compatible ``/chat/completions`` endpoint serving a
   UI-TARS-style model (e.g. vLLM): screenshots go up as images, text replies such as
   ``Thought: … Action: click(start_box='(100,200)')`` come back and are parsed.
-* :class:`AnthropicAgent` — Anthropic's Messages API with the ``computer`` tool.
+* :class:`AnthropicAgent` — Anthropic's Messages API with the computer toolset (or one of
+  the two single ``computer`` tools before it).
 * :class:`OpenAIComputerAgent` — OpenAI's Responses API with the computer-use tool.
 
 Each speaks plain JSON over HTTP (the standard library's client), so any server with the same
@@ -15,6 +16,7 @@ request failure or unreadable reply raises :class:`AgentError` saying what the s
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import urllib.error
@@ -30,6 +32,7 @@ from vdesk.errors import AgentError, InvalidAction
 from vdesk.harness.agents.base import Agent, AgentReply
 from vdesk.harness.env import Observation
 from vdesk.harness.tasks import Task
+from vdesk.operator import encode
 
 ERROR_BODY_LIMIT = 300
 
@@ -157,13 +160,14 @@ def _chat_text(answer: dict[str, Any]) -> str:
 # -- Anthropic computer use -------------------------------------------------------------------
 class AnthropicSettings(_Settings):
     """``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL`` (default ``https://api.anthropic.com``),
-    ``VDESK_ANTHROPIC_MODEL``, ``VDESK_ANTHROPIC_TOOL`` (computer tool version),
+    ``VDESK_ANTHROPIC_MODEL``, ``VDESK_ANTHROPIC_TOOL`` (``computer_toolset_20260801``, the
+    default, or a single tool: ``computer_20251124``, ``computer_20250124``),
     ``VDESK_AGENT_TIMEOUT``."""
 
     base_url: str = "https://api.anthropic.com"
     api_key: str | None = None
     model: str = "claude-sonnet-4-5"
-    tool: anthropic_adapter.Version = "computer_20250124"
+    tool: anthropic_adapter.Version = anthropic_adapter.TOOLSET
     max_tokens: int = Field(default=2048, ge=1)
 
     @classmethod
@@ -174,15 +178,15 @@ class AnthropicSettings(_Settings):
 
 
 class AnthropicAgent(Agent):
-    """A model with Anthropic's ``computer`` tool: each ``tool_use`` becomes actions, and is answered
-    with the next screenshot. A reply without a tool call ends the episode."""
+    """A model with Anthropic's computer toolset or tool: each ``tool_use`` block becomes actions,
+    and is answered with the next screenshot. A reply without a tool call ends the episode."""
 
     name = "anthropic"
 
     def __init__(self, settings: AnthropicSettings) -> None:
         self.settings = settings
         self._messages: list[dict[str, Any]] = []
-        self._pending: list[str] = []  # tool_use ids waiting for their result
+        self._pending: list[tuple[str, tuple[int, int, int, int] | None]] = []  # tool_use ids (and zoom regions) to answer
         self._image = ImageSpace(1024, 768)
         self._instruction = ""
 
@@ -206,17 +210,18 @@ class AnthropicAgent(Agent):
             raise AgentError(f"a message without a content list: {json.dumps(answer)[:ERROR_BODY_LIMIT]}")
         self._messages.append({"role": "assistant", "content": content})
         calls = [block for block in content if isinstance(block, dict) and block.get("type") == "tool_use"]
-        self._pending = [str(call.get("id")) for call in calls]
         text = " ".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text").strip()
         return AgentReply(self._actions(calls), raw=json.dumps(content), thought=text or None)
 
     def _actions(self, calls: list[dict[str, Any]]) -> list[BaseAction]:
-        actions = []
+        actions, self._pending = [], []
         for call in calls:
             try:
-                actions += anthropic_adapter.translate(call.get("input") or {}, version=self.settings.tool).actions
+                translated = anthropic_adapter.translate_tool_use(call, version=self.settings.tool)
             except InvalidAction as error:
                 raise AgentError(f"the model's tool call could not be used: {error}") from None
+            actions += translated.actions
+            self._pending.append((str(call.get("id")), translated.region))
         if calls and not actions:
             actions = [BaseAction.of("screenshot")]  # it only asked to look: go on, do not end
         return actions
@@ -225,8 +230,9 @@ class AnthropicAgent(Agent):
         frame = observation.frame_base64()
         if not self._pending:
             return [{"type": "text", "text": self._instruction}, anthropic_adapter.image_block(frame)]
-        result = anthropic_adapter.ToolResult(error=_failures(observation), base64_image=frame)
-        content = [result.to_api(call_id) for call_id in self._pending]
+        error = _failures(observation)
+        content = [anthropic_adapter.ToolResult(error=error, base64_image=_zoomed(observation, region) if region else frame
+                                                ).to_api(call_id) for call_id, region in self._pending]
         if observation.user_reply:
             content.append({"type": "text", "text": observation.user_reply})
         return content
@@ -237,6 +243,11 @@ class AnthropicAgent(Agent):
 
     def _headers(self) -> dict[str, str]:
         return anthropic_adapter.headers(self.settings.tool, self.settings.api_key)
+
+
+def _zoomed(observation: Observation, region: tuple[int, int, int, int]) -> str:
+    """A zoom's answer: ``region`` of the observed frame (its pixels are the model's)."""
+    return base64.b64encode(encode(observation.frame.crop(region), "png")).decode()
 
 
 # -- OpenAI computer use ----------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""vdesk desktops behind other frameworks' computer interfaces (:mod:`.openai_agents`)."""
