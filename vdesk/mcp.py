@@ -52,6 +52,7 @@ from vdesk.desktop import Desktop
 from vdesk.errors import DesktopGone, InvalidArgument, VdeskError
 from vdesk.operator import encode
 from vdesk.version import __version__
+from vdesk.viewer import MAX_LINK_SECONDS, Viewer
 
 T = TypeVar("T")
 SESSION_HEADER = "mcp-session-id"
@@ -379,8 +380,6 @@ def _screen_tools(server: Server) -> None:
 
 
 def _viewer_tool(server: Server) -> None:
-    from vdesk.viewer import MAX_LINK_SECONDS
-
     @server.mcp.tool()
     def viewer_link(
         ctx: Context,
@@ -576,8 +575,6 @@ def serve_http(options: ServerOptions, *, port: int = 0, token: str | None = Non
     """Serve streamable HTTP on 127.0.0.1:``port`` until interrupted. ``announce(url, token,
     generated)`` runs once it listens."""
     import uvicorn
-
-    from vdesk.viewer import Viewer
 
     if token is not None and len(token) < 16:
         raise InvalidArgument("--token must be at least 16 characters")
