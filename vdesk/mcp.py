@@ -586,6 +586,7 @@ def serve_http(options: ServerOptions, *, port: int = 0, token: str | None = Non
         listener.bind(("127.0.0.1", port))
     except OSError as error:
         raise InvalidArgument(f"--port {port}: {error.strerror}") from None
+    listener.listen(128)  # connections made once it is announced wait for the server
     base = f"http://127.0.0.1:{listener.getsockname()[1]}"
     with Viewer(base) as viewer:
         server = build_server(options, transport="http", token=token, url=base)

@@ -141,6 +141,7 @@ class Viewer:
         except OSError as error:
             listener.close()
             raise InvalidArgument(f"port {port}: {error.strerror}") from None
+        listener.listen(128)
         viewer = cls(f"http://127.0.0.1:{listener.getsockname()[1]}")
         app = Starlette(routes=[Mount(cls.path, app=viewer.app)])
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", ws="websockets-sansio")
