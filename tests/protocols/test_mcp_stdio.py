@@ -9,6 +9,7 @@ import io
 import json
 import os
 import signal
+import sys
 import time
 
 import anyio
@@ -214,3 +215,23 @@ def test_the_desktop_goes_when_the_session_ends(ending):
     finally:
         client.kill()
         client.wait()
+
+
+def test_the_readme_client_configuration_starts_a_server_the_client_can_use():
+    import re
+    from pathlib import Path
+
+    from mcp import StdioServerParameters
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    configs = [json.loads(body) for body in re.findall(r"^```json\n(.*?)^```", readme, re.M | re.S) if "mcpServers" in body]
+    local = next(c["mcpServers"]["vdesk"] for c in configs if "command" in c["mcpServers"]["vdesk"])
+    remote = next(c["mcpServers"]["vdesk"] for c in configs if "url" in c["mcpServers"]["vdesk"])
+    assert remote["url"].startswith("http://127.0.0.1:") and remote["headers"]["Authorization"].startswith("Bearer ")
+    command = str(Path(sys.executable).with_name(local["command"]))
+
+    async def main():
+        async with Client(StdioServerParameters(command=command, args=local["args"], env=dict(os.environ))) as client:
+            return structured(await client.call_tool("screen_size", {}))
+
+    assert run(main)["width"] == 1280
