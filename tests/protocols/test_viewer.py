@@ -98,3 +98,27 @@ def test_a_read_only_link_drops_input_and_a_control_link_lets_it_through(desktop
         assert got == []
     else:
         assert got == [("button_press", 1, 20, 30), ("button_release", 1, 20, 30)]
+
+
+def test_novnc_in_a_real_browser_connects_through_the_link_without_asking_for_a_password(desktop, tmp_path):
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "chromium is not installed (make engine installs it)"  # never a silent skip
+    with Viewer.serve() as viewer, sync_playwright() as playwright:
+        link = viewer.link(desktop, expires_in=60)
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"], headless=True)
+        try:
+            page = browser.new_page()
+            page.goto(link.url, timeout=60_000)
+            # noVNC draws the desktop into a canvas of its size once the RFB session is up.
+            page.wait_for_function("() => { const c = document.querySelector('#noVNC_container canvas');"
+                                   " return c && c.width === 640 && c.height === 480; }", timeout=60_000)
+            assert not page.is_visible("#noVNC_credentials_dlg.noVNC_open")  # no password was asked for
+            assert desktop.vnc_view_password not in page.content()
+            second = browser.new_page()
+            assert second.goto(link.url, timeout=60_000).status == 403
+        finally:
+            browser.close()
