@@ -30,8 +30,9 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.auth.provider import AccessToken
@@ -98,9 +99,9 @@ class ServerOptions:
 class Slot:
     """The desktop of one connection: started on first use, used by one call at a time."""
 
-    def __init__(self, spec: DesktopSpec, admit: Callable[[], None]) -> None:
+    def __init__(self, spec: DesktopSpec, room: Callable[[], AbstractContextManager[None]]) -> None:
         self._spec = spec
-        self._admit = admit  # raises when no further desktop may start
+        self._room = room  # held while a desktop starts; raises when no further one may
         self._lock = threading.Lock()
         self._desktop: Desktop | None = None
         self._closed = False
@@ -136,8 +137,8 @@ class Slot:
             if self._spec.attach:
                 self._desktop = Desktop.attach(self._spec.attach, engine=self._spec.engine)
             else:
-                self._admit()
-                self._desktop = Desktop.up(self._spec.size, image=self._spec.image, engine=self._spec.engine)
+                with self._room():
+                    self._desktop = Desktop.up(self._spec.size, image=self._spec.image, engine=self._spec.engine)
         except VdeskError as error:
             raise ToolError(f"could not get a desktop: {error}") from None
         self.image = None
@@ -162,7 +163,7 @@ class Desktops:
     def slot(self, key: str) -> Slot:
         with self._lock:
             if key not in self._slots:
-                self._slots[key] = Slot(self._options.desktop, self._admit)
+                self._slots[key] = Slot(self._options.desktop, self._room)
             return self._slots[key]
 
     def release(self, key: str) -> None:
@@ -177,13 +178,21 @@ class Desktops:
         for slot in slots:
             slot.release()
 
-    def _admit(self) -> None:
+    @contextmanager
+    def _room(self) -> Iterator[None]:
+        """Room for one more desktop while it starts (desktops starting count as running)."""
         with self._lock:
-            running = sum(slot.running for slot in self._slots.values())
-        if running >= self._options.max_desktops:
-            raise ToolError(f"this server already runs {running} desktops, its limit (--max-desktops "
-                            f"{self._options.max_desktops}): end another MCP session, or restart the server "
-                            "with a higher --max-desktops")
+            running = self._starting + sum(slot.running for slot in self._slots.values())
+            if running >= self._options.max_desktops:
+                raise ToolError(f"this server already runs {running} desktops, its limit (--max-desktops "
+                                f"{self._options.max_desktops}): end another MCP session, or restart the "
+                                "server with a higher --max-desktops")
+            self._starting += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._starting -= 1
 
 
 # -- what tools answer ------------------------------------------------------------------------
@@ -247,11 +256,11 @@ class Server:
     mcp: MCPServer
     desktops: Desktops
     options: ServerOptions
-    viewer: Any = None  # a vdesk.viewer.Viewer over HTTP
-    _key: Callable[[Context], str] = field(default=lambda ctx: STDIO_KEY)
+    key: Callable[[Context], str]  # which slot a request's connection drives
+    viewer: Viewer | None = None
 
     def slot(self, ctx: Context) -> Slot:
-        return self.desktops.slot(self._key(ctx))
+        return self.desktops.slot(self.key(ctx))
 
 
 def build_server(options: ServerOptions, *, transport: Literal["stdio", "http"] = "stdio",
@@ -263,11 +272,14 @@ def build_server(options: ServerOptions, *, transport: Literal["stdio", "http"] 
         auth = {"token_verifier": _StaticToken(token),
                 "auth": AuthSettings(issuer_url=url, resource_server_url=None)}  # type: ignore[arg-type]
     mcp = MCPServer("vdesk", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING", **auth)
-    server = Server(mcp, Desktops(options), options)
+    key: Callable[[Context], str] = lambda ctx: STDIO_KEY
     if transport == "http":
-        server._key = (lambda ctx: SHARED_KEY) if options.share else _session_key
+        key = (lambda ctx: SHARED_KEY) if options.share else _session_key
         if not options.share:
             mcp.middleware.append(_handshake_only)
+    server = Server(mcp, Desktops(options), options, key)
+    # One function per group of tools, each registering its tools on the server. The
+    # observation tools (accessibility_tree, marks, find_text) join as one more group.
     for group in (_screen_tools, _pointer_tools, _keyboard_tools, _batch_tools, _content_tools):
         group(server)
     if options.allow_commands:
@@ -389,7 +401,9 @@ def _viewer_tool(server: Server) -> None:
         """A link a person opens in a browser to watch this desktop live. It works once, expires,
         and carries no password."""
         slot = server.slot(ctx)
-        link = slot.use(lambda desktop: server.viewer.link(desktop, read_only=read_only, expires_in=expires_in))
+        viewer = server.viewer
+        assert viewer is not None  # registered with one
+        link = slot.use(lambda desktop: viewer.link(desktop, read_only=read_only, expires_in=expires_in))
         return ViewerLinkOut(url=link.url, expires_in_seconds=expires_in, read_only=read_only)
 
 

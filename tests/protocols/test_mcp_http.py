@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
-import pytest
 from PIL import Image
 
 from tests.desktop.probe import EventProbe, buttons

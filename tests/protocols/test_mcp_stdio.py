@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import sys
-import time
 
 import anyio
 import pytest
@@ -19,7 +18,7 @@ from mcp import Client
 from PIL import Image
 
 from tests.desktop.probe import EventProbe, buttons
-from tests.protocols.conftest import START, container_exists, stdio, structured, wait_gone
+from tests.protocols.conftest import container_exists, stdio, structured, wait_gone
 from vdesk.desktop import Desktop
 
 TOOLS = {"screenshot", "screen_size", "cursor_position", "wait", "click", "double_click", "right_click", "move",
@@ -80,15 +79,13 @@ def test_text_typed_into_xterm_is_what_the_program_wrote():
         async with Client(stdio("--size", "800x600", "--allow-commands")) as client:
             await client.call_tool("run_command", {"argv": ["sh", "-c", "xterm -geometry 80x24+0+0 -title T "
                                                             "-e sh -c 'cat > ~/typed.txt' &"]})
-            for _ in range(100):  # the window takes the focus once it is mapped
-                listed = structured(await client.call_tool("run_command", {"argv": ["xdotool", "search", "--name", "^T$"]}))
-                if listed["stdout"].strip():
-                    break
-                await anyio.sleep(0.2)
-            await anyio.sleep(0.5)
+            shown = await client.call_tool("run_command", {"argv": ["xdotool", "search", "--sync", "--onlyvisible",
+                                                                    "--name", "^T$"], "timeout": 120})
+            assert structured(shown)["exit_code"] == 0
+            assert not (await client.call_tool("click", {"x": 100, "y": 100})).is_error  # as an agent would: focus it
             assert not (await client.call_tool("type", {"text": text + "\n"})).is_error
             assert not (await client.call_tool("key", {"keys": "ctrl+d"})).is_error
-            for _ in range(100):
+            for _ in range(300):  # the program writes it when the line ends
                 read = await client.call_tool("read_file", {"path": "~/typed.txt"})
                 if not read.is_error and read.structured_content["content"]:
                     return read.structured_content["content"]
