@@ -109,7 +109,7 @@ class Viewer:
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self.app = Starlette(routes=[
-            WebSocketRoute("/websockify", self._websocket),
+            WebSocketRoute("/websocket", self._websocket),
             Mount("/novnc", app=self._guarded(StaticFiles(directory=self._web))),
             Route("/{token}", self._open, methods=["GET"]),
         ])
@@ -190,7 +190,7 @@ class Viewer:
             self._sessions[session] = grant
         root = request.scope.get("root_path", "")
         query = (f"autoconnect=1&resize=scale&reconnect=0&view_only={int(grant.read_only)}"
-                 f"&path={root.lstrip('/')}/websockify")
+                 f"&path={root.lstrip('/')}/websocket")
         response = RedirectResponse(f"{root}/novnc/vnc.html?{query}", status_code=303)
         response.set_cookie(COOKIE, session, httponly=True, samesite="strict", path=root or "/")
         response.headers["Cache-Control"] = "no-store"

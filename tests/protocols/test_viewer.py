@@ -42,7 +42,7 @@ def session_cookie(response: http.client.HTTPResponse) -> str:
 def open_rfb(viewer: Viewer, cookie: str):  # type: ignore[no-untyped-def]
     """A WebSocket to the bridge as noVNC opens it, through the handshake; returns it and the
     framebuffer size from ServerInit."""
-    socket = connect(f"ws://127.0.0.1:{viewer.port}/view/websockify", subprotocols=["binary"],
+    socket = connect(f"ws://127.0.0.1:{viewer.port}/view/websocket", subprotocols=["binary"],
                      additional_headers={"Cookie": f"{COOKIE}={cookie}", "Origin": viewer.base_url},
                      open_timeout=30)
     assert socket.recv(timeout=30) == b"RFB 003.008\n"
