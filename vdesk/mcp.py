@@ -152,7 +152,7 @@ class Slot:
 
 
 class Desktops:
-    """Every connection's slot, by key; at most ``limit`` desktops started at once."""
+    """Every connection's slot, by key; at most ``max_desktops`` desktops up or starting at once."""
 
     def __init__(self, options: ServerOptions) -> None:
         self._options = options
