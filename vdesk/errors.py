@@ -22,7 +22,7 @@
     ├── SetupError            a task's setup step failed
     ├── AgentError            a model agent got no usable reply
     ├── RunError              a run folder is missing or unreadable
-    ├── ViewerUnavailable     websockify or noVNC is not installed
+    ├── ViewerUnavailable     noVNC is not installed
     ├── BrowserError          the desktop's browser could not be started, reached or asked
     ├── DocumentError         a document out of a desktop could not be read
     ├── UnsupportedMetric     an OSWorld metric, option or rule vdesk does not implement
@@ -109,7 +109,7 @@ class RunError(VdeskError):
 
 
 class ViewerUnavailable(VdeskError):
-    """websockify or noVNC is not installed on this machine."""
+    """noVNC (the viewer's web page) is not installed on this machine."""
 
 
 class BrowserError(VdeskError):

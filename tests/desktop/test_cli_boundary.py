@@ -89,7 +89,7 @@ def busy_commands(name: str, tmp: Path) -> list[list[str]]:
     return [[*NO_ENGINE, "build"], ["up", "--size", "huge"], ["ls"], ["down", "no-such-desktop"],
             ["shot", name, "-o", str(tmp / "shot.png")],
             ["exec", name, '{"type": "wait", "inputs": {"duration": 3}}'],
-            ["run", name, "--wait", "--", "sleep", "3"], ["vnc", name], ["view", name],
+            ["run", name, "--wait", "--", "sleep", "3"], ["vnc", name], ["view", name], ["mcp"],
             ["record", name, "-o", str(tmp / "session.mp4"), "--seconds", "3"],
             ["cp", f"{name}:/etc/os-release", str(tmp)],
             ["eval", str(tmp / "no-suite")], ["replay", str(tmp / "no-run")], ["report", str(tmp / "no-run")],

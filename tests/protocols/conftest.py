@@ -1,15 +1,31 @@
-"""Fixtures for the protocol front doors (Gymnasium, the agent SDKs' computer interfaces) on
-real desktops in real containers."""
+"""Fixtures for the protocol front doors on real desktops in real containers: `vdesk mcp` as a
+subprocess, reached with the MCP SDK's own client over stdio and over streamable HTTP; the
+Gymnasium environment and the agent SDKs' computer interfaces."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, AsyncIterator
 
+import docker
+import httpx2
 import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.desktop.probe import EventProbe
 from vdesk.desktop import Desktop
+
+VDESK = str(Path(sys.executable).with_name("vdesk"))
+TOKEN = "test-token-" + "x" * 24
+START = 120.0  # seconds a server (and a first desktop on a loaded machine) may take
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -31,3 +47,63 @@ def screen_desktop() -> Iterator[Desktop]:
 def probe(screen_desktop: Desktop) -> Iterator[EventProbe]:
     with EventProbe(screen_desktop) as probe:
         yield probe
+
+
+def stdio(*args: str) -> StdioServerParameters:
+    """`vdesk mcp ARGS` as an MCP client starts it."""
+    return StdioServerParameters(command=VDESK, args=["mcp", *args], env=dict(os.environ))
+
+
+@dataclass
+class HttpServer:
+    process: subprocess.Popen[str]
+    url: str
+    token: str
+
+    @asynccontextmanager
+    async def client(self, token: str | None = None) -> AsyncIterator[Client]:
+        headers = {"Authorization": f"Bearer {token or self.token}"}
+        timeout = httpx2.Timeout(30.0, read=START)  # a first call starts a desktop
+        async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http, \
+                Client(streamable_http_client(self.url, http_client=http), read_timeout_seconds=START) as client:
+            yield client
+
+
+@contextmanager
+def http_server(*args: str) -> Iterator[HttpServer]:
+    """`vdesk mcp --transport http` on a free port, stopped (and its desktops gone) at the end."""
+    process = subprocess.Popen([VDESK, "mcp", "--transport", "http", "--port", "0", "--token", TOKEN, *args],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stderr.readline()  # type: ignore[union-attr]
+        assert "serving MCP at " in line, line
+        yield HttpServer(process, line.split("serving MCP at ")[1].strip(), TOKEN)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def container_exists(name: str) -> bool:
+    try:
+        docker.from_env().containers.get(name)
+        return True
+    except docker.errors.NotFound:
+        return False
+
+
+def wait_gone(name: str, timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not container_exists(name):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def structured(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    return result.structured_content

@@ -162,18 +162,19 @@ def view(
     port: Annotated[int, typer.Option(metavar="PORT", help="Port on 127.0.0.1 for the page (0: any free one).")] = 0,
     control: Annotated[bool, typer.Option("--control", help=(
         "Send the viewer's keys and clicks to the desktop (default: view-only, to watch an agent)."))] = False,
+    expires: Annotated[float, typer.Option(metavar="SECONDS", help="The link works once, within this long.")] = 300.0,
 ) -> None:
-    """Watch a desktop live in the browser until Ctrl-C: noVNC on 127.0.0.1, view-only unless
-    --control, the desktop's VNC password required."""
-    from vdesk.cli.view import start_viewer
+    """Watch a desktop live in the browser until Ctrl-C: a one-time link to noVNC on 127.0.0.1,
+    view-only unless --control. The link carries no password and works once."""
     from vdesk.desktop import Desktop
+    from vdesk.viewer import Viewer
 
-    with Desktop.attach(name, engine=OPTIONS.engine) as desktop, \
-            start_viewer(desktop, port=port, control=control) as viewer:
-        say(f"open {viewer.url}")
-        say(f"password: {viewer.password}  ({'view-only' if viewer.view_only else 'keys and clicks reach the desktop'}; "
-            "Ctrl-C to stop)")
-        while desktop.is_alive() and viewer.running:
+    with Desktop.attach(name, engine=OPTIONS.engine) as desktop, Viewer.serve(port) as viewer:
+        link = viewer.link(desktop, read_only=not control, expires_in=expires)
+        note(f"the link works once, within {expires:g} s; "
+             f"{'view-only' if link.read_only else 'keys and clicks reach the desktop'} (Ctrl-C to stop)")
+        say(f"open {link.url}")
+        while desktop.is_alive():
             time.sleep(1)
 
 

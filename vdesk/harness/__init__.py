@@ -6,7 +6,7 @@ run folders, replays, suite runs and reports.
     result = run_episode(ScriptedAgent(), load_task("examples/suite/terminal-echo.yaml"), out=Path("runs/one"))
     print(result.status, result.success)
 
-Model agents (:mod:`vdesk.harness.agents.models`) and the live viewer (:mod:`vdesk.cli.view`)
+Model agents (:mod:`vdesk.harness.agents.models`) and the live viewer (:mod:`vdesk.viewer`)
 are imported from their modules.
 """
 

@@ -1,0 +1,700 @@
+"""`vdesk mcp`: a Model Context Protocol server that lets any MCP client drive a desktop.
+
+Built on the official ``mcp`` SDK (:class:`mcp.server.mcpserver.MCPServer`): each tool is a typed
+function, so every tool has a JSON schema, and arguments that do not fit it come back as a tool
+error naming the field before anything reaches a desktop.
+
+Desktops. A connection's desktop is started on its first tool call and leased to this process
+(:mod:`vdesk.lease`), so it goes away when the server does, however it ends. Over stdio the
+connection is the process: the client closing its end ends both. Over streamable HTTP each MCP
+session has its own desktop (``share=True``: one for all), removed when the client ends the
+session (its DELETE) or after the session has been idle for ``idle_timeout`` seconds. A desktop
+that died is an error saying so; the next call starts a fresh one.
+
+Coordinates of the pointer tools are pixels of the last screenshot the connection took (its
+size, when it was scaled), else of the screen at its logical size.
+
+Over HTTP the MCP endpoint wants ``Authorization: Bearer TOKEN`` (401 without it), and
+``viewer_link`` hands out one-time links to watch the desktop (:mod:`vdesk.viewer`).
+
+The tools are registered in groups (:func:`build_server`); a new group (e.g. the accessibility
+tree, marks and text on screen) is one more function of the same shape.
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+import secrets
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.types import Image
+from mcp.shared.exceptions import MCPError
+from mcp_types import METHOD_NOT_FOUND, ToolAnnotations
+from pydantic import BaseModel, Field
+from starlette.routing import Mount
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from vdesk.actions import ExecuteResult
+from vdesk.container import DEFAULT_SIZE
+from vdesk.coords import ImageSpace, PhysicalPoint, to_image
+from vdesk.desktop import Desktop
+from vdesk.errors import DesktopGone, InvalidArgument, VdeskError
+from vdesk.operator import encode
+from vdesk.version import __version__
+from vdesk.viewer import MAX_LINK_SECONDS, Viewer
+
+T = TypeVar("T")
+SESSION_HEADER = "mcp-session-id"
+DEFAULT_IDLE_TIMEOUT = 30 * 60.0
+DEFAULT_MAX_DESKTOPS = 4
+MAX_IMAGE_SIDE = 8192
+STDIO_KEY = "stdio"
+SHARED_KEY = "shared"
+INSTRUCTIONS = (
+    "Drives one Linux desktop (X11, openbox; with the apps image also a browser and an office suite). "
+    "Take a screenshot first; pointer coordinates are pixels of the last screenshot you took. "
+    "Actions return at once: take a screenshot to see what they did.")
+
+
+@dataclass(frozen=True)
+class DesktopSpec:
+    """Which desktop a connection gets: a new one of this size and image, or ``attach`` (a name)."""
+
+    size: tuple[int, int] = DEFAULT_SIZE
+    image: str = "lean"
+    attach: str | None = None
+    engine: str | None = None
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """What ``vdesk mcp`` was asked for."""
+
+    desktop: DesktopSpec = DesktopSpec()
+    share: bool = False
+    max_desktops: int = DEFAULT_MAX_DESKTOPS
+    allow_commands: bool = False
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_desktops <= 1000:
+            raise InvalidArgument(f"--max-desktops must be 1..1000, got {self.max_desktops}")
+        if not (math.isfinite(self.idle_timeout) and self.idle_timeout > 0):
+            raise InvalidArgument(f"--idle-timeout must be a positive number of seconds, got {self.idle_timeout}")
+
+
+# -- desktops ---------------------------------------------------------------------------------
+class Slot:
+    """The desktop of one connection: started on first use, used by one call at a time."""
+
+    def __init__(self, spec: DesktopSpec, room: Callable[[], AbstractContextManager[None]]) -> None:
+        self._spec = spec
+        self._room = room  # held while a desktop starts; raises when no further one may
+        self._lock = threading.Lock()
+        self._desktop: Desktop | None = None
+        self._closed = False
+        self.image: ImageSpace | None = None  # the size of the last screenshot taken here
+
+    @property
+    def running(self) -> bool:
+        return self._desktop is not None
+
+    def use(self, call: Callable[[Desktop], T]) -> T:
+        """``call(desktop)``; a desktop that died is forgotten, and the next call starts another."""
+        with self._lock:
+            if self._closed:
+                raise ToolError("this session has ended; open a new one")
+            desktop = self._desktop or self._start()
+            try:
+                return call(desktop)
+            except DesktopGone as error:
+                self._forget()
+                again = "attaches again" if self._spec.attach else "starts a fresh desktop"
+                raise ToolError(f"the desktop is gone ({error}); the next call {again}") from None
+            except VdeskError as error:
+                raise ToolError(str(error)) from None
+
+    def release(self) -> None:
+        """Remove the desktop (an attached one is only let go) and refuse further calls."""
+        with self._lock:
+            self._closed = True
+            self._forget()
+
+    def _start(self) -> Desktop:
+        try:
+            if self._spec.attach:
+                self._desktop = Desktop.attach(self._spec.attach, engine=self._spec.engine)
+            else:
+                with self._room():
+                    self._desktop = Desktop.up(self._spec.size, image=self._spec.image, engine=self._spec.engine)
+        except VdeskError as error:
+            raise ToolError(f"could not get a desktop: {error}") from None
+        self.image = None
+        print(f"vdesk mcp: desktop {self._desktop.name} is up", file=sys.stderr, flush=True)
+        return self._desktop
+
+    def _forget(self) -> None:
+        desktop, self._desktop = self._desktop, None
+        if desktop is not None:
+            desktop.down() if not self._spec.attach else desktop.close()
+
+
+class Desktops:
+    """Every connection's slot, by key; at most ``max_desktops`` desktops up or starting at once."""
+
+    def __init__(self, options: ServerOptions) -> None:
+        self._options = options
+        self._slots: dict[str, Slot] = {}
+        self._lock = threading.Lock()
+        self._starting = 0
+
+    def slot(self, key: str) -> Slot:
+        with self._lock:
+            if key not in self._slots:
+                self._slots[key] = Slot(self._options.desktop, self._room)
+            return self._slots[key]
+
+    def release(self, key: str) -> None:
+        with self._lock:
+            slot = self._slots.pop(key, None)
+        if slot is not None:
+            slot.release()
+
+    def close(self) -> None:
+        with self._lock:
+            slots, self._slots = list(self._slots.values()), {}
+        for slot in slots:
+            slot.release()
+
+    @contextmanager
+    def _room(self) -> Iterator[None]:
+        """Room for one more desktop while it starts (desktops starting count as running)."""
+        with self._lock:
+            running = self._starting + sum(slot.running for slot in self._slots.values())
+            if running >= self._options.max_desktops:
+                raise ToolError(f"this server already runs {running} desktops, its limit (--max-desktops "
+                                f"{self._options.max_desktops}): end another MCP session, or restart the "
+                                "server with a higher --max-desktops")
+            self._starting += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._starting -= 1
+
+
+# -- what tools answer ------------------------------------------------------------------------
+class Done(BaseModel):
+    """What an action tool did."""
+
+    done: str
+
+
+class Position(BaseModel):
+    """A point in pixels of the last screenshot (or of the logical screen before any)."""
+
+    x: int
+    y: int
+
+
+class ScreenSize(BaseModel):
+    """The screen at its logical size, the size of the last screenshot, and the desktop's name."""
+
+    width: int
+    height: int
+    screenshot_width: int
+    screenshot_height: int
+    desktop: str
+
+
+class FileText(BaseModel):
+    path: str
+    content: str
+    encoding: Literal["utf-8", "base64"]
+    size: int
+
+
+class ClipboardText(BaseModel):
+    text: str
+
+
+class CommandOutput(BaseModel):
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+class ViewerLinkOut(BaseModel):
+    url: str
+    expires_in_seconds: int
+    read_only: bool
+
+
+X = Annotated[float, Field(description="x in pixels of the last screenshot (0 is the left edge)")]
+Y = Annotated[float, Field(description="y in pixels of the last screenshot (0 is the top edge)")]
+Button = Literal["left", "right", "middle"]
+Selection = Literal["clipboard", "primary"]
+
+
+# -- the server -------------------------------------------------------------------------------
+@dataclass
+class Server:
+    """The MCP server and what it owns: the desktops, and (over HTTP) the viewer links."""
+
+    mcp: MCPServer
+    desktops: Desktops
+    options: ServerOptions
+    key: Callable[[Context], str]  # which slot a request's connection drives
+    viewer: Viewer | None = None
+
+    def slot(self, ctx: Context) -> Slot:
+        return self.desktops.slot(self.key(ctx))
+
+
+def build_server(options: ServerOptions, *, transport: Literal["stdio", "http"] = "stdio",
+                 token: str | None = None, url: str | None = None) -> Server:
+    """The MCP server with every tool registered (``token`` and ``url``: over HTTP)."""
+    auth: dict[str, Any] = {}
+    if transport == "http":
+        assert token is not None and url is not None
+        auth = {"token_verifier": _StaticToken(token),
+                "auth": AuthSettings(issuer_url=url, resource_server_url=None)}  # type: ignore[arg-type]
+    mcp = MCPServer("vdesk", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING", **auth)
+    key: Callable[[Context], str] = lambda ctx: STDIO_KEY
+    if transport == "http":
+        key = (lambda ctx: SHARED_KEY) if options.share else _session_key
+        if not options.share:
+            mcp.middleware.append(_handshake_only)
+    server = Server(mcp, Desktops(options), options, key)
+    # One function per group of tools, each registering its tools on the server. The
+    # observation tools (accessibility_tree, marks, find_text) join as one more group.
+    for group in (_screen_tools, _pointer_tools, _keyboard_tools, _batch_tools, _content_tools):
+        group(server)
+    if options.allow_commands:
+        _command_tools(server)
+    return server
+
+
+def _session_key(ctx: Context) -> str:
+    session = (ctx.headers or {}).get(SESSION_HEADER)
+    if not session:
+        raise ToolError("no MCP session: this server keeps a desktop per session, which the initialize "
+                        "handshake opens (or start it with --share)")
+    return session
+
+
+async def _handshake_only(ctx: Any, call_next: Any) -> Any:
+    """A desktop belongs to an MCP session, which only the initialize handshake opens: a client
+    probing for the sessionless protocol (``server/discover``) hears it is not served here, and
+    falls back to the handshake."""
+    if ctx.method == "server/discover":
+        raise MCPError(code=METHOD_NOT_FOUND, message="Method not found: this server keeps a desktop per "
+                       "session; use the initialize handshake", data=ctx.method)
+    return await call_next(ctx)
+
+
+class _StaticToken:
+    """The bearer token printed at start; compared in constant time."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if hmac.compare_digest(token.encode(), self._token.encode()):
+            return AccessToken(token=token, client_id="vdesk-mcp", scopes=[])
+        return None
+
+
+def _act(slot: Slot, actions: list[dict[str, Any]], what: str) -> Done:
+    result: ExecuteResult = slot.use(lambda desktop: desktop.execute(actions, image=slot.image))
+    if result.status != "success":
+        raise ToolError(result.error_message or f"{what} failed")
+    return Done(done=what)
+
+
+def _point(x: float, y: float) -> dict[str, Any]:
+    return {"raw": {"x": x, "y": y}}
+
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False)
+
+
+def _screen_tools(server: Server) -> None:
+    mcp = server.mcp
+
+    @mcp.tool(annotations=READ_ONLY)
+    def screenshot(
+        ctx: Context,
+        format: Annotated[Literal["png", "jpeg"], Field(description="png (exact) or jpeg (smaller)")] = "png",
+        width: Annotated[int | None, Field(ge=1, le=MAX_IMAGE_SIDE, description=(
+            "Scale to this width (with height omitted the aspect ratio is kept)"))] = None,
+        height: Annotated[int | None, Field(ge=1, le=MAX_IMAGE_SIDE, description=(
+            "Scale to this height (with width omitted the aspect ratio is kept)"))] = None,
+    ) -> Image:
+        """The screen as an image, at its logical size unless scaled. Pointer coordinates of
+        later calls are pixels of this image."""
+        slot = server.slot(ctx)
+
+        def shoot(desktop: Desktop) -> Image:
+            size = _scaled(desktop.screen.size, width, height)
+            frame = desktop.screenshot(size)
+            slot.image = ImageSpace(*frame.size)
+            return Image(data=encode(frame, format), format=format)
+
+        return slot.use(shoot)
+
+    @mcp.tool(annotations=READ_ONLY)
+    def screen_size(ctx: Context) -> ScreenSize:
+        """The screen's logical size, the size of the last screenshot (the space of pointer
+        coordinates) and the desktop's name."""
+        slot = server.slot(ctx)
+
+        def size(desktop: Desktop) -> ScreenSize:
+            image = slot.image or desktop.screen.image()
+            return ScreenSize(width=desktop.screen.width, height=desktop.screen.height,
+                              screenshot_width=image.width, screenshot_height=image.height, desktop=desktop.name)
+
+        return slot.use(size)
+
+    @mcp.tool(annotations=READ_ONLY)
+    def cursor_position(ctx: Context) -> Position:
+        """Where the mouse pointer is, in pixels of the last screenshot."""
+        slot = server.slot(ctx)
+
+        def where(desktop: Desktop) -> Position:
+            out = desktop.run(["xdotool", "getmouselocation", "--shell"], wait=True, timeout=10).check().stdout
+            fields = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+            image = slot.image or desktop.screen.image()
+            x, y = to_image(PhysicalPoint(int(fields["X"]), int(fields["Y"])), image, desktop.screen)
+            return Position(x=min(math.floor(x), image.width - 1), y=min(math.floor(y), image.height - 1))
+
+        return slot.use(where)
+
+    @mcp.tool(annotations=READ_ONLY)
+    def wait(ctx: Context, seconds: Annotated[float, Field(ge=0, le=60, description="How long, 0..60 s")] = 1.0) -> Done:
+        """Wait, e.g. for a program to start or a page to load."""
+        server.slot(ctx)  # a session without a desktop can wait too
+        time.sleep(seconds)
+        return Done(done=f"waited {seconds:g} s")
+
+
+
+def _viewer_tool(server: Server) -> None:
+    @server.mcp.tool()
+    def viewer_link(
+        ctx: Context,
+        read_only: Annotated[bool, Field(description="Watch only (true) or also send keys and clicks")] = True,
+        expires_in: Annotated[int, Field(ge=10, le=MAX_LINK_SECONDS, description="Seconds the link stays valid")] = 300,
+    ) -> ViewerLinkOut:
+        """A link a person opens in a browser to watch this desktop live. It works once, expires,
+        and carries no password."""
+        slot = server.slot(ctx)
+        viewer = server.viewer
+        assert viewer is not None  # registered with one
+        link = slot.use(lambda desktop: viewer.link(desktop, read_only=read_only, expires_in=expires_in))
+        return ViewerLinkOut(url=link.url, expires_in_seconds=expires_in, read_only=read_only)
+
+
+def _pointer_tools(server: Server) -> None:
+    mcp = server.mcp
+
+    @mcp.tool()
+    def click(ctx: Context, x: X, y: Y, button: Annotated[Button, Field(description="Mouse button")] = "left") -> Done:
+        """Move the pointer to (x, y) and click a mouse button."""
+        kind = {"left": "click", "right": "right_click", "middle": "middle_click"}[button]
+        return _act(server.slot(ctx), [{"type": kind, "inputs": {"point": _point(x, y)}}], f"{button} click at ({x:g}, {y:g})")
+
+    @mcp.tool()
+    def double_click(ctx: Context, x: X, y: Y) -> Done:
+        """Double-click the left button at (x, y)."""
+        return _act(server.slot(ctx), [{"type": "double_click", "inputs": {"point": _point(x, y)}}],
+                    f"double click at ({x:g}, {y:g})")
+
+    @mcp.tool()
+    def right_click(ctx: Context, x: X, y: Y) -> Done:
+        """Click the right button at (x, y), e.g. for a context menu."""
+        return _act(server.slot(ctx), [{"type": "right_click", "inputs": {"point": _point(x, y)}}],
+                    f"right click at ({x:g}, {y:g})")
+
+    @mcp.tool()
+    def move(ctx: Context, x: X, y: Y) -> Done:
+        """Move the pointer to (x, y) without clicking (hover)."""
+        return _act(server.slot(ctx), [{"type": "mouse_move", "inputs": {"point": _point(x, y)}}],
+                    f"moved to ({x:g}, {y:g})")
+
+    @mcp.tool()
+    def drag(ctx: Context, start_x: X, start_y: Y, end_x: X, end_y: Y) -> Done:
+        """Press the left button at the start point, move to the end point, release there."""
+        inputs = {"start": _point(start_x, start_y), "end": _point(end_x, end_y)}
+        return _act(server.slot(ctx), [{"type": "drag", "inputs": inputs}],
+                    f"dragged from ({start_x:g}, {start_y:g}) to ({end_x:g}, {end_y:g})")
+
+    @mcp.tool()
+    def scroll(
+        ctx: Context, x: X, y: Y,
+        direction: Annotated[Literal["up", "down", "left", "right"], Field(description="Which way to scroll")],
+        amount: Annotated[int, Field(ge=1, le=100, description="Notches of the wheel")] = 3,
+    ) -> Done:
+        """Scroll with the mouse wheel over (x, y)."""
+        inputs = {"point": _point(x, y), "direction": direction, "amount": amount}
+        return _act(server.slot(ctx), [{"type": "scroll", "inputs": inputs}],
+                    f"scrolled {direction} {amount} at ({x:g}, {y:g})")
+
+
+def _keyboard_tools(server: Server) -> None:
+    mcp = server.mcp
+
+    @mcp.tool(name="type")
+    def type_text(
+        ctx: Context,
+        text: Annotated[str, Field(min_length=1, description=(
+            "The text, any Unicode; a trailing newline presses Enter"))],
+        method: Annotated[Literal["keys", "paste"], Field(description=(
+            "keys: typed key by key (default); paste: through the clipboard, for long text"))] = "keys",
+    ) -> Done:
+        """Type text into the focused window."""
+        return _act(server.slot(ctx), [{"type": "type", "inputs": {"content": text, "method": method}}],
+                    f"typed {len(text)} characters")
+
+    @mcp.tool()
+    def key(ctx: Context, keys: Annotated[str, Field(min_length=1, description=(
+            "A key or combination: 'Return', 'ctrl+c', 'ctrl+shift+t', 'alt+F4', 'super'"))]) -> Done:
+        """Press a key or a key combination (all pressed, then released in reverse)."""
+        return _act(server.slot(ctx), [{"type": "hotkey", "inputs": {"key": keys}}], f"pressed {keys}")
+
+
+def _batch_tools(server: Server) -> None:
+    @server.mcp.tool()
+    def execute(ctx: Context, actions: Annotated[list[dict[str, Any]], Field(min_length=1, description=(
+            "BaseAction objects: {\"type\": \"click\", \"inputs\": {\"point\": {\"raw\": {\"x\": 10, \"y\": 20}}}}; "
+            "types: click, double_click, right_click, middle_click, mouse_move, mouse_down, mouse_up, drag, scroll, "
+            "type, hotkey, press, release, wait"))]) -> ExecuteResult:
+        """Run a batch of actions in vdesk's BaseAction schema, in order. The whole batch is
+        checked before anything runs; raw points are pixels of the last screenshot."""
+        slot = server.slot(ctx)
+        result: ExecuteResult = slot.use(lambda desktop: desktop.execute(actions, image=slot.image))
+        if result.status != "success":
+            raise ToolError(f"{result.error_message} ({result.executed} of {len(actions)} actions ran)")
+        return result
+
+
+def _content_tools(server: Server) -> None:
+    mcp = server.mcp
+
+    @mcp.tool(annotations=READ_ONLY)
+    def read_file(
+        ctx: Context,
+        path: Annotated[str, Field(min_length=1, description="A path in the desktop; ~ is the user's home")],
+        encoding: Annotated[Literal["utf-8", "base64"], Field(description="utf-8 text or base64 bytes")] = "utf-8",
+    ) -> FileText:
+        """Read a file in the desktop."""
+        data = server.slot(ctx).use(lambda desktop: desktop.read_file(path))
+        if encoding == "utf-8":
+            try:
+                content = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ToolError(f"{path} is not UTF-8 text: read it with encoding 'base64'") from None
+        else:
+            import base64
+
+            content = base64.b64encode(data).decode()
+        return FileText(path=path, content=content, encoding=encoding, size=len(data))
+
+    @mcp.tool()
+    def write_file(
+        ctx: Context,
+        path: Annotated[str, Field(min_length=1, description="A path in the desktop under ~ or /tmp")],
+        content: Annotated[str, Field(description="The file's content")],
+        encoding: Annotated[Literal["utf-8", "base64"], Field(description="utf-8 text or base64 bytes")] = "utf-8",
+    ) -> Done:
+        """Write a file in the desktop (replacing it)."""
+        if encoding == "base64":
+            import base64
+            import binascii
+
+            try:
+                data = base64.b64decode(content, validate=True)
+            except binascii.Error:
+                raise ToolError("content: not valid base64") from None
+        else:
+            data = content.encode()
+        server.slot(ctx).use(lambda desktop: desktop.write_file(path, data))
+        return Done(done=f"wrote {len(data)} bytes to {path}")
+
+    @mcp.tool()
+    def clipboard(
+        ctx: Context,
+        text: Annotated[str | None, Field(description="Set the clipboard to this; omit to read it")] = None,
+        selection: Annotated[Selection, Field(description="clipboard (Ctrl+C/V) or primary (middle click)")] = "clipboard",
+    ) -> ClipboardText:
+        """Read the desktop's clipboard, or set it when text is given."""
+
+        def use(desktop: Desktop) -> ClipboardText:
+            if text is not None:
+                desktop.clipboard.set(text, selection)
+                return ClipboardText(text=text)
+            return ClipboardText(text=desktop.clipboard.get(selection))
+
+        return server.slot(ctx).use(use)
+
+
+def _command_tools(server: Server) -> None:
+    @server.mcp.tool()
+    def run_command(
+        ctx: Context,
+        argv: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1, description=(
+            "The program and its arguments, e.g. [\"ls\", \"-l\", \"/tmp\"] (no shell)"))],
+        timeout: Annotated[float, Field(gt=0, le=600, description="Seconds to wait for it")] = 60.0,
+    ) -> CommandOutput:
+        """Run a program in the desktop as its user and wait for it."""
+        done = server.slot(ctx).use(lambda desktop: desktop.run(argv, wait=True, timeout=timeout))
+        return CommandOutput(exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr)
+
+
+def _scaled(screen: tuple[int, int], width: int | None, height: int | None) -> tuple[int, int] | None:
+    if width is None and height is None:
+        return None
+    if width is None:
+        assert height is not None
+        width = max(1, round(screen[0] * height / screen[1]))
+    elif height is None:
+        height = max(1, round(screen[1] * width / screen[0]))
+    return width, height
+
+
+# -- transports ----------------------------------------------------------------------------------
+def serve_stdio(options: ServerOptions) -> None:
+    """Serve on stdin/stdout until the client closes them; the desktop goes with the server."""
+    server = build_server(options)
+    try:
+        server.mcp.run("stdio")
+    finally:
+        server.desktops.close()
+
+
+def serve_http(options: ServerOptions, *, port: int = 0, token: str | None = None,
+               announce: Callable[[str, str, bool], None] | None = None) -> None:
+    """Serve streamable HTTP on 127.0.0.1:``port`` until interrupted. ``announce(url, token,
+    generated)`` runs once it listens."""
+    import uvicorn
+
+    if token is not None and len(token) < 16:
+        raise InvalidArgument("--token must be at least 16 characters")
+    generated = token is None
+    token = token or secrets.token_urlsafe(32)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("127.0.0.1", port))
+    except OSError as error:
+        raise InvalidArgument(f"--port {port}: {error.strerror}") from None
+    listener.listen(128)  # connections made once it is announced wait for the server
+    base = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    with Viewer(base) as viewer:
+        server = build_server(options, transport="http", token=token, url=base)
+        server.viewer = viewer
+        _viewer_tool(server)
+        # The SDK ends an idle session a little before this server removes its desktop, so no
+        # call can reach a session whose desktop is on its way out.
+        app = server.mcp.streamable_http_app(session_idle_timeout=max(1.0, options.idle_timeout - 1.0), host="127.0.0.1")
+        app.router.routes.append(Mount(viewer.path, app=viewer.app))
+        watched = SessionWatch(app, server.desktops.release, options.idle_timeout)
+        config = uvicorn.Config(watched, log_level="warning", access_log=False, lifespan="on", ws="websockets-sansio")
+        try:
+            if announce is not None:
+                announce(f"{base}/mcp", token, generated)
+            uvicorn.Server(config).run(sockets=[listener])
+        finally:
+            watched.stop()
+            server.desktops.close()
+            listener.close()
+
+
+class SessionWatch:
+    """ASGI middleware that sees every MCP session's requests: a session the client ended
+    (DELETE) or that has had no request in flight for ``idle_timeout`` seconds loses its desktop."""
+
+    def __init__(self, app: ASGIApp, release: Callable[[str], None], idle_timeout: float) -> None:
+        self._app = app
+        self._release = release
+        self._idle_timeout = idle_timeout
+        self._lock = threading.Lock()
+        self._in_flight: dict[str, int] = {}
+        self._last_seen: dict[str, float] = {}
+        self._stopped = threading.Event()
+        threading.Thread(target=self._reap, name="mcp-session-reaper", daemon=True).start()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        session = _header(scope, SESSION_HEADER) if scope["type"] == "http" else None
+        if session is None:
+            await self._app(scope, receive, send)
+            return
+        status = 0
+
+        async def watch(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        self._enter(session)
+        try:
+            await self._app(scope, receive, watch)
+        finally:
+            self._leave(session)
+        if scope.get("method") == "DELETE" and status < 400:
+            await _in_thread(lambda: self._end(session))
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def _enter(self, session: str) -> None:
+        with self._lock:
+            self._in_flight[session] = self._in_flight.get(session, 0) + 1
+
+    def _leave(self, session: str) -> None:
+        with self._lock:
+            self._in_flight[session] -= 1
+            self._last_seen[session] = time.monotonic()
+
+    def _end(self, session: str) -> None:
+        with self._lock:
+            self._in_flight.pop(session, None)
+            self._last_seen.pop(session, None)
+        self._release(session)
+
+    def _reap(self) -> None:
+        while not self._stopped.wait(min(1.0, self._idle_timeout / 4)):
+            now = time.monotonic()
+            with self._lock:
+                idle = [s for s, seen in self._last_seen.items()
+                        if not self._in_flight.get(s) and now - seen >= self._idle_timeout]
+            for session in idle:
+                self._end(session)
+
+
+async def _in_thread(call: Callable[[], None]) -> None:
+    import anyio.to_thread
+
+    await anyio.to_thread.run_sync(call)
+
+
+def _header(scope: Scope, name: str) -> str | None:
+    wanted = name.encode()
+    for key, value in scope.get("headers", ()):
+        if key.lower() == wanted:
+            return value.decode("latin-1")
+    return None
+
