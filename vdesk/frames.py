@@ -27,14 +27,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
-from cryptography.hazmat.primitives.ciphers import Cipher, modes
 from PIL import Image
 from twisted.internet import reactor
 from vncdotool import api as vnc_api, rfb
 from vncdotool.client import AuthenticationError, VNCDoToolClient, VNCDoToolFactory
 
 from vdesk.errors import DesktopGone, DesktopTimeout, PasswordRefused, VdeskError
+from vdesk.vncauth import vnc_auth_response
 
 
 Region = tuple[int, int, int, int]  # left, top, right, bottom (physical pixels)
@@ -56,13 +55,7 @@ class _LiveUpdates:
     live: LiveFramebuffer
 
     def sendPassword(self, password: str) -> None:
-        # RFB's VNC authentication (RFC 6143 7.2.2): DES of the challenge, keyed with the
-        # password's first 8 bytes bit-reversed. vncdotool's own takes the cipher from where
-        # cryptography deprecated it (a warning at every connection); this is the same cipher
-        # from its current home (triple DES with one key repeated is single DES).
-        key = bytes(int(f"{byte:08b}"[::-1], 2) for byte in password.encode("latin-1")[:8].ljust(8, b"\0"))
-        encryptor = Cipher(TripleDES(key * 3), modes.ECB()).encryptor()
-        self.transport.write(encryptor.update(self._challenge) + encryptor.finalize())
+        self.transport.write(vnc_auth_response(password, self._challenge))
 
     def vncConnectionMade(self) -> None:
         if self._refuse(self.width, self.height, "framebuffer"):

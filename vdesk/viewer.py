@@ -34,8 +34,6 @@ from urllib.parse import urlsplit
 
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
-from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
-from cryptography.hazmat.primitives.ciphers import Cipher, modes
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
@@ -48,6 +46,7 @@ from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopTimeout, InvalidArgument, PasswordRefused, VdeskError, ViewerUnavailable
 from vdesk.tunnel import Tunnel
+from vdesk.vncauth import vnc_auth_response
 
 NOVNC_DIRS = (Path("/usr/share/novnc"), Path("/usr/share/webapps/novnc"))
 COOKIE = "vdesk-viewer"
@@ -85,14 +84,6 @@ def novnc_dir() -> Path:
         if (folder / "vnc.html").is_file():
             return folder
     raise ViewerUnavailable("noVNC is not installed: install the Debian package `novnc`")
-
-
-def vnc_auth_response(password: str, challenge: bytes) -> bytes:
-    """RFB's VNC authentication (RFC 6143 7.2.2): DES of the challenge keyed with the password's
-    first 8 bytes, each bit-reversed (triple DES with one key repeated is single DES)."""
-    key = bytes(int(f"{byte:08b}"[::-1], 2) for byte in password.encode("latin-1")[:8].ljust(8, b"\0"))
-    encryptor = Cipher(TripleDES(key * 3), modes.ECB()).encryptor()
-    return encryptor.update(challenge) + encryptor.finalize()
 
 
 class Viewer:
