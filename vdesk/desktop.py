@@ -32,7 +32,8 @@ from Xlib.display import Display as XDisplay
 
 from vdesk import engine as engines, images as desktop_image, video
 from vdesk.accessibility import marks as set_of_marks
-from vdesk.accessibility.tree import Limits as TreeLimits, Node, Tree, describe_query, read_tree, silent_windows
+from vdesk.accessibility.tree import (Limits as TreeLimits, Node, Tree, describe_query, mark_covered, read_tree,
+                                      silent_windows)
 from vdesk.actions import BaseAction, Coordinates, ElementQuery, ExecuteResult, parse_batch
 from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
 from vdesk.clipboard import Clipboard
@@ -415,8 +416,10 @@ class Desktop:
         application that did not answer in time has ``error`` set (the others are complete).
         See :mod:`vdesk.accessibility.tree`."""
         tree = self._guard(lambda: read_tree(self.channel, self.screen, limits, apps=tuple(apps), name=self.name))
+        stack = self.windows.stacked()
+        mark_covered(tree, stack, self.screen.scale)
         if not apps:
-            tree.silent = silent_windows(tree, self.windows.list())
+            tree.silent = silent_windows(tree, stack)
         return tree
 
     def marks(self, tree: Tree | None = None) -> set_of_marks.Marks:

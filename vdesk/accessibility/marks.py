@@ -77,7 +77,7 @@ class TextBox:
 def interactive(node: Node, screen: tuple[int, int]) -> bool:
     """Showing, inside the screen, of a kind a person acts on (or focusable and named)."""
     box = node.bounds
-    if box is None or box.empty or not node.showing or "enabled" not in node.states and "sensitive" not in node.states:
+    if box is None or not node.reachable or "enabled" not in node.states and "sensitive" not in node.states:
         return False
     if not (0 <= box.centre[0] < screen[0] and 0 <= box.centre[1] < screen[1]):
         return False

@@ -50,10 +50,16 @@ class Node:
     value_range: tuple[float | None, float | None, float | None] = (None, None, None)  # min, max, step
     children: list[Node] = field(default_factory=list)
     app: str = ""  # the application it belongs to
+    covered: bool = False  # its centre is under another window (a click there would not reach it)
 
     @property
     def showing(self) -> bool:
         return "showing" in self.states and "visible" in self.states
+
+    @property
+    def reachable(self) -> bool:
+        """On screen, with a box, and not under another window: a click at its centre hits it."""
+        return self.showing and self.bounds is not None and not self.bounds.empty and not self.covered
 
     def walk(self) -> Iterator[Node]:
         yield self
@@ -110,7 +116,7 @@ class Tree:
                 if (role is None or node.role.lower() == role.lower())
                 and (name is None or node.name.strip().lower() == name.strip().lower())
                 and all(state in node.states for state in states)
-                and (not showing or (node.showing and node.bounds is not None and not node.bounds.empty))]
+                and (not showing or node.reachable)]
 
     def find(self, role: str | None = None, name: str | None = None, index: int | None = None) -> Node:
         """The one node on screen with this role and name (the ``index``-th of several when
@@ -132,7 +138,7 @@ class Tree:
 
     def _closest(self, role: str | None, name: str | None) -> str:
         wanted = f"{role or ''} {name or ''}".lower()
-        candidates = [node for node in self.nodes() if node.showing and node.bounds and (node.name or node.text)]
+        candidates = [node for node in self.nodes() if node.reachable and (node.name or node.text)]
         ranked = sorted(candidates, key=lambda n: -SequenceMatcher(None, wanted, f"{n.role} {n.name}".lower()).ratio())
         return f"; closest: {', '.join(n.label() for n in ranked[:CLOSEST])}" if ranked else "; nothing is on screen"
 
@@ -268,7 +274,24 @@ def _node(raw: _RawNode, scale: float, app: str) -> Node:
                 app=app)
 
 
+def mark_covered(tree: Tree, stack: list[Window], scale: float) -> None:
+    """Mark the nodes whose centre another window covers. ``stack`` is bottom to top; an
+    application's top-level node is matched to its window by title (an unmatched one, a
+    popup menu say, is taken to be on top)."""
+    boxes = [(w.title, Bounds(w.x / scale, w.y / scale, w.width / scale, w.height / scale))
+             for w in stack if w.viewable]
+    for app in tree.applications:
+        for top in app.root.children:
+            level = max((i for i, (title, _) in enumerate(boxes) if title and title == top.name), default=None)
+            if level is None:
+                continue
+            above = [box for _, box in boxes[level + 1:]]
+            for node in top.walk():
+                if node.bounds is not None:
+                    node.covered = any(box.contains(*node.bounds.centre) for box in above)
+
+
 def silent_windows(tree: Tree, windows: list[Window]) -> list[Window]:
     """The visible top-level windows no application on the bus claims (by its frame's title)."""
     titles = {node.name for app in tree.applications for node in app.root.children if node.name}
-    return [w for w in windows if w.viewable and w.title and w.title not in titles and w.wm_class != "tint2"]
+    return [w for w in windows if w.viewable and w.title and w.title not in titles and w.wm_class.lower() != "tint2"]
