@@ -9,6 +9,10 @@ is a copy of its parent's box displaced; the parent (a GTK widget) is right, so 
 whole subtree is moved by the difference. Chromium, GTK programs and LibreOffice's native
 parts (menu bar, infobar, window frame) report true bounds and are left alone: a true child
 of the same size as its parent has the parent's position too.
+
+LibreOffice also keeps its own menu bar, zero pixels high, beside the native one, with its
+menus "showing": their boxes lie over the toolbar. Nodes inside an empty menu bar are not
+on screen, whatever they say.
 """
 
 from __future__ import annotations
@@ -68,6 +72,14 @@ def correct_offsets(root: Boxed) -> None:
             dx, dy = parent_box.x - box.x, parent_box.y - box.y
             if (dx or dy) and abs(dx) <= MAX_OFFSET and abs(dy) <= MAX_OFFSET:
                 _shift(child, dx, dy)
+
+
+def hide_inside_empty_menu_bars(root: Boxed) -> None:
+    """Drop the bounds of everything inside a menu bar with an empty box (see above)."""
+    for node in list(root.walk()):
+        if getattr(node, "role", "") == "menu bar" and node.bounds is not None and node.bounds.empty:
+            for inside in list(node.walk())[1:]:
+                inside.bounds = None
 
 
 def _shift(node: Boxed, dx: float, dy: float) -> None:

@@ -65,8 +65,11 @@ def _element(node: Node) -> ET.Element:
     for key, value in zip(("value", "min", "max", "step"), (node.value, *node.value_range)):
         if value is not None:
             element.set(f"{{{NAMESPACES['val']}}}{key}", f"{value:g}")
-    for action in node.actions:
-        element.set(f"{{{NAMESPACES['act']}}}{_NOT_NAME.sub('_', action) or 'x'}_desc", action)
+    for action, description, keybinding in node.actions:
+        key = _NOT_NAME.sub("_", action)
+        element.set(f"{{{NAMESPACES['act']}}}{key}_desc", description)
+        if keybinding:
+            element.set(f"{{{NAMESPACES['act']}}}{key}_kb", keybinding)
     if node.text:
         element.text = _xml_safe(node.text)
     for child in node.children:

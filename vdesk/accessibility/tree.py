@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vdesk.accessibility.bounds import Bounds, correct_offsets
+from vdesk.accessibility.bounds import Bounds, correct_offsets, hide_inside_empty_menu_bars
 from vdesk.channel import Channel
 from vdesk.coords import Screen
 from vdesk.errors import CommandFailed, DesktopTimeout, InvalidAction, InvalidArgument, TooLarge
@@ -46,7 +46,7 @@ class Node:
     description: str = ""
     bounds: Bounds | None = None
     attributes: dict[str, str] = field(default_factory=dict)
-    actions: list[str] = field(default_factory=list)
+    actions: list[tuple[str, str, str]] = field(default_factory=list)  # name, description, key binding
     value_range: tuple[float | None, float | None, float | None] = (None, None, None)  # min, max, step
     children: list[Node] = field(default_factory=list)
     app: str = ""  # the application it belongs to
@@ -194,6 +194,8 @@ class _RawValue(BaseModel):
 
 class _RawAction(BaseModel):
     name: str = Field(default="", max_length=200)
+    description: str = Field(default="", max_length=1000)
+    keybinding: str = Field(default="", max_length=200)
 
 
 class _RawNode(BaseModel):
@@ -258,6 +260,7 @@ def _application(raw: _RawApp, scale: float) -> Application:
         nodes.append(node)
     root = nodes[0] if nodes else Node(role="application", name=raw.name, app=raw.name)
     correct_offsets(root)
+    hide_inside_empty_menu_bars(root)
     return Application(raw.name, root, raw.error)
 
 
@@ -269,7 +272,7 @@ def _node(raw: _RawNode, scale: float, app: str) -> Node:
     value = raw.value.value if raw.value else None
     return Node(role=raw.role, name=raw.name.strip(), text=raw.text, value=value, states=frozenset(raw.states),
                 description=raw.description, bounds=bounds, attributes=dict(raw.attributes),
-                actions=[a.name for a in raw.actions],
+                actions=[(a.name, a.description, a.keybinding) for a in raw.actions if a.name],
                 value_range=(raw.value.min, raw.value.max, raw.value.step) if raw.value else (None, None, None),
                 app=app)
 
