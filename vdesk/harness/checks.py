@@ -16,12 +16,13 @@ from pathlib import Path
 
 from PIL import Image, ImageChops
 
+from vdesk.accessibility.tree import describe_query
 from vdesk.desktop import Desktop
 from vdesk.errors import DocumentError, VdeskError
 from vdesk.harness import documents
 from vdesk.harness.desktop_files import read_file
 from vdesk.harness.hosts import DesktopHost
-from vdesk.harness.tasks import (BrowserCheck, Check, Command, CommandCheck, DocumentCheck, FileCheck,
+from vdesk.harness.tasks import (BrowserCheck, Check, Command, CommandCheck, DocumentCheck, ElementCheck, FileCheck,
                                  RegionCheck, Task, WindowCheck, in_home)
 
 DETAIL_LIMIT = 200
@@ -30,7 +31,7 @@ CHECK_SLACK = 10.0   # seconds per check beyond its own timeout (a window check 
 IMAGE_PIXEL_LIMIT = 40_000_000  # a picture out of a desktop is untrusted: no decompression bombs
 # The checks that look inside the desktop, run next to it in one call; region checks and
 # picture-file checks compare with reference images of this machine, so they run here.
-DesktopCheck = CommandCheck | FileCheck | WindowCheck | DocumentCheck | BrowserCheck
+DesktopCheck = CommandCheck | FileCheck | WindowCheck | DocumentCheck | BrowserCheck | ElementCheck
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,8 @@ def desktop_check(desktop: Desktop, check: DesktopCheck) -> CheckResult:
         return document_check(desktop, check)
     if isinstance(check, BrowserCheck):
         return browser_check(desktop, check)
+    if isinstance(check, ElementCheck):
+        return element_check(desktop, check)
     return window_check(desktop, check)
 
 
@@ -298,6 +301,25 @@ def window_check(desktop: Desktop, check: WindowCheck) -> CheckResult:
     return CheckResult("window", False, f"expected a window titled {check.window!r} {wanted}; windows: {titles}")
 
 
+def element_check(desktop: Desktop, check: ElementCheck) -> CheckResult:
+    # The program may still be drawing (or closing) the element when the episode ends.
+    deadline = time.monotonic() + check.timeout
+    what = describe_query(check.element, check.name) + (f" with states {check.states}" if check.states else "")
+    while True:
+        tree = desktop.accessibility_tree()
+        found = tree.query(check.element, check.name, states=tuple(check.states))
+        if bool(found) == check.present or time.monotonic() >= deadline:
+            break
+        time.sleep(0.1)
+    if bool(found) == check.present:
+        return CheckResult("element", True, f"an element {what} is {'on screen' if check.present else 'absent'}")
+    if check.present:
+        errors = f"; {'; '.join(tree.errors())}" if tree.errors() else ""
+        return CheckResult("element", False, f"no element {what} on screen{errors}")
+    return CheckResult("element", False, f"expected no element {what}, found {len(found)}: "
+                                         f"{', '.join(n.label() for n in found[:5])}")
+
+
 def _reference(kind: str, path: Path) -> Image.Image | CheckResult:
     """A task's reference picture, or the failed check that says it cannot be read."""
     try:
@@ -355,4 +377,4 @@ def _short(value: object) -> str:
 
 def _kind(check: Check) -> str:
     return {CommandCheck: "command", FileCheck: "file", WindowCheck: "window", DocumentCheck: "document",
-            BrowserCheck: "browser"}.get(type(check), "region")
+            BrowserCheck: "browser", ElementCheck: "element"}.get(type(check), "region")

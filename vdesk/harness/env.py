@@ -25,10 +25,11 @@ from typing import Any
 
 from PIL import Image
 
+from vdesk.accessibility.osworld_xml import linearize
 from vdesk.actions import BaseAction, ExecuteResult, parse_batch
 from vdesk.coords import ImageSpace
 from vdesk.desktop import WM_READY_TIMEOUT, XDOTOOL_TIMEOUT, Desktop
-from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, SetupError, VdeskError
+from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, SetupError, VdeskError
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
 from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
 from vdesk.harness.desktop_files import pack, unpack_into
@@ -44,6 +45,8 @@ STEP_QUIET = 0.1
 FINAL_QUIET = 0.5
 SETUP_QUIET = 0.3
 SETTLE_TIMEOUT = 10.0
+OBSERVATIONS = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")  # OSWorld's names
+OBSERVE_TIMEOUT = 30.0  # a frame and a tree
 STEP_TIMEOUT = 60.0  # for a setup step that has no timeout of its own (start, write)
 SERVE_ROOT = "/tmp/vdesk-serve"  # out of the home, where a file manager would show it
 IDLE_SHARE = 0.03  # of one CPU: a program using less than this is idle (a blinking caret, a timer)
@@ -88,6 +91,17 @@ class Observation:
     step: int                              # the step this observation is for, from 1
     results: tuple[ExecuteResult, ...] = ()  # what the previous step's actions did
     user_reply: str | None = None          # a person's answer after call_user
+    accessibility_tree: str | None = None  # a11y modes: the linearized tree (OSWorld's table)
+    marks: str | None = None               # som: the marks' table; ``frame`` has their boxes drawn
+
+    @property
+    def text(self) -> str | None:
+        """What the observation says beside the frame, for a prompt (or None)."""
+        if self.marks is not None:
+            return f"Numbered elements on the screenshot (act on one with element: N):\n{self.marks}"
+        if self.accessibility_tree is not None:
+            return f"Accessibility tree of the screen:\n{self.accessibility_tree}"
+        return None
 
     def frame_png(self) -> bytes:
         return encode(self.frame, "png")
@@ -103,13 +117,21 @@ class Observation:
 class DesktopEnv:
     """One desktop at a time, prepared for a task. Use as a context manager.
 
+    ``observation`` is OSWorld's choice of what an agent sees: ``screenshot``, ``a11y_tree``
+    (the linearized accessibility tree, beside the frame), ``screenshot_a11y_tree`` (the same)
+    or ``som`` (the frame with numbered marks, and their table).
+
     ``source`` opens the desktop for each task (default: a fresh local desktop of ``image``,
     with ``environment`` in its environment); see :mod:`vdesk.harness.hosts`.
     """
 
     def __init__(self, *, image: str = IMAGE, source: DesktopSource | None = None,
                  environment: Mapping[str, str] | None = None, step_quiet: float = STEP_QUIET,
-                 final_quiet: float = FINAL_QUIET, video: Path | None = None) -> None:
+                 final_quiet: float = FINAL_QUIET, video: Path | None = None,
+                 observation: str = "screenshot") -> None:
+        if observation not in OBSERVATIONS:
+            raise InvalidArgument(f"observation {observation!r}: choose one of {', '.join(OBSERVATIONS)}")
+        self.observation = observation
         self.source = source or fresh_desktops(image, environment)
         self.video = video
         self.step_quiet = step_quiet
@@ -187,9 +209,13 @@ class DesktopEnv:
         """Wait for the screen to settle, then take the next observation."""
         self._settle(self.step_quiet)
         self._step += 1
-        frame = self.desktop.screenshot(self.image_space.size, fresh=True)
+        if self.observation == "screenshot":
+            frame, tree, marks = self.desktop.screenshot(self.image_space.size, fresh=True), None, None
+        else:
+            frame, tree, marks = self.desktop.call(observe_screen, self.observation, self.image_space,
+                                                   timeout=OBSERVE_TIMEOUT)
         return Observation(frame, screen_context(self.desktop.screen), self.task.instruction, self._step,
-                           tuple(results), user_reply)
+                           tuple(results), user_reply, tree, marks)
 
     def final_frame(self) -> Image.Image:
         """The settled screen at the logical size: what checks and replays compare."""
@@ -210,6 +236,17 @@ class DesktopEnv:
 
 
 # -- what runs next to the desktop (through DesktopHost.call) ---------------------------------
+def observe_screen(desktop: Desktop, mode: str, image: ImageSpace) -> tuple[Image.Image, str | None, str | None]:
+    """The frame at ``image``'s size and, by ``mode``, the linearized tree or the marks' table
+    (``som``: the frame is the marked screenshot; the marks stay on the desktop for the
+    actions that name them)."""
+    if mode == "som":
+        marks = desktop.marks()
+        return desktop.to_image(marks.image, image), None, marks.table()
+    frame = desktop.screenshot(image.size, fresh=True)
+    return frame, linearize(desktop.accessibility_tree()), None
+
+
 def prepare(desktop: Desktop, task: Task, files: Mapping[str, bytes] | None = None) -> None:
     """Get a fresh desktop ready for ``task``: the window manager, then the task's setup;
     ``files`` are what its serve and upload steps copy in (see :func:`packed`)."""

@@ -295,6 +295,17 @@ class WindowCheck(_Strict):
     timeout: float = Field(default=2.0, ge=0, le=60)
 
 
+class ElementCheck(_Strict):
+    """An element with this role (and name, and states) is on screen in the accessibility
+    tree, or is not (apps image). Names match exactly, ignoring case."""
+
+    element: str = Field(min_length=1)  # the role, e.g. "push button"
+    name: str | None = None
+    states: list[str] = Field(default_factory=list)
+    present: bool = True
+    timeout: float = Field(default=2.0, ge=0, le=60)
+
+
 class RegionCheck(_Strict):
     """A screen region (logical pixels: left, top, right, bottom) matches a reference image.
 
@@ -316,11 +327,12 @@ class RegionCheck(_Strict):
         return value
 
 
-CHECK_KINDS = ("command", "file", "window", "region", "document", "browser")
+CHECK_KINDS = ("command", "file", "window", "region", "document", "browser", "element")
 Check = Annotated[
     Union[Annotated[CommandCheck, Tag("command")], Annotated[FileCheck, Tag("file")],
           Annotated[WindowCheck, Tag("window")], Annotated[RegionCheck, Tag("region")],
-          Annotated[DocumentCheck, Tag("document")], Annotated[BrowserCheck, Tag("browser")]],
+          Annotated[DocumentCheck, Tag("document")], Annotated[BrowserCheck, Tag("browser")],
+          Annotated[ElementCheck, Tag("element")]],
     _keyed_by(CHECK_KINDS, "check_kind", "a check"),
 ]
 
