@@ -31,6 +31,8 @@ from PIL import Image
 from Xlib.display import Display as XDisplay
 
 from vdesk import engine as engines, images as desktop_image, video
+from vdesk.accessibility import text as text_on_screen
+from vdesk.accessibility.text import Bounds as TextBounds, Pattern as TextPattern, TextBox, TextLine
 from vdesk.actions import ExecuteResult, parse_batch
 from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
 from vdesk.clipboard import Clipboard
@@ -46,16 +48,18 @@ from vdesk.inventory import DesktopInfo, desktop_info, find_desktop
 from vdesk.keymap import ScratchKeymap, XKeyboardMapping
 from vdesk.lease import Lease
 from vdesk.plan import Mark, Sleep, Step, TypeText, Xdo, chained, plan
+from vdesk.progress import Progress
 from vdesk.tunnel import Tunnel
 from vdesk.windows import Windows, open_display
 
 if TYPE_CHECKING:  # imported on first use: the VNC client library takes ~0.3 s to load, Playwright more
     from vdesk.browser import Browser
-    from vdesk.frames import LiveFramebuffer, Region
+    from vdesk.frames import Frame, LiveFramebuffer, Region
 
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
 WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
 XDOTOOL_TIMEOUT = 30.0  # one chained xdotool invocation
+TEXT_PROGRESS_EVERY = 2.0  # seconds between progress lines of a text wait
 SESSION_READY_LABEL = "vdesk.session-ready"  # an image's label: the file its session makes once it is up
 
 class Desktop:
@@ -291,6 +295,54 @@ class Desktop:
         physical = _region(region, self.screen.scale) if region else None
         frame = self._with_frames(lambda frames: frames.wait_for_change(physical, timeout))
         return self.to_image(frame.image)
+
+    # -- text on screen (see vdesk.accessibility.text) -----------------------------------------
+    def read_text(self, region: TextBounds | None = None) -> list[TextLine]:
+        """The lines of text on the screen now (OCR of a fresh frame), within ``region``
+        (logical pixels: left, top, right, bottom) if given; bounds in logical pixels."""
+        frame = self._with_frames(lambda frames: frames.fresh())
+        return text_on_screen.read(frame.image, scale=self.screen.scale, region=region)
+
+    def find_text(self, pattern: TextPattern, region: TextBounds | None = None) -> list[TextBox]:
+        """The boxes where text matching ``pattern`` is on the screen now, top to bottom.
+
+        ``pattern`` is a plain string (matched literally, any whitespace standing for any) or a
+        compiled regex; a match may span the words of a line. An empty list when it is not there.
+        """
+        text_on_screen.compile_pattern(pattern)  # a bad pattern fails before any frame is read
+        return text_on_screen.find(self.read_text(region), pattern)
+
+    def wait_for_text(self, pattern: TextPattern, *, region: TextBounds | None = None, timeout: float = 10.0,
+                      progress: Progress | None = None) -> list[TextBox]:
+        """Wait until text matching ``pattern`` (see :meth:`find_text`) is on screen; return its
+        boxes. Each new frame of the live framebuffer is read as it comes (the newest one when
+        several came during a read); ``progress`` hears how the wait goes every few seconds.
+        Raises :class:`DesktopTimeout` naming the pattern and what was last read."""
+        text_on_screen.compile_pattern(pattern)
+        return self._guard(lambda: self._wait_for_text(pattern, region, timeout, progress))
+
+    def _wait_for_text(self, pattern: TextPattern, region: TextBounds | None, timeout: float,
+                       progress: Progress | None) -> list[TextBox]:
+        started = time.monotonic()
+        deadline, told = started + timeout, started
+        reads, lines = 0, []
+        with self.frames.watching():
+            frame: Frame | None = self.frames.fresh(timeout=max(1.0, timeout))
+            while frame is not None:
+                lines = text_on_screen.read(frame.image, scale=self.screen.scale, region=region)
+                reads += 1
+                if found := text_on_screen.find(lines, pattern):
+                    return found
+                now = time.monotonic()
+                if progress is not None and now - told >= TEXT_PROGRESS_EVERY:
+                    told = now
+                    progress(f"{self.name}: waiting for text {text_on_screen.describe(pattern)}: "
+                             f"{reads} frames read in {now - started:.0f} s")
+                frame = self.frames.next_change(frame.version, deadline - now) if now < deadline else None
+        seen = " | ".join(line.text for line in lines)
+        seen = seen if len(seen) <= 160 else seen[:157] + "..."
+        raise DesktopTimeout(f"desktop {self.name}: no text matching {text_on_screen.describe(pattern)} "
+                             f"appeared within {timeout:g} s ({reads} frames read; the last said: {seen!r})")
 
     def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS) -> AbstractContextManager[video.Recording]:
         """Record the screen (logical size) into an MP4 at ``fps`` while inside the ``with``

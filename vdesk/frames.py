@@ -314,6 +314,15 @@ class LiveFramebuffer:
             if current.tobytes() != reference.tobytes():
                 return frame
 
+    def next_change(self, after_version: int, timeout: float) -> Frame | None:
+        """The frame once an update after ``after_version`` painted something, or None after
+        ``timeout``; call it inside :meth:`watching`, else nothing is pulled meanwhile."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._version > after_version or not self._connected, timeout)
+        self._require()
+        frame = self.latest()
+        return frame if frame.version > after_version else None
+
     @contextmanager
     def watching(self) -> Iterator[None]:
         """Stream every change while inside: one update request is kept outstanding. Outside,
