@@ -10,6 +10,9 @@ import pytest
 from tests.desktop.helpers import xterm
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopTimeout, InvalidArgument
+from vdesk.harness.checks import run_checks
+from vdesk.harness.hosts import LocalHost
+from vdesk.harness.tasks import parse_task
 
 
 def inside(box: tuple[int, int, int, int], window) -> bool:  # type: ignore[no-untyped-def]
@@ -57,3 +60,15 @@ def test_a_bad_pattern_fails_before_reading(shared_desktop: Desktop):
         shared_desktop.find_text("   ")
     with pytest.raises(InvalidArgument):
         shared_desktop.wait_for_text(b"bytes", timeout=1)  # type: ignore[arg-type]
+
+
+def test_the_harness_text_check_reads_the_final_frame_of_a_real_desktop(shared_desktop: Desktop):
+    title = f"check-{time.monotonic_ns()}"
+    with xterm(shared_desktop, title, "-geometry", "60x6+100+500", "-e", "sh", "-c", "echo Export complete; sleep 120"):
+        shared_desktop.wait_for_text("Export complete", timeout=30)
+        task = parse_task({"id": "t", "instruction": "export", "checks": [
+            {"text": "Export complete", "within": [0, 400, 1280, 800]},
+            {"text": "Export complete", "within": [0, 0, 1280, 400]},
+            {"text": "Export failed", "present": False}]})
+        results = run_checks(LocalHost(shared_desktop), task)
+        assert [result.passed for result in results] == [True, False, True], results
