@@ -14,6 +14,7 @@ the desktops on an engine are :mod:`vdesk.inventory`; what a batch of actions tu
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import secrets
 import time
@@ -33,7 +34,7 @@ from Xlib.display import Display as XDisplay
 from vdesk import engine as engines, images as desktop_image, video
 from vdesk.accessibility import text as text_on_screen
 from vdesk.accessibility.text import Bounds as TextBounds, Pattern as TextPattern, TextBox, TextLine
-from vdesk.actions import ExecuteResult, parse_batch
+from vdesk.actions import ExecuteResult, Receipt, parse_batch
 from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
 from vdesk.clipboard import Clipboard
 from vdesk.clock import ClockSettings, parse_clock
@@ -59,6 +60,9 @@ if TYPE_CHECKING:  # imported on first use: the VNC client library takes ~0.3 s 
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
 WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
 XDOTOOL_TIMEOUT = 30.0  # one chained xdotool invocation
+RECEIPT_QUIET = 0.03  # seconds the screen must hold still after a batch for its receipt
+RECEIPT_SETTLE_TIMEOUT = 3.0  # then a screen still changing is taken as it is
+RECEIPT_PATIENCE = 0.15  # seconds more for a first change when none came before the settle
 TEXT_PROGRESS_EVERY = 2.0  # seconds between progress lines of a text wait
 SESSION_READY_LABEL = "vdesk.session-ready"  # an image's label: the file its session makes once it is up
 
@@ -426,15 +430,23 @@ class Desktop:
             self._window_manager_ready = True
             return
 
-    def execute(self, actions: Any, *, image: ImageSpace | None = None, settle: bool = False) -> ExecuteResult:
+    def execute(self, actions: Any, *, image: ImageSpace | None = None, settle: bool = False,
+                receipt: bool = True) -> ExecuteResult:
         """Validate the whole batch (names, inputs, keys, every point against the screen), then
         run it in order through the channel.
 
         ``actions`` are BaseActions or their dicts or JSON; ``raw`` points are pixels of
         ``image`` (default: a screenshot at the logical size). A malformed action fails the
         whole batch before anything runs. What goes wrong with the batch comes back as
-        ``status="failed"``, never raised (a bad ``image`` is an :class:`InvalidArgument`). With ``settle=True`` it returns once the screen stopped changing after the
-        last action.
+        ``status="failed"``, never raised (a bad ``image`` is an :class:`InvalidArgument`). With
+        ``settle=True`` it returns once the screen stopped changing after the last action.
+
+        With ``receipt=True`` (the default) ``result.receipt`` says which regions of the screen
+        changed between the frame before the first action and the settle after the last (see
+        :class:`~vdesk.actions.Receipt`): it costs a fresh frame before, a settle of
+        ``RECEIPT_QUIET`` (at most ``RECEIPT_SETTLE_TIMEOUT``; a screen that keeps changing is
+        taken as it is) when ``settle`` is off, ``RECEIPT_PATIENCE`` more when nothing changed
+        by then, and a comparison of the two frames.
         """
         started = time.perf_counter()
         image = _image_space(image) if image is not None else None
@@ -443,7 +455,9 @@ class Desktop:
         except InvalidAction as error:
             return ExecuteResult(status="failed", error_message=str(error))
         result = ExecuteResult()
+        sends = any(not isinstance(step, Mark) for step in planned.steps)
         try:
+            before = self._with_frames(lambda frames: frames.fresh()) if receipt and sends else None
             for step in self._run(planned.steps):
                 result.executed = step.action + 1
                 if isinstance(step, Mark) and step.kind == "finished":
@@ -451,13 +465,42 @@ class Desktop:
                 elif isinstance(step, Mark):
                     result.call_user = step.content or ""
             if settle:
-                self.wait_until_settled()
+                after, calm = self._with_frames(lambda frames: frames.wait_until_settled()), True
+            elif before is not None:
+                after, calm = self._frame_after_actions(before)
+            if before is not None:
+                result.receipt = self._receipt(before, after, calm)
         except VdeskError as error:
             result.status, result.error_message = "failed", str(error)
         result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
 
     # -- internals ----------------------------------------------------------------------------
+    def _frame_after_actions(self, before: Frame) -> tuple[Frame, bool]:
+        """The frame once the screen settled after a batch, and whether it did in time. When
+        nothing has changed yet, a first change is waited for ``RECEIPT_PATIENCE`` longer: a
+        program on a busy machine may take that long to draw its answer."""
+        return self._guard(lambda: self._settle_for_receipt(before))
+
+    def _settle_for_receipt(self, before: Frame) -> tuple[Frame, bool]:
+        frames = self.frames
+        try:
+            with frames.watching():
+                after = frames.wait_until_settled(RECEIPT_QUIET, RECEIPT_SETTLE_TIMEOUT)
+                if after.version == before.version and frames.next_change(before.version, RECEIPT_PATIENCE):
+                    after = frames.wait_until_settled(RECEIPT_QUIET, RECEIPT_SETTLE_TIMEOUT)
+            return after, True
+        except DesktopTimeout:
+            return frames.latest(), False
+
+    def _receipt(self, before: Frame, after: Frame, calm: bool) -> Receipt:
+        from vdesk.frames import changed_regions  # loaded already: the frames came through it
+
+        # No update painted anything since `before`: nothing to compare.
+        found = changed_regions(before.image, after.image) if after.version != before.version else []
+        regions = [_logical_box(region, self.screen.scale) for region in found]
+        return Receipt(changed=bool(regions), regions=regions, settled=calm)
+
     def _run(self, steps: list[Step]) -> Iterator[Step]:
         for batch in chained(steps):
             if isinstance(batch, Xdo):
@@ -568,6 +611,12 @@ def _region(region: Region, scale: float) -> Region:
                               f"got {region!r}")
     left, top, right, bottom = (round(v * scale) for v in region)
     return left, top, right, bottom
+
+
+def _logical_box(region: Region, scale: float) -> tuple[int, int, int, int]:
+    """A region of physical pixels as the logical pixels that cover it."""
+    left, top, right, bottom = region
+    return (math.floor(left / scale), math.floor(top / scale), math.ceil(right / scale), math.ceil(bottom / scale))
 
 
 def _take_lease(client: docker.DockerClient, container: Container, timeout: float) -> Lease:
