@@ -10,7 +10,7 @@ Coordinates are resolved to pixels later, by :mod:`vdesk.coords`, against a real
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -143,12 +143,33 @@ class Coordinates(BaseModel):
         raise InvalidAction("invalid coordinates: none of raw, normalized or referenceBox is given")
 
 
+class ElementQuery(BaseModel):
+    """An element of the accessibility tree, by role and name (exact, case-insensitive); with
+    ``index``, the index-th (from 0) of those on screen, else the only one."""
+
+    model_config = ConfigDict(extra="forbid")
+    role: str | None = Field(default=None, max_length=100)
+    name: str | None = Field(default=None, max_length=1000)
+    index: int | None = Field(default=None, ge=0, le=10_000)
+
+    @model_validator(mode="after")
+    def _something(self) -> ElementQuery:
+        if self.role is None and self.name is None:
+            raise ValueError("an element query needs a role or a name")
+        return self
+
+
+# A mark number from the desktop's last marks(), or a query resolved against a fresh tree.
+ElementRef = Annotated[int, Field(ge=1, le=100_000)] | ElementQuery
+
+
 class Inputs(BaseModel):
     """The union of every action's inputs; :class:`BaseAction` checks which ones it needs."""
 
     model_config = ConfigDict(extra="forbid")
 
     point: Coordinates | None = None
+    element: ElementRef | None = None  # instead of point: resolved to its centre when it runs
     start: Coordinates | None = None
     end: Coordinates | None = None
     button: Literal["left", "right", "middle"] | None = None
@@ -252,7 +273,13 @@ class BaseAction(BaseModel):
 
     @model_validator(mode="after")
     def _required_inputs(self) -> BaseAction:
-        missing = [name for name in _REQUIRED.get(self.type, ()) if getattr(self.inputs, name) is None]
+        missing = [name for name in _REQUIRED.get(self.type, ()) if getattr(self.inputs, name) is None
+                   and not (name == "point" and self.inputs.element is not None)]
+        if self.inputs.element is not None and self.type not in POINTED | {ActionType.SCROLL, ActionType.MOUSE_DOWN,
+                                                                          ActionType.MOUSE_UP}:
+            raise ValueError(f"{self.type.value} takes no element")
+        if self.inputs.element is not None and self.inputs.point is not None:
+            raise ValueError("give a point or an element, not both")
         if missing:
             raise ValueError(f"{self.type.value} needs input {', '.join(missing)}")
         if self.type is ActionType.TYPE:

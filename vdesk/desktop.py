@@ -32,9 +32,11 @@ from PIL import Image
 from Xlib.display import Display as XDisplay
 
 from vdesk import engine as engines, images as desktop_image, video
-from vdesk.accessibility import text as text_on_screen
+from vdesk.accessibility import marks as set_of_marks, text as text_on_screen
 from vdesk.accessibility.text import Bounds as TextBounds, Pattern as TextPattern, TextBox, TextLine
-from vdesk.actions import ExecuteResult, Receipt, parse_batch
+from vdesk.accessibility.tree import (Limits as TreeLimits, Node, Tree, describe_query, mark_covered, read_tree,
+                                      silent_windows)
+from vdesk.actions import BaseAction, Coordinates, ElementQuery, ExecuteResult, Receipt, parse_batch
 from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
 from vdesk.clipboard import Clipboard
 from vdesk.clock import ClockSettings, parse_clock
@@ -42,7 +44,7 @@ from vdesk.container import (DEFAULT_SIZE, VNC_TARGET, Limits, Network, RunOptio
                              parse_size, published_port, remove_container, run_container, screen_of,
                              stop_reason)
 from vdesk.coords import ImageSpace, Screen
-from vdesk.errors import ChannelLost, DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
+from vdesk.errors import ChannelLost, CommandFailed, DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
 from vdesk.files import Files
 from vdesk.interrupts import Interrupted, SignalGuard
 from vdesk.inventory import DesktopInfo, desktop_info, find_desktop
@@ -90,6 +92,7 @@ class Desktop:
         self._vnc_tunnel: Tunnel | None = None
         self._frames: LiveFramebuffer | None = None
         self._browser: Browser | None = None  # made on first use
+        self._marks: set_of_marks.Marks | None = None  # the last marks(), which element numbers name
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -451,8 +454,8 @@ class Desktop:
         started = time.perf_counter()
         image = _image_space(image) if image is not None else None
         try:
-            planned = plan(parse_batch(actions), self.screen, image)
-        except InvalidAction as error:
+            planned = plan(self._resolve_elements(parse_batch(actions)), self.screen, image)
+        except (InvalidAction, CommandFailed, DesktopTimeout) as error:  # nothing ran (the tree could not be read)
             return ExecuteResult(status="failed", error_message=str(error))
         result = ExecuteResult()
         sends = any(not isinstance(step, Mark) for step in planned.steps)
@@ -474,6 +477,74 @@ class Desktop:
             result.status, result.error_message = "failed", str(error)
         result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
+
+    # -- what is on screen, beyond pixels -----------------------------------------------------
+    def accessibility_tree(self, limits: TreeLimits = TreeLimits(), *, apps: Sequence[str] = ()) -> Tree:
+        """The accessibility tree of every application on the desktop (apps image), bounds in
+        logical pixels; ``tree.silent`` lists the windows whose programs expose none, and an
+        application that did not answer in time has ``error`` set (the others are complete).
+        See :mod:`vdesk.accessibility.tree`."""
+        tree = self._guard(lambda: read_tree(self.channel, self.screen, limits, apps=tuple(apps), name=self.name))
+        stack = self.windows.stacked()
+        mark_covered(tree, stack, self.screen.scale)
+        if not apps:
+            tree.silent = silent_windows(tree, stack)
+        return tree
+
+    def marks(self, tree: Tree | None = None) -> set_of_marks.Marks:
+        """Number the interactive elements on screen (from a fresh tree) and draw them on a
+        screenshot; an action's ``{"element": N}`` then names mark N of the last call."""
+        tree = tree or self.accessibility_tree()
+        shot = self.screenshot()
+        found = set_of_marks.number(tree, self.screen.size)
+        self._marks = set_of_marks.Marks(found, set_of_marks.draw(shot, found),
+                                         {app.name: "tree" for app in tree.applications if not app.empty})
+        return self._marks
+
+    def find(self, role: str | None = None, name: str | None = None, index: int | None = None) -> Node:
+        """The one element on screen with this role and name (see :meth:`Tree.find`)."""
+        return self.accessibility_tree().find(role, name, index)
+
+    def wait_for_element(self, role: str | None = None, name: str | None = None, *, states: Sequence[str] = (),
+                         timeout: float = 10.0) -> Node:
+        """Wait until an element with this role, name and states is on screen; return the first."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.accessibility_tree().query(role, name, states=tuple(states))
+            if found:
+                return found[0]
+            if time.monotonic() > deadline:
+                raise DesktopTimeout(f"desktop {self.name}: no element {describe_query(role, name)} "
+                                     f"appeared within {timeout:g} s")
+            time.sleep(0.1)
+
+    def _resolve_elements(self, actions: list[BaseAction]) -> list[BaseAction]:
+        """Replace each action's element by the centre of its bounds: a mark of the last
+        marks(), or a query against one fresh tree. Raises InvalidAction (nothing has run)."""
+        if not any(action.inputs.element is not None for action in actions):
+            return actions
+        tree = self.accessibility_tree() if any(isinstance(a.inputs.element, ElementQuery) for a in actions) else None
+        resolved = []
+        for index, action in enumerate(actions):
+            element = action.inputs.element
+            if element is None:
+                resolved.append(action)
+                continue
+            try:
+                if isinstance(element, ElementQuery):
+                    assert tree is not None
+                    x, y = tree.find(element.role, element.name, element.index).bounds.centre  # type: ignore[union-attr]
+                elif self._marks is None:
+                    raise InvalidAction(f"mark {element} names nothing: call marks() first")
+                else:
+                    x, y = self._marks.get(element).centre
+            except InvalidAction as error:
+                raise InvalidAction(f"action {index} ({action.type.value}): {error}") from None
+            width, height = self.screen.size
+            point = Coordinates(normalized={"x": min(max(x / width, 0), 1), "y": min(max(y / height, 0), 1)})
+            inputs = action.inputs.model_copy(update={"element": None, "point": point})
+            resolved.append(action.model_copy(update={"inputs": inputs}))
+        return resolved
 
     # -- internals ----------------------------------------------------------------------------
     def _frame_after_actions(self, before: Frame) -> tuple[Frame, bool]:
