@@ -329,8 +329,33 @@ def validation_message(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
+class Receipt(BaseModel):
+    """What a batch of actions did to the screen, seen on the held framebuffer: the regions
+    (logical pixels: left, top, right, bottom; largest first) that differ between the frame
+    just before the first action and the frame once the screen settled after the last.
+
+    ``settled`` is False when the screen was still changing at the end of the wait (a video,
+    a spinner): the regions are then those of the frame it was taken at. A program that
+    answers later than the settle's quiet period shows its change in the next receipt.
+    """
+
+    changed: bool
+    regions: list[tuple[int, int, int, int]] = Field(default_factory=list)
+    settled: bool = True
+
+    def describe(self) -> str:
+        """One line for a person or a model: ``nothing changed`` or where the screen changed."""
+        if not self.changed:
+            return "nothing changed on screen"
+        where = ", ".join(f"[{left}, {top}, {right}, {bottom}]" for left, top, right, bottom in self.regions)
+        still = " (still changing)" if not self.settled else ""
+        return f"the screen changed in {where}{still}"
+
+
 class ExecuteResult(BaseModel):
-    """The outcome of a batch. ``finished`` / ``call_user`` report those actions to the loop."""
+    """The outcome of a batch. ``finished`` / ``call_user`` report those actions to the loop;
+    ``receipt`` says what the batch changed on screen (None when receipts were off, or the
+    batch sent nothing to the desktop)."""
 
     status: Literal["success", "failed"] = "success"
     error_message: str | None = None
@@ -338,4 +363,5 @@ class ExecuteResult(BaseModel):
     finished: bool = False
     finished_content: str | None = None
     call_user: str | None = None
+    receipt: Receipt | None = None
     elapsed_ms: float = 0.0

@@ -14,6 +14,7 @@ the desktops on an engine are :mod:`vdesk.inventory`; what a batch of actions tu
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import secrets
 import time
@@ -31,10 +32,11 @@ from PIL import Image
 from Xlib.display import Display as XDisplay
 
 from vdesk import engine as engines, images as desktop_image, video
-from vdesk.accessibility import marks as set_of_marks
+from vdesk.accessibility import marks as set_of_marks, text as text_on_screen
+from vdesk.accessibility.text import Bounds as TextBounds, Pattern as TextPattern, TextBox, TextLine
 from vdesk.accessibility.tree import (Limits as TreeLimits, Node, Tree, describe_query, mark_covered, read_tree,
                                       silent_windows)
-from vdesk.actions import BaseAction, Coordinates, ElementQuery, ExecuteResult, parse_batch
+from vdesk.actions import BaseAction, Coordinates, ElementQuery, ExecuteResult, Receipt, parse_batch
 from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
 from vdesk.clipboard import Clipboard
 from vdesk.clock import ClockSettings, parse_clock
@@ -49,16 +51,21 @@ from vdesk.inventory import DesktopInfo, desktop_info, find_desktop
 from vdesk.keymap import ScratchKeymap, XKeyboardMapping
 from vdesk.lease import Lease
 from vdesk.plan import Mark, Sleep, Step, TypeText, Xdo, chained, plan
+from vdesk.progress import Progress
 from vdesk.tunnel import Tunnel
 from vdesk.windows import Windows, open_display
 
 if TYPE_CHECKING:  # imported on first use: the VNC client library takes ~0.3 s to load, Playwright more
     from vdesk.browser import Browser
-    from vdesk.frames import LiveFramebuffer, Region
+    from vdesk.frames import Frame, LiveFramebuffer, Region
 
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
 WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
 XDOTOOL_TIMEOUT = 30.0  # one chained xdotool invocation
+RECEIPT_QUIET = 0.03  # seconds the screen must hold still after a batch for its receipt
+RECEIPT_SETTLE_TIMEOUT = 3.0  # then a screen still changing is taken as it is
+RECEIPT_PATIENCE = 0.15  # seconds more for a first change when none came before the settle
+TEXT_PROGRESS_EVERY = 2.0  # seconds between progress lines of a text wait
 SESSION_READY_LABEL = "vdesk.session-ready"  # an image's label: the file its session makes once it is up
 
 class Desktop:
@@ -296,6 +303,54 @@ class Desktop:
         frame = self._with_frames(lambda frames: frames.wait_for_change(physical, timeout))
         return self.to_image(frame.image)
 
+    # -- text on screen (see vdesk.accessibility.text) -----------------------------------------
+    def read_text(self, region: TextBounds | None = None) -> list[TextLine]:
+        """The lines of text on the screen now (OCR of a fresh frame), within ``region``
+        (logical pixels: left, top, right, bottom) if given; bounds in logical pixels."""
+        frame = self._with_frames(lambda frames: frames.fresh())
+        return text_on_screen.read(frame.image, scale=self.screen.scale, region=region)
+
+    def find_text(self, pattern: TextPattern, region: TextBounds | None = None) -> list[TextBox]:
+        """The boxes where text matching ``pattern`` is on the screen now, top to bottom.
+
+        ``pattern`` is a plain string (matched literally, any whitespace standing for any) or a
+        compiled regex; a match may span the words of a line. An empty list when it is not there.
+        """
+        text_on_screen.compile_pattern(pattern)  # a bad pattern fails before any frame is read
+        return text_on_screen.find(self.read_text(region), pattern)
+
+    def wait_for_text(self, pattern: TextPattern, *, region: TextBounds | None = None, timeout: float = 10.0,
+                      progress: Progress | None = None) -> list[TextBox]:
+        """Wait until text matching ``pattern`` (see :meth:`find_text`) is on screen; return its
+        boxes. Each new frame of the live framebuffer is read as it comes (the newest one when
+        several came during a read); ``progress`` hears how the wait goes every few seconds.
+        Raises :class:`DesktopTimeout` naming the pattern and what was last read."""
+        text_on_screen.compile_pattern(pattern)
+        return self._guard(lambda: self._wait_for_text(pattern, region, timeout, progress))
+
+    def _wait_for_text(self, pattern: TextPattern, region: TextBounds | None, timeout: float,
+                       progress: Progress | None) -> list[TextBox]:
+        started = time.monotonic()
+        deadline, told = started + timeout, started
+        reads, lines = 0, []
+        with self.frames.watching():
+            frame: Frame | None = self.frames.fresh(timeout=max(1.0, timeout))
+            while frame is not None:
+                lines = text_on_screen.read(frame.image, scale=self.screen.scale, region=region)
+                reads += 1
+                if found := text_on_screen.find(lines, pattern):
+                    return found
+                now = time.monotonic()
+                if progress is not None and now - told >= TEXT_PROGRESS_EVERY:
+                    told = now
+                    progress(f"{self.name}: waiting for text {text_on_screen.describe(pattern)}: "
+                             f"{reads} frames read in {now - started:.0f} s")
+                frame = self.frames.next_change(frame.version, deadline - now) if now < deadline else None
+        seen = " | ".join(line.text for line in lines)
+        seen = seen if len(seen) <= 160 else seen[:157] + "..."
+        raise DesktopTimeout(f"desktop {self.name}: no text matching {text_on_screen.describe(pattern)} "
+                             f"appeared within {timeout:g} s ({reads} frames read; the last said: {seen!r})")
+
     def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS) -> AbstractContextManager[video.Recording]:
         """Record the screen (logical size) into an MP4 at ``fps`` while inside the ``with``
         block; the frames come from the held VNC connection (see :mod:`vdesk.video`)."""
@@ -378,15 +433,23 @@ class Desktop:
             self._window_manager_ready = True
             return
 
-    def execute(self, actions: Any, *, image: ImageSpace | None = None, settle: bool = False) -> ExecuteResult:
+    def execute(self, actions: Any, *, image: ImageSpace | None = None, settle: bool = False,
+                receipt: bool = True) -> ExecuteResult:
         """Validate the whole batch (names, inputs, keys, every point against the screen), then
         run it in order through the channel.
 
         ``actions`` are BaseActions or their dicts or JSON; ``raw`` points are pixels of
         ``image`` (default: a screenshot at the logical size). A malformed action fails the
         whole batch before anything runs. What goes wrong with the batch comes back as
-        ``status="failed"``, never raised (a bad ``image`` is an :class:`InvalidArgument`). With ``settle=True`` it returns once the screen stopped changing after the
-        last action.
+        ``status="failed"``, never raised (a bad ``image`` is an :class:`InvalidArgument`). With
+        ``settle=True`` it returns once the screen stopped changing after the last action.
+
+        With ``receipt=True`` (the default) ``result.receipt`` says which regions of the screen
+        changed between the frame before the first action and the settle after the last (see
+        :class:`~vdesk.actions.Receipt`): it costs a fresh frame before, a settle of
+        ``RECEIPT_QUIET`` (at most ``RECEIPT_SETTLE_TIMEOUT``; a screen that keeps changing is
+        taken as it is) when ``settle`` is off, ``RECEIPT_PATIENCE`` more when nothing changed
+        by then, and a comparison of the two frames.
         """
         started = time.perf_counter()
         image = _image_space(image) if image is not None else None
@@ -395,7 +458,9 @@ class Desktop:
         except (InvalidAction, CommandFailed, DesktopTimeout) as error:  # nothing ran (the tree could not be read)
             return ExecuteResult(status="failed", error_message=str(error))
         result = ExecuteResult()
+        sends = any(not isinstance(step, Mark) for step in planned.steps)
         try:
+            before = self._with_frames(lambda frames: frames.fresh()) if receipt and sends else None
             for step in self._run(planned.steps):
                 result.executed = step.action + 1
                 if isinstance(step, Mark) and step.kind == "finished":
@@ -403,7 +468,11 @@ class Desktop:
                 elif isinstance(step, Mark):
                     result.call_user = step.content or ""
             if settle:
-                self.wait_until_settled()
+                after, calm = self._with_frames(lambda frames: frames.wait_until_settled()), True
+            elif before is not None:
+                after, calm = self._frame_after_actions(before)
+            if before is not None:
+                result.receipt = self._receipt(before, after, calm)
         except VdeskError as error:
             result.status, result.error_message = "failed", str(error)
         result.elapsed_ms = (time.perf_counter() - started) * 1000
@@ -478,6 +547,31 @@ class Desktop:
         return resolved
 
     # -- internals ----------------------------------------------------------------------------
+    def _frame_after_actions(self, before: Frame) -> tuple[Frame, bool]:
+        """The frame once the screen settled after a batch, and whether it did in time. When
+        nothing has changed yet, a first change is waited for ``RECEIPT_PATIENCE`` longer: a
+        program on a busy machine may take that long to draw its answer."""
+        return self._guard(lambda: self._settle_for_receipt(before))
+
+    def _settle_for_receipt(self, before: Frame) -> tuple[Frame, bool]:
+        frames = self.frames
+        try:
+            with frames.watching():
+                after = frames.wait_until_settled(RECEIPT_QUIET, RECEIPT_SETTLE_TIMEOUT)
+                if after.version == before.version and frames.next_change(before.version, RECEIPT_PATIENCE):
+                    after = frames.wait_until_settled(RECEIPT_QUIET, RECEIPT_SETTLE_TIMEOUT)
+            return after, True
+        except DesktopTimeout:
+            return frames.latest(), False
+
+    def _receipt(self, before: Frame, after: Frame, calm: bool) -> Receipt:
+        from vdesk.frames import changed_regions  # loaded already: the frames came through it
+
+        # No update painted anything since `before`: nothing to compare.
+        found = changed_regions(before.image, after.image) if after.version != before.version else []
+        regions = [_logical_box(region, self.screen.scale) for region in found]
+        return Receipt(changed=bool(regions), regions=regions, settled=calm)
+
     def _run(self, steps: list[Step]) -> Iterator[Step]:
         for batch in chained(steps):
             if isinstance(batch, Xdo):
@@ -588,6 +682,12 @@ def _region(region: Region, scale: float) -> Region:
                               f"got {region!r}")
     left, top, right, bottom = (round(v * scale) for v in region)
     return left, top, right, bottom
+
+
+def _logical_box(region: Region, scale: float) -> tuple[int, int, int, int]:
+    """A region of physical pixels as the logical pixels that cover it."""
+    left, top, right, bottom = region
+    return (math.floor(left / scale), math.floor(top / scale), math.ceil(right / scale), math.ceil(bottom / scale))
 
 
 def _take_lease(client: docker.DockerClient, container: Container, timeout: float) -> Lease:
