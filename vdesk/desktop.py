@@ -33,6 +33,7 @@ from Xlib.display import Display as XDisplay
 
 from vdesk import engine as engines, images as desktop_image, video
 from vdesk.accessibility import marks as set_of_marks, text as text_on_screen
+from vdesk.accessibility.bounds import Bounds
 from vdesk.accessibility.text import Bounds as TextBounds, Pattern as TextPattern, TextBox, TextLine
 from vdesk.accessibility.tree import (Limits as TreeLimits, Node, Tree, describe_query, mark_covered, read_tree,
                                       silent_windows)
@@ -493,13 +494,35 @@ class Desktop:
 
     def marks(self, tree: Tree | None = None) -> set_of_marks.Marks:
         """Number the interactive elements on screen (from a fresh tree) and draw them on a
-        screenshot; an action's ``{"element": N}`` then names mark N of the last call."""
+        screenshot; an action's ``{"element": N}`` then names mark N of the last call. Windows
+        whose program exposes no tree (or an empty one) get marks from the text read on them
+        (OCR), in the same numbering; each mark says its source."""
         tree = tree or self.accessibility_tree()
-        shot = self.screenshot()
-        found = set_of_marks.number(tree, self.screen.size)
-        self._marks = set_of_marks.Marks(found, set_of_marks.draw(shot, found),
-                                         {app.name: "tree" for app in tree.applications if not app.empty})
+        frame = self._with_frames(lambda frames: frames.fresh())
+        shot = self.to_image(frame.image)
+        sources: dict[str, set_of_marks.Source] = {app.name: "tree" for app in tree.applications if not app.empty}
+        boxes = []
+        for title, region in self._treeless_windows(tree):
+            sources[title] = "ocr"
+            for line in text_on_screen.read(frame.image, scale=self.screen.scale, region=region):
+                left, top, right, bottom = line.bounds
+                boxes.append(set_of_marks.TextBox(line.text, Bounds(left, top, right - left, bottom - top)))
+        found = set_of_marks.number(tree, self.screen.size, boxes)
+        self._marks = set_of_marks.Marks(found, set_of_marks.draw(shot, found), sources)
         return self._marks
+
+    def _treeless_windows(self, tree: Tree) -> list[tuple[str, TextBounds]]:
+        """The windows on screen without a usable tree, as (title, region in logical pixels)."""
+        empty_titles = {top.name for app in tree.applications if app.empty for top in app.root.children}
+        width, height = self.screen.size
+        found = []
+        for window in tree.silent + [w for w in self.windows.stacked() if w.title in empty_titles and w.viewable]:
+            s = self.screen.scale
+            left, top = max(0, round(window.x / s)), max(0, round(window.y / s))
+            right, bottom = min(width, round((window.x + window.width) / s)), min(height, round((window.y + window.height) / s))
+            if right > left and bottom > top:
+                found.append((window.title, (left, top, right, bottom)))
+        return found
 
     def find(self, role: str | None = None, name: str | None = None, index: int | None = None) -> Node:
         """The one element on screen with this role and name (see :meth:`Tree.find`)."""

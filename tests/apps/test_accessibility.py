@@ -172,3 +172,16 @@ def test_a_program_without_accessibility_is_reported_as_such(desktop):
     tree = desktop.accessibility_tree()
     assert "plain terminal" in [w.title for w in tree.silent]
     assert any(w["title"] == "plain terminal" for w in tree.to_json()["silent"])
+
+
+def test_marks_fall_back_to_text_read_on_a_window_without_a_tree(desktop):
+    desktop.run(["xterm", "-geometry", "60x10+300+300", "-title", "ocr terminal", "-e", "bash", "-c",
+                 "echo Launch sequence ready; sleep 600"])
+    window = desktop.windows.wait_for("ocr terminal", timeout=60)
+    desktop.windows.focus(window)
+    desktop.settle(quiet=0.5, timeout=10)
+    marks = desktop.marks()
+    assert marks.sources.get("ocr terminal") == "ocr"
+    read = [m for m in marks.marks if m.source == "ocr"]
+    assert any("sequence ready" in m.name for m in read), [m.name for m in read]
+    assert all(m.source == "tree" for m in marks.marks if m.role == "push button")
