@@ -39,6 +39,7 @@ NOT_RUN = {
                                                                    "tests/apps/test_browser_handle.py",
     "- document:": "a list of checks, not a task; tests/apps/test_checks_on_files.py and the apps suite",
     '"retried": true': "a sample of results.json, not code",
+    "tree = desktop.accessibility_tree()": "needs Calc and a form open; tests/apps/test_accessibility.py does each line",
 }
 
 
