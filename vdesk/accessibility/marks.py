@@ -25,6 +25,11 @@ INTERACTIVE_ROLES = frozenset({
     "radio menu item", "combo box", "entry", "password text", "text", "link", "page tab", "list item",
     "tree item", "slider", "spin button", "icon", "table cell", "toggle", "button", "menu button",
     "split button", "search box"})
+# Roles that hold other elements: focusable and named at times, but never what one clicks.
+CONTAINER_ROLES = frozenset({
+    "application", "frame", "window", "dialog", "root pane", "panel", "filler", "tool bar", "menu bar",
+    "scroll pane", "split pane", "layered pane", "viewport", "page tab list", "table", "tree table", "list",
+    "tree", "status bar", "statusbar", "form", "section", "grouping", "internal frame", "desktop frame"})
 MAX_MARKS = 300
 BOX_COLOUR = (230, 30, 30)
 
@@ -81,7 +86,10 @@ def interactive(node: Node, screen: tuple[int, int]) -> bool:
         return False
     if not (0 <= box.centre[0] < screen[0] and 0 <= box.centre[1] < screen[1]):
         return False
-    return node.role in INTERACTIVE_ROLES or ("focusable" in node.states and bool(node.name))
+    if node.role in INTERACTIVE_ROLES:
+        return True
+    container = node.role in CONTAINER_ROLES or node.role.startswith("document")
+    return not container and "focusable" in node.states and bool(node.name)
 
 
 def number(tree: Tree, screen: tuple[int, int], text_boxes: Iterable[TextBox] = ()) -> list[Mark]:
