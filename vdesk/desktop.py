@@ -35,7 +35,7 @@ from vdesk import engine as engines, images as desktop_image, video
 from vdesk.accessibility import marks as set_of_marks, text as text_on_screen
 from vdesk.accessibility.bounds import Bounds
 from vdesk.accessibility.text import Bounds as TextBounds, Pattern as TextPattern, TextBox, TextLine
-from vdesk.accessibility.tree import (Limits as TreeLimits, Node, Tree, describe_query, mark_covered, read_tree,
+from vdesk.accessibility.tree import (Limits as TreeLimits, Node, Tree, describe_query, mark_covered, TreeReader,
                                       silent_windows)
 from vdesk.actions import BaseAction, Coordinates, ElementQuery, ExecuteResult, Receipt, parse_batch
 from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
@@ -94,6 +94,7 @@ class Desktop:
         self._frames: LiveFramebuffer | None = None
         self._browser: Browser | None = None  # made on first use
         self._marks: set_of_marks.Marks | None = None  # the last marks(), which element numbers name
+        self._tree_reader = TreeReader(client.api, container.id, self.name)
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -167,7 +168,7 @@ class Desktop:
         if self._closed:
             return
         self._closed = True
-        for part in (self._browser, self._frames, self._vnc_tunnel, self._windows, self.channel):
+        for part in (self._browser, self._frames, self._vnc_tunnel, self._windows, self._tree_reader, self.channel):
             if part is not None:
                 part.close()
         if self._lease is not None:
@@ -485,7 +486,7 @@ class Desktop:
         logical pixels; ``tree.silent`` lists the windows whose programs expose none, and an
         application that did not answer in time has ``error`` set (the others are complete).
         See :mod:`vdesk.accessibility.tree`."""
-        tree = self._guard(lambda: read_tree(self.channel, self.screen, limits, apps=tuple(apps), name=self.name))
+        tree = self._guard(lambda: self._tree_reader.read(self.screen, limits, tuple(apps)))
         stack = self.windows.stacked()
         mark_covered(tree, stack, self.screen.scale)
         if not apps:

@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """vdesk-atspi: read the accessibility tree of every application on the desktop's AT-SPI bus.
 
-Run by the controller over its exec channel; prints one JSON document on stdout:
+``vdesk-atspi serve`` (how the controller runs it, in an exec session it keeps): one JSON
+object of options a line on stdin, one tree a line on stdout, so neither Python's start nor
+loading GLib's bindings (a few hundred ms on a busy machine) is paid per read.
+``vdesk-atspi [OPTIONS]`` reads once. The tree is one JSON document:
 
   {"apps": [{"name": "soffice", "bus": ":1.3", "error": null, "nodes": [...]}, ...],
    "elapsed_ms": 132.0}
@@ -211,19 +214,36 @@ def applications(bus, wanted):
     return apps
 
 
-def main():
+def read_once(bus, options):
     started = time.monotonic()
-    options = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     try:
-        bus = connect()
+        bus = bus if bus is not None and not bus.is_closed() else connect()
         apps = applications(bus, set(options.get("apps") or ()))
     except GLib.Error as error:
-        print(json.dumps({"error": f"the accessibility bus is not reachable: {error.message}"}))
-        return 1
+        return None, {"error": f"the accessibility bus is not reachable: {error.message}"}
     reader = Reader(bus, options)
     reader.read([app for app in apps if app["error"] is None])
-    print(json.dumps({"apps": apps, "elapsed_ms": (time.monotonic() - started) * 1000}))
-    return 0
+    return bus, {"apps": apps, "elapsed_ms": (time.monotonic() - started) * 1000}
+
+
+def main():
+    if sys.argv[1:2] == ["serve"]:
+        bus = None
+        for line in sys.stdin:
+            try:
+                options = json.loads(line)
+            except ValueError:
+                options = None
+            if not isinstance(options, dict):
+                reply = {"error": "a request must be one JSON object of options"}
+            else:
+                bus, reply = read_once(bus, options)
+            sys.stdout.write(json.dumps(reply) + "\n")
+            sys.stdout.flush()
+        return 0
+    _bus, reply = read_once(None, json.loads(sys.argv[1]) if len(sys.argv) > 1 else {})
+    print(json.dumps(reply))
+    return 0 if "error" not in reply else 1
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The accessibility tree of a desktop: every application on its AT-SPI bus, as typed nodes.
 
 The tree is read inside the desktop by ``vdesk-atspi`` (shipped in the apps image), which the
-controller runs over its exec channel: it sends every D-Bus request at once and reads a node's
+controller keeps running in an exec session (:class:`TreeReader`): it sends every D-Bus request at once and reads a node's
 subtree only when the node is showing, so a desktop with Calc and Chromium open is read in a
 few hundred milliseconds instead of one round trip per property per node. What comes back is
 untrusted: it is validated here (pydantic), bounded, and its bounds are mapped to the logical
@@ -15,21 +15,27 @@ pixels of screenshots and actions (:mod:`vdesk.coords`) and corrected (:mod:`.bo
 from __future__ import annotations
 
 import json
+import queue
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
+import docker
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vdesk.accessibility.bounds import Bounds, correct_offsets, hide_inside_empty_menu_bars
-from vdesk.channel import Channel
+from vdesk.actions import validation_message
+from vdesk.channel import ReplyLines
 from vdesk.coords import Screen
-from vdesk.errors import CommandFailed, DesktopTimeout, InvalidAction, InvalidArgument, TooLarge
+from vdesk.errors import CommandFailed, DesktopTimeout, InvalidAction, InvalidArgument
+from vdesk.execstream import ExecStream
 from vdesk.windows import Window
 
 READER_PROGRAM = "/usr/local/bin/vdesk-atspi"
 READER_OUTPUT_LIMIT = 32 << 20  # bytes of JSON a tree may take
+READER_SLACK = 10.0  # seconds beyond a read's own limit (the reader's start, the transfer)
 MAX_TEXT = 2000  # characters of a node's text kept
 CLOSEST = 5  # candidates an unmatched query names
 
@@ -224,29 +230,70 @@ class _RawTree(BaseModel):
     elapsed_ms: float = 0.0
 
 
-def read_tree(channel: Channel, screen: Screen, limits: Limits = Limits(), *, apps: tuple[str, ...] = (),
-              name: str = "desktop") -> Tree:
-    """Read the tree over ``channel`` (see the module's docstring); ``apps`` names the
-    applications to read (default: all)."""
-    options = {"max_depth": limits.max_depth, "max_children": limits.max_children, "max_text": MAX_TEXT,
-               "timeout": limits.timeout, "hidden": limits.hidden, "details": limits.details, "apps": list(apps)}
-    result = channel.run([READER_PROGRAM, json.dumps(options)], timeout=limits.timeout + 10,
-                         limit=READER_OUTPUT_LIMIT)
-    if result.returncode == 127 or "No such file" in result.stderr:
-        raise CommandFailed(f"desktop {name} has no accessibility reader ({READER_PROGRAM}): "
-                            f"the tree needs the apps image")
-    if result.timed_out:
-        raise DesktopTimeout(f"desktop {name}: the accessibility tree was not read within {limits.timeout + 10:g} s")
-    if result.cut:
-        raise TooLarge(f"desktop {name}: the accessibility tree is larger than {READER_OUTPUT_LIMIT} bytes")
-    try:
-        raw = _RawTree.model_validate_json(result.stdout)
-    except ValidationError as error:
-        raise CommandFailed(f"desktop {name}: the accessibility reader gave no readable tree "
-                            f"(exit {result.returncode}): {result.stderr.strip()[-500:] or error}") from None
-    if raw.error:
-        raise CommandFailed(f"desktop {name}: {raw.error}")
-    return Tree([_application(app, screen.scale) for app in raw.apps], elapsed_ms=raw.elapsed_ms)
+class TreeReader:
+    """The desktop's ``vdesk-atspi serve``, kept running in an exec session of its own: one
+    line of options in, one tree out. Opened on the first read, reopened when it dropped
+    (a read that timed out drops it: its late answer must not answer the next read)."""
+
+    def __init__(self, api: docker.APIClient, container_id: str, name: str) -> None:
+        self._api, self._container_id, self._name = api, container_id, name
+        self._lock = threading.Lock()
+        self._stream: ExecStream | None = None
+        self._replies: queue.Queue[object] = queue.Queue()
+
+    def read(self, screen: Screen, limits: Limits = Limits(), apps: tuple[str, ...] = ()) -> Tree:
+        """Read the tree (see the module's docstring); ``apps`` names the applications to read
+        (default: all)."""
+        options = {"max_depth": limits.max_depth, "max_children": limits.max_children, "max_text": MAX_TEXT,
+                   "timeout": limits.timeout, "hidden": limits.hidden, "details": limits.details,
+                   "apps": list(apps)}
+        with self._lock:
+            reply = self._exchange(options, limits.timeout + READER_SLACK)
+        try:
+            raw = _RawTree.model_validate(reply)
+        except ValidationError as error:
+            raise CommandFailed(f"desktop {self._name}: the accessibility reader gave no readable tree: "
+                                f"{validation_message(error)}") from None
+        if raw.error:
+            raise CommandFailed(f"desktop {self._name}: {raw.error}")
+        return Tree([_application(app, screen.scale) for app in raw.apps], elapsed_ms=raw.elapsed_ms)
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    def _exchange(self, options: dict[str, Any], timeout: float) -> object:
+        stream = self._open()
+        stream.send((json.dumps(options) + "\n").encode())
+        try:
+            reply = self._replies.get(timeout=timeout)
+        except queue.Empty:
+            self._drop()
+            raise DesktopTimeout(f"desktop {self._name}: the accessibility tree was not read within {timeout:g} s") from None
+        except BaseException:
+            self._drop()
+            raise
+        if not isinstance(reply, dict):
+            self._drop()
+            why = reply if isinstance(reply, str) else "it exited"
+            raise CommandFailed(f"desktop {self._name}: the accessibility reader ({READER_PROGRAM}) failed: {why}; "
+                                f"the tree needs the apps image")
+        return reply
+
+    def _open(self) -> ExecStream:
+        if self._stream is None or self._stream.closed:
+            self._replies = queue.Queue()
+            lines = ReplyLines(self._replies, self._name)
+            lines.cap = READER_OUTPUT_LIMIT
+            self._stream = ExecStream(self._api, self._container_id, [READER_PROGRAM, "serve"], on_data=lines.feed,
+                                      on_close=lambda: lines.replies.put(None), label=f"{self._name} tree")
+            lines.stream = self._stream
+        return self._stream
+
+    def _drop(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+        self._stream = None
 
 
 def _application(raw: _RawApp, scale: float) -> Application:
