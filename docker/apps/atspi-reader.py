@@ -198,6 +198,18 @@ def connect():
     return Gio.DBusConnection.new_for_address_sync(reply.unpack()[0], flags, None, None)
 
 
+def program_of(bus, bus_name):
+    """The name of the process behind a bus connection (for an application that does not answer)."""
+    try:
+        pid = bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                            "GetConnectionUnixProcessID", GLib.Variant("(s)", (bus_name,)), None,
+                            Gio.DBusCallFlags.NONE, 1000, None).unpack()[0]
+        with open(f"/proc/{pid}/comm") as comm:
+            return comm.read().strip() or bus_name
+    except (GLib.Error, OSError):
+        return bus_name
+
+
 def applications(bus, wanted):
     reply = bus.call_sync("org.a11y.atspi.Registry", ROOT, ACCESSIBLE, "GetChildren", None, None,
                           Gio.DBusCallFlags.NONE, 2000, None)
@@ -207,7 +219,9 @@ def applications(bus, wanted):
             name = bus.call_sync(bus_name, ROOT, PROPERTIES, "Get", GLib.Variant("(ss)", (ACCESSIBLE, "Name")),
                                  None, Gio.DBusCallFlags.NO_AUTO_START, 1000, None).unpack()[0]
         except GLib.Error as error:
-            apps.append({"name": "", "bus": bus_name, "error": f"no answer: {error.message}", "nodes": []})
+            program = program_of(bus, bus_name)
+            apps.append({"name": program, "bus": bus_name, "nodes": [],
+                         "error": f"{program} did not answer the accessibility bus: {error.message}"})
             continue
         if not wanted or name in wanted:
             apps.append({"name": name, "bus": bus_name, "error": None, "nodes": []})

@@ -152,14 +152,15 @@ def test_a_gtk2_program_is_named_and_its_toolbar_button_is_hit_at_its_centre(des
 
 def test_marks_number_the_clickable_elements_and_a_mark_number_clicks_one(desktop):
     _front(desktop, "Form page")
+    _wait(desktop, lambda t: t.query("push button", "Submit"), "the form's button was not on screen")
     marks = desktop.marks()
     assert marks.image.size == (1280, 800)
     submit = next(m for m in marks.marks if m.role == "push button" and m.name == "Submit")
     assert submit.source == "tree"
     assert f"{submit.number}\tpush-button\tSubmit" in marks.table()
-    desktop.execute([{"type": "click", "inputs": {"element": {"role": "entry", "name": "Name"}}},
-                     {"type": "hotkey", "inputs": {"key": "ctrl+a"}},
-                     {"type": "type", "inputs": {"content": "Grace"}}])
+    for action in ({"type": "click", "inputs": {"element": {"role": "entry", "name": "Name"}}},
+                   {"type": "hotkey", "inputs": {"key": "ctrl+a"}}, {"type": "type", "inputs": {"content": "Grace"}}):
+        assert desktop.execute([action]).status == "success"
     assert desktop.execute([{"type": "click", "inputs": {"element": submit.number}}]).status == "success"
     _wait(desktop, lambda t: "Submitted Grace" in _texts(t), "the mark's click did not submit")
     stale = desktop.execute([{"type": "click", "inputs": {"element": 9999}}])
@@ -185,3 +186,26 @@ def test_marks_fall_back_to_text_read_on_a_window_without_a_tree(desktop):
     read = [m for m in marks.marks if m.source == "ocr"]
     assert any("sequence ready" in m.name for m in read), [m.name for m in read]
     assert all(m.source == "tree" for m in marks.marks if m.role == "push button")
+
+
+def test_a_program_that_hangs_is_named_and_the_others_still_come_back(desktop):
+    desktop.run(["mousepad"])
+    desktop.windows.wait_for("Mousepad", timeout=60)
+    _wait(desktop, lambda t: any(a.name == "mousepad" for a in t.applications), "mousepad did not join the bus")
+    desktop.run(["pkill", "-STOP", "-x", "mousepad"], wait=True).check()
+    try:
+        tree = desktop.accessibility_tree(Limits(timeout=3))
+    finally:
+        desktop.run(["pkill", "-CONT", "-x", "mousepad"], wait=True)
+    assert any("mousepad" in error for error in tree.errors()), tree.errors()
+    assert tree.query("push button", "Submit")  # Chromium's form is still there
+
+
+def test_vdesk_tree_prints_the_table_and_the_xml(desktop, capsys):
+    from vdesk.cli.app import invoke
+
+    assert invoke(["tree", desktop.name, "--format", "table", "--app", "Chromium"]) == 0
+    assert "push-button\tSubmit" in capsys.readouterr().out
+    assert invoke(["tree", desktop.name, "--format", "xml", "--app", "Chromium"]) == 0
+    root = ET.fromstring(capsys.readouterr().out)
+    assert root.find(".//push-button[@name='Submit']") is not None
