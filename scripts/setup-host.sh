@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # The host's set-up: a Docker engine that answers, debootstrap (the image's base when no
 # registry answers), docker-compose, and for the harness chromium (the report's browser check)
-# and novnc (the page of `vdesk view`'s one-time links). On a Debian/Ubuntu machine where we are root, missing
-# pieces are installed from Debian's packages and dockerd is started in the background;
-# elsewhere this says what to install and stops.
+# and novnc (the page of `vdesk view`'s one-time links), and Tesseract's English model (text on
+# screen). On a Debian/Ubuntu machine where we are root, missing pieces are installed from
+# Debian's packages and dockerd is started in the background; elsewhere this says what to
+# install and stops.
 set -euo pipefail
 
 engine_answers() { command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; }
 can_install() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }
 have_debootstrap() { [ -x /usr/sbin/debootstrap ] || command -v debootstrap >/dev/null 2>&1; }
+have_tessdata() { ls /usr/share/tesseract-ocr/*/tessdata/eng.traineddata >/dev/null 2>&1; }
 have_tools() {
   have_debootstrap && command -v docker-compose >/dev/null 2>&1 && command -v chromium >/dev/null 2>&1 \
-    && [ -d /usr/share/novnc ]
+    && [ -d /usr/share/novnc ] && have_tessdata
 }
 
 if engine_answers && have_tools; then
@@ -20,7 +22,7 @@ fi
 if ! can_install; then
   # The tests need every piece: a run without one would pass with that feature untested.
   if engine_answers; then
-    echo "vdesk: the tests need debootstrap, docker-compose, chromium and novnc;" >&2
+    echo "vdesk: the tests need debootstrap, docker-compose, chromium, novnc and tesseract-ocr-eng;" >&2
     echo "       install the missing ones (Debian packages of those names), or run this as root" >&2
     echo "       on Debian/Ubuntu to have them installed for you." >&2
   else
@@ -36,6 +38,7 @@ have_debootstrap || missing+=(debootstrap)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [ -d /usr/share/novnc ] || missing+=(novnc)
+have_tessdata || missing+=(tesseract-ocr-eng)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "vdesk: installing ${missing[*]} ..."
   export DEBIAN_FRONTEND=noninteractive

@@ -10,7 +10,7 @@ Coordinates are resolved to pixels later, by :mod:`vdesk.coords`, against a real
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -143,12 +143,33 @@ class Coordinates(BaseModel):
         raise InvalidAction("invalid coordinates: none of raw, normalized or referenceBox is given")
 
 
+class ElementQuery(BaseModel):
+    """An element of the accessibility tree, by role and name (exact, case-insensitive); with
+    ``index``, the index-th (from 0) of those on screen, else the only one."""
+
+    model_config = ConfigDict(extra="forbid")
+    role: str | None = Field(default=None, max_length=100)
+    name: str | None = Field(default=None, max_length=1000)
+    index: int | None = Field(default=None, ge=0, le=10_000)
+
+    @model_validator(mode="after")
+    def _something(self) -> ElementQuery:
+        if self.role is None and self.name is None:
+            raise ValueError("an element query needs a role or a name")
+        return self
+
+
+# A mark number from the desktop's last marks(), or a query resolved against a fresh tree.
+ElementRef = Annotated[int, Field(ge=1, le=100_000)] | ElementQuery
+
+
 class Inputs(BaseModel):
     """The union of every action's inputs; :class:`BaseAction` checks which ones it needs."""
 
     model_config = ConfigDict(extra="forbid")
 
     point: Coordinates | None = None
+    element: ElementRef | None = None  # instead of point: resolved to its centre when it runs
     start: Coordinates | None = None
     end: Coordinates | None = None
     button: Literal["left", "right", "middle"] | None = None
@@ -252,7 +273,13 @@ class BaseAction(BaseModel):
 
     @model_validator(mode="after")
     def _required_inputs(self) -> BaseAction:
-        missing = [name for name in _REQUIRED.get(self.type, ()) if getattr(self.inputs, name) is None]
+        missing = [name for name in _REQUIRED.get(self.type, ()) if getattr(self.inputs, name) is None
+                   and not (name == "point" and self.inputs.element is not None)]
+        if self.inputs.element is not None and self.type not in POINTED | {ActionType.SCROLL, ActionType.MOUSE_DOWN,
+                                                                          ActionType.MOUSE_UP}:
+            raise ValueError(f"{self.type.value} takes no element")
+        if self.inputs.element is not None and self.inputs.point is not None:
+            raise ValueError("give a point or an element, not both")
         if missing:
             raise ValueError(f"{self.type.value} needs input {', '.join(missing)}")
         if self.type is ActionType.TYPE:
@@ -302,8 +329,33 @@ def validation_message(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
+class Receipt(BaseModel):
+    """What a batch of actions did to the screen, seen on the held framebuffer: the regions
+    (logical pixels: left, top, right, bottom; largest first) that differ between the frame
+    just before the first action and the frame once the screen settled after the last.
+
+    ``settled`` is False when the screen was still changing at the end of the wait (a video,
+    a spinner): the regions are then those of the frame it was taken at. A program that
+    answers later than the settle's quiet period shows its change in the next receipt.
+    """
+
+    changed: bool
+    regions: list[tuple[int, int, int, int]] = Field(default_factory=list)
+    settled: bool = True
+
+    def describe(self) -> str:
+        """One line for a person or a model: ``nothing changed`` or where the screen changed."""
+        if not self.changed:
+            return "nothing changed on screen"
+        where = ", ".join(f"[{left}, {top}, {right}, {bottom}]" for left, top, right, bottom in self.regions)
+        still = " (still changing)" if not self.settled else ""
+        return f"the screen changed in {where}{still}"
+
+
 class ExecuteResult(BaseModel):
-    """The outcome of a batch. ``finished`` / ``call_user`` report those actions to the loop."""
+    """The outcome of a batch. ``finished`` / ``call_user`` report those actions to the loop;
+    ``receipt`` says what the batch changed on screen (None when receipts were off, or the
+    batch sent nothing to the desktop)."""
 
     status: Literal["success", "failed"] = "success"
     error_message: str | None = None
@@ -311,4 +363,5 @@ class ExecuteResult(BaseModel):
     finished: bool = False
     finished_content: str | None = None
     call_user: str | None = None
+    receipt: Receipt | None = None
     elapsed_ms: float = 0.0

@@ -14,6 +14,7 @@ the desktops on an engine are :mod:`vdesk.inventory`; what a batch of actions tu
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import secrets
 import time
@@ -31,7 +32,12 @@ from PIL import Image
 from Xlib.display import Display as XDisplay
 
 from vdesk import engine as engines, images as desktop_image, video
-from vdesk.actions import ExecuteResult, parse_batch
+from vdesk.accessibility import marks as set_of_marks, text as text_on_screen
+from vdesk.accessibility.bounds import Bounds
+from vdesk.accessibility.text import Bounds as TextBounds, Pattern as TextPattern, TextBox, TextLine
+from vdesk.accessibility.tree import (Limits as TreeLimits, Node, Tree, describe_query, mark_covered, TreeReader,
+                                      silent_windows)
+from vdesk.actions import BaseAction, Coordinates, ElementQuery, ExecuteResult, Receipt, parse_batch
 from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
 from vdesk.clipboard import Clipboard
 from vdesk.clock import ClockSettings, parse_clock
@@ -39,13 +45,14 @@ from vdesk.container import (DEFAULT_SIZE, VNC_TARGET, Limits, Network, RunOptio
                              parse_size, published_port, remove_container, run_container, screen_of,
                              stop_reason)
 from vdesk.coords import ImageSpace, Screen
-from vdesk.errors import ChannelLost, DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
+from vdesk.errors import ChannelLost, CommandFailed, DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
 from vdesk.files import Files
 from vdesk.interrupts import Interrupted, SignalGuard
 from vdesk.inventory import DesktopInfo, desktop_info, find_desktop
 from vdesk.keymap import ScratchKeymap, XKeyboardMapping
 from vdesk.lease import Lease
 from vdesk.plan import Mark, Sleep, Step, TypeText, Xdo, chained, plan
+from vdesk.progress import Progress
 from vdesk.tunnel import Tunnel
 from vdesk.windows import Windows, open_display
 
@@ -56,6 +63,10 @@ if TYPE_CHECKING:  # imported on first use: the VNC client library takes ~0.3 s 
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
 WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
 XDOTOOL_TIMEOUT = 30.0  # one chained xdotool invocation
+RECEIPT_QUIET = 0.03  # seconds the screen must hold still after a batch for its receipt
+RECEIPT_SETTLE_TIMEOUT = 3.0  # then a screen still changing is taken as it is
+RECEIPT_PATIENCE = 0.15  # seconds more for a first change when none came before the settle
+TEXT_PROGRESS_EVERY = 2.0  # seconds between progress lines of a text wait
 SESSION_READY_LABEL = "vdesk.session-ready"  # an image's label: the file its session makes once it is up
 
 class Desktop:
@@ -82,6 +93,8 @@ class Desktop:
         self._vnc_tunnel: Tunnel | None = None
         self._frames: LiveFramebuffer | None = None
         self._browser: Browser | None = None  # made on first use
+        self._marks: set_of_marks.Marks | None = None  # the last marks(), which element numbers name
+        self._tree_reader = TreeReader(client.api, container.id, self.name)
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -156,7 +169,7 @@ class Desktop:
         if self._closed:
             return
         self._closed = True
-        for part in (self._browser, self._frames, self._vnc_tunnel, self._windows, self.channel):
+        for part in (self._browser, self._frames, self._vnc_tunnel, self._windows, self._tree_reader, self.channel):
             if part is not None:
                 part.close()
         if self._lease is not None:
@@ -293,6 +306,54 @@ class Desktop:
         frame = self._with_frames(lambda frames: frames.wait_for_change(physical, timeout))
         return self.to_image(frame.image)
 
+    # -- text on screen (see vdesk.accessibility.text) -----------------------------------------
+    def read_text(self, region: TextBounds | None = None) -> list[TextLine]:
+        """The lines of text on the screen now (OCR of a fresh frame), within ``region``
+        (logical pixels: left, top, right, bottom) if given; bounds in logical pixels."""
+        frame = self._with_frames(lambda frames: frames.fresh())
+        return text_on_screen.read(frame.image, scale=self.screen.scale, region=region)
+
+    def find_text(self, pattern: TextPattern, region: TextBounds | None = None) -> list[TextBox]:
+        """The boxes where text matching ``pattern`` is on the screen now, top to bottom.
+
+        ``pattern`` is a plain string (matched literally, any whitespace standing for any) or a
+        compiled regex; a match may span the words of a line. An empty list when it is not there.
+        """
+        text_on_screen.compile_pattern(pattern)  # a bad pattern fails before any frame is read
+        return text_on_screen.find(self.read_text(region), pattern)
+
+    def wait_for_text(self, pattern: TextPattern, *, region: TextBounds | None = None, timeout: float = 10.0,
+                      progress: Progress | None = None) -> list[TextBox]:
+        """Wait until text matching ``pattern`` (see :meth:`find_text`) is on screen; return its
+        boxes. Each new frame of the live framebuffer is read as it comes (the newest one when
+        several came during a read); ``progress`` hears how the wait goes every few seconds.
+        Raises :class:`DesktopTimeout` naming the pattern and what was last read."""
+        text_on_screen.compile_pattern(pattern)
+        return self._guard(lambda: self._wait_for_text(pattern, region, timeout, progress))
+
+    def _wait_for_text(self, pattern: TextPattern, region: TextBounds | None, timeout: float,
+                       progress: Progress | None) -> list[TextBox]:
+        started = time.monotonic()
+        deadline, told = started + timeout, started
+        reads, lines = 0, []
+        with self.frames.watching():
+            frame: Frame | None = self.frames.fresh(timeout=max(1.0, timeout))
+            while frame is not None:
+                lines = text_on_screen.read(frame.image, scale=self.screen.scale, region=region)
+                reads += 1
+                if found := text_on_screen.find(lines, pattern):
+                    return found
+                now = time.monotonic()
+                if progress is not None and now - told >= TEXT_PROGRESS_EVERY:
+                    told = now
+                    progress(f"{self.name}: waiting for text {text_on_screen.describe(pattern)}: "
+                             f"{reads} frames read in {now - started:.0f} s")
+                frame = self.frames.next_change(frame.version, deadline - now) if now < deadline else None
+        seen = " | ".join(line.text for line in lines)
+        seen = seen if len(seen) <= 160 else seen[:157] + "..."
+        raise DesktopTimeout(f"desktop {self.name}: no text matching {text_on_screen.describe(pattern)} "
+                             f"appeared within {timeout:g} s ({reads} frames read; the last said: {seen!r})")
+
     def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS) -> AbstractContextManager[video.Recording]:
         """Record the screen (logical size) into an MP4 at ``fps`` while inside the ``with``
         block; the frames come from the held VNC connection (see :mod:`vdesk.video`)."""
@@ -389,24 +450,34 @@ class Desktop:
             self._window_manager_ready = True
             return
 
-    def execute(self, actions: Any, *, image: ImageSpace | None = None, settle: bool = False) -> ExecuteResult:
+    def execute(self, actions: Any, *, image: ImageSpace | None = None, settle: bool = False,
+                receipt: bool = True) -> ExecuteResult:
         """Validate the whole batch (names, inputs, keys, every point against the screen), then
         run it in order through the channel.
 
         ``actions`` are BaseActions or their dicts or JSON; ``raw`` points are pixels of
         ``image`` (default: a screenshot at the logical size). A malformed action fails the
         whole batch before anything runs. What goes wrong with the batch comes back as
-        ``status="failed"``, never raised (a bad ``image`` is an :class:`InvalidArgument`). With ``settle=True`` it returns once the screen stopped changing after the
-        last action.
+        ``status="failed"``, never raised (a bad ``image`` is an :class:`InvalidArgument`). With
+        ``settle=True`` it returns once the screen stopped changing after the last action.
+
+        With ``receipt=True`` (the default) ``result.receipt`` says which regions of the screen
+        changed between the frame before the first action and the settle after the last (see
+        :class:`~vdesk.actions.Receipt`): it costs a fresh frame before, a settle of
+        ``RECEIPT_QUIET`` (at most ``RECEIPT_SETTLE_TIMEOUT``; a screen that keeps changing is
+        taken as it is) when ``settle`` is off, ``RECEIPT_PATIENCE`` more when nothing changed
+        by then, and a comparison of the two frames.
         """
         started = time.perf_counter()
         image = _image_space(image) if image is not None else None
         try:
-            planned = plan(parse_batch(actions), self.screen, image)
-        except InvalidAction as error:
+            planned = plan(self._resolve_elements(parse_batch(actions)), self.screen, image)
+        except (InvalidAction, CommandFailed, DesktopTimeout) as error:  # nothing ran (the tree could not be read)
             return ExecuteResult(status="failed", error_message=str(error))
         result = ExecuteResult()
+        sends = any(not isinstance(step, Mark) for step in planned.steps)
         try:
+            before = self._with_frames(lambda frames: frames.fresh()) if receipt and sends else None
             for step in self._run(planned.steps):
                 result.executed = step.action + 1
                 if isinstance(step, Mark) and step.kind == "finished":
@@ -414,13 +485,132 @@ class Desktop:
                 elif isinstance(step, Mark):
                     result.call_user = step.content or ""
             if settle:
-                self.wait_until_settled()
+                after, calm = self._with_frames(lambda frames: frames.wait_until_settled()), True
+            elif before is not None:
+                after, calm = self._frame_after_actions(before)
+            if before is not None:
+                result.receipt = self._receipt(before, after, calm)
         except VdeskError as error:
             result.status, result.error_message = "failed", str(error)
         result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
 
+    # -- what is on screen, beyond pixels -----------------------------------------------------
+    def accessibility_tree(self, limits: TreeLimits = TreeLimits(), *, apps: Sequence[str] = ()) -> Tree:
+        """The accessibility tree of every application on the desktop (apps image), bounds in
+        logical pixels; ``tree.silent`` lists the windows whose programs expose none, and an
+        application that did not answer in time has ``error`` set (the others are complete).
+        See :mod:`vdesk.accessibility.tree`."""
+        tree = self._guard(lambda: self._tree_reader.read(self.screen, limits, tuple(apps)))
+        stack = self.windows.stacked()
+        mark_covered(tree, stack, self.screen.scale)
+        if not apps:
+            tree.silent = silent_windows(tree, stack)
+        return tree
+
+    def marks(self, tree: Tree | None = None) -> set_of_marks.Marks:
+        """Number the interactive elements on screen (from a fresh tree) and draw them on a
+        screenshot; an action's ``{"element": N}`` then names mark N of the last call. Windows
+        whose program exposes no tree (or an empty one) get marks from the text read on them
+        (OCR), in the same numbering; each mark says its source."""
+        tree = tree or self.accessibility_tree()
+        frame = self._with_frames(lambda frames: frames.fresh())
+        shot = self.to_image(frame.image)
+        sources: dict[str, set_of_marks.Source] = {app.name: "tree" for app in tree.applications if not app.empty}
+        boxes = []
+        for title, region in self._treeless_windows(tree):
+            sources[title] = "ocr"
+            for line in text_on_screen.read(frame.image, scale=self.screen.scale, region=region):
+                left, top, right, bottom = line.bounds
+                boxes.append(set_of_marks.TextBox(line.text, Bounds(left, top, right - left, bottom - top)))
+        found = set_of_marks.number(tree, self.screen.size, boxes)
+        self._marks = set_of_marks.Marks(found, set_of_marks.draw(shot, found), sources)
+        return self._marks
+
+    def _treeless_windows(self, tree: Tree) -> list[tuple[str, TextBounds]]:
+        """The windows on screen without a usable tree, as (title, region in logical pixels)."""
+        empty_titles = {top.name for app in tree.applications if app.empty for top in app.root.children}
+        width, height = self.screen.size
+        found = []
+        for window in tree.silent + [w for w in self.windows.stacked() if w.title in empty_titles and w.viewable]:
+            s = self.screen.scale
+            left, top = max(0, round(window.x / s)), max(0, round(window.y / s))
+            right, bottom = min(width, round((window.x + window.width) / s)), min(height, round((window.y + window.height) / s))
+            if right > left and bottom > top:
+                found.append((window.title, (left, top, right, bottom)))
+        return found
+
+    def find(self, role: str | None = None, name: str | None = None, index: int | None = None) -> Node:
+        """The one element on screen with this role and name (see :meth:`Tree.find`)."""
+        return self.accessibility_tree().find(role, name, index)
+
+    def wait_for_element(self, role: str | None = None, name: str | None = None, *, states: Sequence[str] = (),
+                         timeout: float = 10.0) -> Node:
+        """Wait until an element with this role, name and states is on screen; return the first."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.accessibility_tree().query(role, name, states=tuple(states))
+            if found:
+                return found[0]
+            if time.monotonic() > deadline:
+                raise DesktopTimeout(f"desktop {self.name}: no element {describe_query(role, name)} "
+                                     f"appeared within {timeout:g} s")
+            time.sleep(0.1)
+
+    def _resolve_elements(self, actions: list[BaseAction]) -> list[BaseAction]:
+        """Replace each action's element by the centre of its bounds: a mark of the last
+        marks(), or a query against one fresh tree. Raises InvalidAction (nothing has run)."""
+        if not any(action.inputs.element is not None for action in actions):
+            return actions
+        tree = self.accessibility_tree() if any(isinstance(a.inputs.element, ElementQuery) for a in actions) else None
+        resolved = []
+        for index, action in enumerate(actions):
+            element = action.inputs.element
+            if element is None:
+                resolved.append(action)
+                continue
+            try:
+                if isinstance(element, ElementQuery):
+                    assert tree is not None
+                    x, y = tree.find(element.role, element.name, element.index).bounds.centre  # type: ignore[union-attr]
+                elif self._marks is None:
+                    raise InvalidAction(f"mark {element} names nothing: call marks() first")
+                else:
+                    x, y = self._marks.get(element).centre
+            except InvalidAction as error:
+                raise InvalidAction(f"action {index} ({action.type.value}): {error}") from None
+            width, height = self.screen.size
+            point = Coordinates(normalized={"x": min(max(x / width, 0), 1), "y": min(max(y / height, 0), 1)})
+            inputs = action.inputs.model_copy(update={"element": None, "point": point})
+            resolved.append(action.model_copy(update={"inputs": inputs}))
+        return resolved
+
     # -- internals ----------------------------------------------------------------------------
+    def _frame_after_actions(self, before: Frame) -> tuple[Frame, bool]:
+        """The frame once the screen settled after a batch, and whether it did in time. When
+        nothing has changed yet, a first change is waited for ``RECEIPT_PATIENCE`` longer: a
+        program on a busy machine may take that long to draw its answer."""
+        return self._guard(lambda: self._settle_for_receipt(before))
+
+    def _settle_for_receipt(self, before: Frame) -> tuple[Frame, bool]:
+        frames = self.frames
+        try:
+            with frames.watching():
+                after = frames.wait_until_settled(RECEIPT_QUIET, RECEIPT_SETTLE_TIMEOUT)
+                if after.version == before.version and frames.next_change(before.version, RECEIPT_PATIENCE):
+                    after = frames.wait_until_settled(RECEIPT_QUIET, RECEIPT_SETTLE_TIMEOUT)
+            return after, True
+        except DesktopTimeout:
+            return frames.latest(), False
+
+    def _receipt(self, before: Frame, after: Frame, calm: bool) -> Receipt:
+        from vdesk.frames import changed_regions  # loaded already: the frames came through it
+
+        # No update painted anything since `before`: nothing to compare.
+        found = changed_regions(before.image, after.image) if after.version != before.version else []
+        regions = [_logical_box(region, self.screen.scale) for region in found]
+        return Receipt(changed=bool(regions), regions=regions, settled=calm)
+
     def _run(self, steps: list[Step]) -> Iterator[Step]:
         for batch in chained(steps):
             if isinstance(batch, Xdo):
@@ -531,6 +721,12 @@ def _region(region: Region, scale: float) -> Region:
                               f"got {region!r}")
     left, top, right, bottom = (round(v * scale) for v in region)
     return left, top, right, bottom
+
+
+def _logical_box(region: Region, scale: float) -> tuple[int, int, int, int]:
+    """A region of physical pixels as the logical pixels that cover it."""
+    left, top, right, bottom = region
+    return (math.floor(left / scale), math.floor(top / scale), math.ceil(right / scale), math.ceil(bottom / scale))
 
 
 def _take_lease(client: docker.DockerClient, container: Container, timeout: float) -> Lease:

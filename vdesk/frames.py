@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from PIL import Image
+from PIL import Image, ImageChops
 from twisted.internet import reactor
 from vncdotool import api as vnc_api, rfb
 from vncdotool.client import AuthenticationError, VNCDoToolClient, VNCDoToolFactory
@@ -37,6 +37,8 @@ from vdesk.vncauth import vnc_auth_response
 
 
 Region = tuple[int, int, int, int]  # left, top, right, bottom (physical pixels)
+CHANGE_TILE = 16  # pixels: changes closer than this are one region
+MAX_REGIONS = 8  # more separate changes than this are reported as the box around them all
 _REACTOR_START = threading.Lock()  # the first connections of a process start the shared reactor
 
 
@@ -316,6 +318,15 @@ class LiveFramebuffer:
             if current.tobytes() != reference.tobytes():
                 return frame
 
+    def next_change(self, after_version: int, timeout: float) -> Frame | None:
+        """The frame once an update after ``after_version`` painted something, or None after
+        ``timeout``; call it inside :meth:`watching`, else nothing is pulled meanwhile."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._version > after_version or not self._connected, timeout)
+        self._require()
+        frame = self.latest()
+        return frame if frame.version > after_version else None
+
     @contextmanager
     def watching(self) -> Iterator[None]:
         """Stream every change while inside: one update request is kept outstanding. Outside,
@@ -363,3 +374,47 @@ class LiveFramebuffer:
             raise DesktopGone(f"{self.name}: the VNC connection closed while waiting for {what}")
         if not ok:
             raise DesktopTimeout(f"{self.name}: no {what} within {timeout:g} s")
+
+
+def changed_regions(before: Image.Image, after: Image.Image) -> list[Region]:
+    """The regions where two frames of one size differ, largest first: each the exact box of
+    the changed pixels of a group of touching ``CHANGE_TILE``-pixel tiles (so a menu and a
+    caret far from it are two regions); more than ``MAX_REGIONS`` become one box around all.
+    Empty when the frames are equal."""
+    difference = ImageChops.difference(before, after)
+    whole = difference.getbbox()
+    if whole is None:
+        return []
+    # One channel that is non-zero wherever any channel differs, then one cell per tile.
+    red, green, blue = difference.convert("RGB").split()
+    mask = ImageChops.lighter(ImageChops.lighter(red, green), blue).point(lambda v: 255 if v else 0)
+    columns, rows = -(-mask.width // CHANGE_TILE), -(-mask.height // CHANGE_TILE)
+    tiles = mask.resize((columns, rows), Image.Resampling.BOX, reducing_gap=None).load()
+    assert tiles is not None
+    regions = []
+    for group in _touching({(x, y) for y in range(rows) for x in range(columns) if tiles[x, y]}):
+        left, top = min(x for x, _ in group) * CHANGE_TILE, min(y for _, y in group) * CHANGE_TILE
+        right = min((max(x for x, _ in group) + 1) * CHANGE_TILE, mask.width)
+        bottom = min((max(y for _, y in group) + 1) * CHANGE_TILE, mask.height)
+        exact = mask.crop((left, top, right, bottom)).getbbox()
+        if exact is not None:
+            regions.append((left + exact[0], top + exact[1], left + exact[2], top + exact[3]))
+    if not regions or len(regions) > MAX_REGIONS:
+        return [whole]
+    return sorted(regions, key=lambda r: (r[2] - r[0]) * (r[3] - r[1]), reverse=True)
+
+
+def _touching(cells: set[tuple[int, int]]) -> list[set[tuple[int, int]]]:
+    """The groups of cells that touch (diagonals too)."""
+    groups = []
+    while cells:
+        group, todo = set(), [cells.pop()]
+        while todo:
+            x, y = todo.pop()
+            group.add((x, y))
+            for neighbour in ((x + dx, y + dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1)):
+                if neighbour in cells:
+                    cells.remove(neighbour)
+                    todo.append(neighbour)
+        groups.append(group)
+    return groups

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 import threading
 import time
 from collections.abc import Mapping
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vdesk.actions import ActionType, BaseAction, ExecuteResult, parse_batch, validation_message
+from vdesk.actions import ActionType, BaseAction, ExecuteResult, Receipt, parse_batch, validation_message
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import InvalidAction, InvalidArgument
 from vdesk.plan import Plan, plan
@@ -129,18 +130,23 @@ class Operator:
         return [kind.value for kind in ActionType]
 
     # -- actions ------------------------------------------------------------------------------
-    def execute(self, request: ExecuteRequest | Mapping[str, Any], *, settle: bool = False) -> ExecuteResult:
+    def execute(self, request: ExecuteRequest | Mapping[str, Any], *, settle: bool = False,
+                receipt: bool = True) -> ExecuteResult:
         """Validate the request's actions, then run them in order; never raises.
 
         A malformed action fails the whole batch before anything runs. With ``settle=True``
-        it returns once the screen has stopped changing after the last action.
+        it returns once the screen has stopped changing after the last action. The result's
+        ``receipt`` (unless ``receipt=False``) says which regions of the screen the batch
+        changed, in pixels of the agent's image (see :meth:`vdesk.desktop.Desktop.execute`).
         """
         started = time.perf_counter()
         try:
             actions = ExecuteRequest.of(request).actions
         except InvalidAction as error:
             return ExecuteResult(status="failed", error_message=str(error))
-        result = self.desktop.execute(actions, image=self.image, settle=settle)
+        result = self.desktop.execute(actions, image=self.image, settle=settle, receipt=receipt)
+        if result.receipt is not None and self.image.size != self.desktop.screen.size:
+            result.receipt = in_image(result.receipt, self.desktop.screen, self.image)
         result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
 
@@ -148,6 +154,14 @@ class Operator:
         """What ``actions`` turn into on this desktop, for this agent's image; raises
         :class:`InvalidAction` for a point off the screen, before anything runs."""
         return plan(actions, self.desktop.screen, self.image)
+
+
+def in_image(receipt: Receipt, screen: Screen, image: ImageSpace) -> Receipt:
+    """A receipt's regions (logical pixels) in pixels of the image an agent is shown."""
+    sx, sy = image.width / screen.width, image.height / screen.height
+    regions = [(math.floor(left * sx), math.floor(top * sy), math.ceil(right * sx), math.ceil(bottom * sy))
+               for left, top, right, bottom in receipt.regions]
+    return receipt.model_copy(update={"regions": regions})
 
 
 def encode(image: Image.Image, format: Literal["png", "jpeg"] = "png", quality: int = 85) -> bytes:

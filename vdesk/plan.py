@@ -92,6 +92,8 @@ class _Planner:
 
     def point(self, action: BaseAction, which: str = "point") -> PhysicalPoint | None:
         coordinates = getattr(action.inputs, which)
+        if which == "point" and action.inputs.element is not None:
+            raise InvalidAction("an element action is resolved against a desktop's tree: run it with Desktop.execute")
         return coordinates.resolve(self.screen, self.image) if coordinates else None
 
     def add(self, action: BaseAction, plan: Plan) -> None:

@@ -100,6 +100,14 @@ class Windows:
         return self._x(lambda link: [w for w in (self._window(link, i) for i in self._client_ids(link)[-limit:])
                                      if w is not None])
 
+    def stacked(self, limit: int = MAX_WINDOWS) -> list[Window]:
+        """The managed top-level windows from the bottom of the stack to the top (what covers
+        what: the accessibility tree's occlusion)."""
+        def ask(link: _Link) -> list[Window]:
+            ids = self._property(link, link.root, "_NET_CLIENT_LIST_STACKING", Xatom.WINDOW) or []
+            return [w for w in (self._window(link, i) for i in ids[-limit:]) if w is not None]
+        return self._x(ask)
+
     def count(self) -> int:
         """How many windows the window manager manages (up to :data:`MAX_CLIENT_IDS`)."""
         return self._x(lambda link: len(self._client_ids(link)))
@@ -198,7 +206,8 @@ class Windows:
         display, tunnel = self._connect()
         try:
             atoms = {name: display.intern_atom(name) for name in
-                     ("_NET_CLIENT_LIST", "_NET_ACTIVE_WINDOW", "_NET_WM_NAME", "UTF8_STRING")}
+                     ("_NET_CLIENT_LIST", "_NET_CLIENT_LIST_STACKING", "_NET_ACTIVE_WINDOW", "_NET_WM_NAME",
+                      "UTF8_STRING")}
         except BaseException:
             _Link(display, tunnel, None, {}).close()
             raise

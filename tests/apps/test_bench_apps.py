@@ -16,7 +16,9 @@ ROWS = {
     "apps_chromium_mapped": "ms", "apps_chromium_idle": "ms", "apps_writer_mapped": "ms", "apps_writer_idle": "ms",
     "apps_calc_mapped": "ms", "apps_calc_idle": "ms", "apps_fresh_screenshot": "ms", "apps_click": "ms",
     "apps_memory_calc_chromium": "MiB", "apps_parallel_up": "count", "apps_parallel_all_ready": "ms",
-    "apps_parallel_memory_total": "MiB", "apps_parallel_memory_per_desktop": "MiB",
+    "apps_parallel_memory_total": "MiB", "apps_parallel_memory_per_desktop": "MiB", "apps_marks": "ms",
+    **{f"apps_tree_{apps}{part}": unit for apps in ("calc", "calc_chromium", "chromium")
+       for part, unit in (("", "ms"), ("_reader", "ms"), ("_rate", "nodes/s"))},
 }
 
 

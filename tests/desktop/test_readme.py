@@ -43,6 +43,7 @@ NOT_RUN = {
     '"retried": true': "a sample of results.json, not code",
     "from agents import": "needs a model service; tests/protocols/test_openai_agents.py runs ComputerTool",
     "import anthropic": "needs a model service; tests/protocols/test_anthropic_toolset.py runs the replies",
+    "tree = desktop.accessibility_tree()": "needs Calc and a form open; tests/apps/test_accessibility.py does each line",
 }
 
 

@@ -90,8 +90,8 @@ def test_pyautogui_actions_through_the_action_format():
 def test_bad_settings_are_named():
     with pytest.raises(InvalidArgument, match="render_mode"):
         DesktopEnv(render_mode="ansi")
-    with pytest.raises(InvalidArgument, match="observations"):
-        gymnasium.make("vdesk/Desktop-v0", observations=("smell",))
+    with pytest.raises(InvalidArgument, match="observation .smell."):
+        gymnasium.make("vdesk/Desktop-v0", observation="smell")
     with pytest.raises(InvalidArgument, match="unknown format"):
         gymnasium.make("vdesk/Desktop-v0", action_format="morse")
 

@@ -73,7 +73,33 @@ def _programs(desktop: Desktop, repeats: int, progress: Progress) -> list[Measur
     click = [{"type": "click", "inputs": {"point": {"raw": {"x": 600, "y": 400}}}}]
     results.append(Measurement.of("apps_click", "ms", _timed(lambda: desktop.execute(click), repeats),
                                   note="a click into Calc's sheet"))
+    progress(f"apps desktop: the accessibility tree, {repeats} times each")
+    results += _tree_rows(desktop, "calc", repeats)
+    _open(desktop, LAUNCHES[0])  # Chromium on a page beside Calc
+    results += _tree_rows(desktop, "calc_chromium", repeats)
+    results.append(Measurement.of("apps_marks", "ms", _timed(desktop.marks, repeats),
+                                  note="marks(): a tree, a screenshot, the boxes drawn (Calc and Chromium open)"))
+    _close(desktop, LAUNCHES[2], LAUNCHES[2].title)
+    results += _tree_rows(desktop, "chromium", repeats)
     return results
+
+
+def _tree_rows(desktop: Desktop, label: str, repeats: int) -> list[Measurement]:
+    """The whole tree read through Desktop.accessibility_tree, the part of it spent inside the
+    desktop (the reader's own clock), and nodes per second."""
+    desktop.accessibility_tree()  # a program builds its accessible objects on the first read
+    whole, inside, rates = [], [], []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        tree = desktop.accessibility_tree()
+        seconds = time.perf_counter() - started
+        whole.append(seconds * 1000)
+        inside.append(tree.elapsed_ms)
+        rates.append(sum(1 for _ in tree.nodes()) / seconds)
+    what = label.replace("_", " and ").replace("calc", "Calc").replace("chromium", "Chromium on a page")
+    return [Measurement.of(f"apps_tree_{label}", "ms", whole, note=f"accessibility_tree() with {what} open"),
+            Measurement.of(f"apps_tree_{label}_reader", "ms", inside, note="...of which the reader in the desktop"),
+            Measurement.of(f"apps_tree_{label}_rate", "nodes/s", rates, note="...nodes read per second")]
 
 
 def _image_size(client: docker.DockerClient, name: str) -> Measurement:

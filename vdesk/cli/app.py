@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 import typer.core
 
-from vdesk.cli import desktops, drive, protocols, runs
+from vdesk.cli import desktops, drive, observe, protocols, runs
 from vdesk.cli.options import OPTIONS
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -60,7 +60,7 @@ def _global_options(
     OPTIONS.engine = engine
 
 
-for commands in (desktops.COMMANDS, drive.COMMANDS, runs.COMMANDS, protocols.COMMANDS):
+for commands in (desktops.COMMANDS, drive.COMMANDS, observe.COMMANDS, runs.COMMANDS, protocols.COMMANDS):
     for name, function in commands.items():
         app.command(name, cls=Command)(function)
 

@@ -34,8 +34,14 @@ def eval_command(
         "With --ray: desktops at a time on one node (default: --parallel, within each node's vdesk_desktop)."))] = None,
     video: Annotated[bool, typer.Option("--video", help=(
         "Record each episode into video.mp4 in its folder (shown by `vdesk report`)."))] = False,
+    observation: Annotated[str, typer.Option(metavar="MODE", help=(
+        "What the agent sees: screenshot, a11y_tree, screenshot_a11y_tree or som (apps image for the last three)."))] = "screenshot",
 ) -> None:
     """Run a suite of tasks with an agent; exit 1 unless every task passed."""
+    from vdesk.harness.env import OBSERVATIONS
+
+    if observation not in OBSERVATIONS:
+        raise InvalidArgument(f"--observation {observation!r}: choose one of {', '.join(OBSERVATIONS)}")
     if parallel < 1:
         raise InvalidArgument(f"--parallel must be at least 1, got {parallel}")
     if per_node is not None and per_node < 1:
@@ -51,8 +57,10 @@ def eval_command(
 
     tasks = load_suite(suite)
     check_agent(agent, make_agent(agent))  # a bad or unreachable agent fails here, before any desktop starts
-    placement = LocalPlacement()
+    placement = LocalPlacement(observation)
     if ray_address is not None:
+        if observation != "screenshot":
+            raise InvalidArgument("--observation with --ray is not supported yet: cluster desktops are observed by screenshot")
         from vdesk.cluster.placement import ClusterPlacement
 
         # An unreachable cluster (or no Ray installed) fails here, before the progress bar.
@@ -61,7 +69,7 @@ def eval_command(
     with suite_progress(Console(stderr=True), len(tasks)) as (progress, on_event):
         try:
             summary = run_suite(tasks, lambda: make_agent(agent), out=out_dir, parallel=parallel, on_event=on_event,
-                                placement=placement, video=video)
+                                placement=placement, video=video, observation=observation)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted: {progress.done} of {len(tasks)} done, results in {results}") from None
     say(summary_table(summary))

@@ -16,13 +16,15 @@ from pathlib import Path
 
 from PIL import Image, ImageChops
 
+from vdesk.accessibility.tree import describe_query
 from vdesk.desktop import Desktop
 from vdesk.errors import DocumentError, VdeskError
 from vdesk.harness import documents
 from vdesk.harness.desktop_files import read_file
 from vdesk.harness.hosts import DesktopHost
-from vdesk.harness.tasks import (BrowserCheck, Check, Command, CommandCheck, DocumentCheck, FileCheck,
-                                 RegionCheck, Task, WindowCheck, in_home)
+from vdesk.accessibility import text as text_on_screen
+from vdesk.harness.tasks import (BrowserCheck, Check, Command, CommandCheck, DocumentCheck, ElementCheck, FileCheck,
+                                 RegionCheck, Task, TextCheck, WindowCheck, in_home)
 
 DETAIL_LIMIT = 200
 FILE_TIMEOUT = 30.0  # seconds to read a file a check names
@@ -30,7 +32,7 @@ CHECK_SLACK = 10.0   # seconds per check beyond its own timeout (a window check 
 IMAGE_PIXEL_LIMIT = 40_000_000  # a picture out of a desktop is untrusted: no decompression bombs
 # The checks that look inside the desktop, run next to it in one call; region checks and
 # picture-file checks compare with reference images of this machine, so they run here.
-DesktopCheck = CommandCheck | FileCheck | WindowCheck | DocumentCheck | BrowserCheck
+DesktopCheck = CommandCheck | FileCheck | WindowCheck | DocumentCheck | BrowserCheck | ElementCheck
 
 
 @dataclass(frozen=True)
@@ -45,9 +47,10 @@ class CheckResult:
 def run_checks(desktop: DesktopHost, task: Task, screen: Image.Image | None = None) -> list[CheckResult]:
     """Run every check of ``task``; a check that cannot run fails with the reason.
 
-    Command, file and window checks run next to the desktop, in one call; region checks run
-    here, on ``screen`` (the final frame at the logical size, taken when not given), because
-    their reference images are files of this machine (``task.base_dir``).
+    Command, file and window checks run next to the desktop, in one call; region and text
+    checks run here, on ``screen`` (the final frame at the logical size, taken when not given):
+    a region's reference images are files of this machine (``task.base_dir``), and text is
+    read by this machine's OCR engine.
     """
     there = [check for check in task.checks if not _here(check)]
     try:
@@ -61,9 +64,10 @@ def run_checks(desktop: DesktopHost, task: Task, screen: Image.Image | None = No
             results.append(next(answers))
             continue
         try:
-            if isinstance(check, RegionCheck):
+            if isinstance(check, (RegionCheck, TextCheck)):
                 screen = screen if screen is not None else desktop.screenshot()
-                results.append(region_check(screen, check, task.base_dir))
+                results.append(region_check(screen, check, task.base_dir) if isinstance(check, RegionCheck)
+                               else text_check(screen, check))
             else:
                 data = desktop.call(read_file, in_home(check.file), timeout=FILE_TIMEOUT + CHECK_SLACK)
                 results.append(picture_file_check(data, check, task.base_dir))
@@ -73,7 +77,7 @@ def run_checks(desktop: DesktopHost, task: Task, screen: Image.Image | None = No
 
 
 def _here(check: Check) -> bool:
-    return isinstance(check, RegionCheck) or (isinstance(check, FileCheck) and check.image is not None)
+    return isinstance(check, (RegionCheck, TextCheck)) or (isinstance(check, FileCheck) and check.image is not None)
 
 
 def desktop_checks(desktop: Desktop, checks: list[DesktopCheck]) -> list[CheckResult]:
@@ -97,6 +101,8 @@ def desktop_check(desktop: Desktop, check: DesktopCheck) -> CheckResult:
         return document_check(desktop, check)
     if isinstance(check, BrowserCheck):
         return browser_check(desktop, check)
+    if isinstance(check, ElementCheck):
+        return element_check(desktop, check)
     return window_check(desktop, check)
 
 
@@ -298,6 +304,25 @@ def window_check(desktop: Desktop, check: WindowCheck) -> CheckResult:
     return CheckResult("window", False, f"expected a window titled {check.window!r} {wanted}; windows: {titles}")
 
 
+def element_check(desktop: Desktop, check: ElementCheck) -> CheckResult:
+    # The program may still be drawing (or closing) the element when the episode ends.
+    deadline = time.monotonic() + check.timeout
+    what = describe_query(check.element, check.name) + (f" with states {check.states}" if check.states else "")
+    while True:
+        tree = desktop.accessibility_tree()
+        found = tree.query(check.element, check.name, states=tuple(check.states))
+        if bool(found) == check.present or time.monotonic() >= deadline:
+            break
+        time.sleep(0.1)
+    if bool(found) == check.present:
+        return CheckResult("element", True, f"an element {what} is {'on screen' if check.present else 'absent'}")
+    if check.present:
+        errors = f"; {'; '.join(tree.errors())}" if tree.errors() else ""
+        return CheckResult("element", False, f"no element {what} on screen{errors}")
+    return CheckResult("element", False, f"expected no element {what}, found {len(found)}: "
+                                         f"{', '.join(n.label() for n in found[:5])}")
+
+
 def _reference(kind: str, path: Path) -> Image.Image | CheckResult:
     """A task's reference picture, or the failed check that says it cannot be read."""
     try:
@@ -318,6 +343,23 @@ def region_check(screen: Image.Image, check: RegionCheck, base_dir: Path) -> Che
     fraction = differing_fraction(crop, reference, check.threshold)
     verdict = f"{fraction:.2%} of pixels differ (tolerance {check.tolerance:.2%})"
     return CheckResult("region", fraction <= check.tolerance, f"region {list(check.region)}: {verdict}")
+
+
+def text_check(screen: Image.Image, check: TextCheck) -> CheckResult:
+    """Read the text of ``screen`` (the final frame at the logical size) within the check's
+    region and look for the check's text in its lines."""
+    where = f" in {list(check.within)}" if check.within else ""
+    try:
+        lines = text_on_screen.read(screen, region=check.within)
+    except VdeskError as error:  # a region off the screen, no OCR engine
+        return CheckResult("text", False, f"could not read the screen: {error}")
+    found = text_on_screen.find(lines, check.pattern())
+    wanted = f"text {'/' + check.text + '/' if check.regex else repr(check.text)}"
+    if found:
+        detail = f"{wanted} is on screen{where} at {list(found[0].bounds)}"
+    else:
+        detail = f"{wanted} is not on screen{where}; it said {_short(' | '.join(line.text for line in lines))}"
+    return CheckResult("text", bool(found) == check.present, detail)
 
 
 def differing_fraction(a: Image.Image, b: Image.Image, threshold: int) -> float:
@@ -355,4 +397,4 @@ def _short(value: object) -> str:
 
 def _kind(check: Check) -> str:
     return {CommandCheck: "command", FileCheck: "file", WindowCheck: "window", DocumentCheck: "document",
-            BrowserCheck: "browser"}.get(type(check), "region")
+            BrowserCheck: "browser", TextCheck: "text", ElementCheck: "element"}.get(type(check), "region")

@@ -35,6 +35,7 @@ import numpy as np
 from gymnasium import spaces
 from PIL import Image
 
+from vdesk.accessibility.osworld_xml import linearize
 from vdesk.actions import MAX_TYPED_CHARS, BaseAction, ExecuteResult, parse_batch
 from vdesk.adapters.formats import model_format, parse_payloads
 from vdesk.coords import ImageSpace, Screen
@@ -56,6 +57,8 @@ STEP_QUIET = 0.1
 FINAL_QUIET = 0.5
 SETUP_QUIET = 0.3
 SETTLE_TIMEOUT = 10.0
+OBSERVATIONS = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")  # OSWorld's names
+OBSERVE_TIMEOUT = 30.0  # a frame and a tree
 STEP_TIMEOUT = 60.0  # for a setup step that has no timeout of its own (start, write)
 # The longest action text the action space holds: a batch typing BaseAction's most characters,
 # each escaped as JSON may escape it (\uXXXX is six characters).
@@ -113,6 +116,17 @@ class Observation:
     step: int                              # the step this observation is for, from 1
     results: tuple[ExecuteResult, ...] = ()  # what the previous step's actions did
     user_reply: str | None = None          # a person's answer after call_user
+    accessibility_tree: str | None = None  # a11y modes: the linearized tree (OSWorld's table)
+    marks: str | None = None               # som: the marks' table; ``frame`` has their boxes drawn
+
+    @property
+    def text(self) -> str | None:
+        """What the observation says beside the frame, for a prompt (or None)."""
+        if self.marks is not None:
+            return f"Numbered elements on the screenshot (act on one with element: N):\n{self.marks}"
+        if self.accessibility_tree is not None:
+            return f"Accessibility tree of the screen:\n{self.accessibility_tree}"
+        return None
 
     def frame_png(self) -> bytes:
         return encode(self.frame, "png")
@@ -144,9 +158,28 @@ def _frame_array(observation: Observation) -> np.ndarray:
     return np.array(observation.frame.convert("RGB"), dtype=np.uint8)  # a new array every time
 
 
+# A text key's value: any Unicode, but a Gymnasium Text space holds a finite charset, so what
+# lies outside printable ASCII is written as Python escapes (\u00e9); cut to MAX_TEXT_CHARS.
+MAX_TEXT_CHARS = 200_000
+
+
+def _text_space(image: ImageSpace) -> spaces.Text:
+    return spaces.Text(max_length=MAX_TEXT_CHARS, min_length=0, charset=ACTION_CHARSET)
+
+
+def _ascii(text: str | None) -> str:
+    escaped = (text or "").encode("ascii", "backslashreplace").decode("ascii")
+    return "".join(c if c in ACTION_CHARSET else f"\\x{ord(c):02x}" for c in escaped)[:MAX_TEXT_CHARS]
+
+
 OBSERVATION_MODES: dict[str, ObservationMode] = {
     "screenshot": ObservationMode(_frame_space, _frame_array),
+    "a11y_tree": ObservationMode(_text_space, lambda observation: _ascii(observation.accessibility_tree)),
+    "marks": ObservationMode(_text_space, lambda observation: _ascii(observation.marks)),
 }
+# The keys of the Gymnasium observation for each of OSWorld's observation types.
+GYM_KEYS = {"screenshot": ("screenshot",), "a11y_tree": ("a11y_tree",),
+            "screenshot_a11y_tree": ("screenshot", "a11y_tree"), "som": ("screenshot", "marks")}
 
 
 @dataclass
@@ -169,11 +202,14 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
     default; ``reset(options={"task": ...})`` gives another for that episode. Without one the
     desktop is blank, nothing is judged and the reward is always 0.
 
-    **Observation.** A :class:`gymnasium.spaces.Dict` with one key per mode in ``observations``
-    (:data:`OBSERVATION_MODES`): ``"screenshot"`` is the settled frame as a ``Box`` of uint8,
-    ``(height, width, 3)`` at ``image_size`` (default: the task's logical screen, else 1280x800;
-    a screen of another size is scaled to it, and points are pixels of it). The instruction, the
-    step and what the last actions did are in ``info``.
+    **Observation.** ``observation`` is OSWorld's choice of what an agent sees: ``screenshot``,
+    ``a11y_tree`` (the linearized accessibility tree), ``screenshot_a11y_tree`` (both) or ``som``
+    (the frame with numbered marks drawn, and the marks' table). The Gymnasium observation is a
+    :class:`gymnasium.spaces.Dict` with the keys of :data:`GYM_KEYS` for it: ``"screenshot"`` is
+    the settled frame as a ``Box`` of uint8, ``(height, width, 3)`` at ``image_size`` (default:
+    the task's logical screen, else 1280x800; a screen of another size is scaled to it, and
+    points are pixels of it); ``"a11y_tree"`` and ``"marks"`` are ``Text`` (see
+    :data:`MAX_TEXT_CHARS`). The instruction, the step and what the last actions did are in ``info``.
 
     **Action.** ``spaces.Text`` holding one JSON document: a BaseAction object or a list of them
     (``action_format`` names another format of :mod:`vdesk.adapters.formats`, e.g.
@@ -197,20 +233,20 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
 
     def __init__(self, task: Task | str | Path | Mapping[str, Any] | None = None, *,
                  image_size: tuple[int, int] | None = None, render_mode: str | None = None,
-                 observations: Sequence[str] = ("screenshot",), action_format: str = "base",
+                 observation: str = "screenshot", action_format: str = "base",
                  max_steps: int | None = None, time_limit: float | None = None, image: str = IMAGE,
                  source: DesktopSource | None = None, environment: Mapping[str, str] | None = None,
                  step_quiet: float = STEP_QUIET, final_quiet: float = FINAL_QUIET,
                  video: Path | None = None) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InvalidArgument(f"render_mode {render_mode!r}: use 'rgb_array' or None")
-        unknown = [name for name in observations if name not in OBSERVATION_MODES]
-        if unknown or not observations:
-            raise InvalidArgument(f"observations {list(observations)!r}: use some of {', '.join(OBSERVATION_MODES)}")
+        if observation not in OBSERVATIONS:
+            raise InvalidArgument(f"observation {observation!r}: choose one of {', '.join(OBSERVATIONS)}")
         model_format(action_format)  # an unknown name fails here, listing the known ones
         self.default_task = as_task(task)
         self.render_mode = render_mode
-        self.observations = tuple(observations)
+        self.observation = observation
+        self.observations = GYM_KEYS[observation]
         self.action_format = action_format
         self.max_steps, self.time_limit = max_steps, time_limit
         self.source = source or fresh_desktops(image, environment)
@@ -320,10 +356,14 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         """Wait for the screen to settle, then take the next observation."""
         self._settle(self.step_quiet)
         self._step += 1
-        frame = self.desktop.screenshot(self.image_space.size, fresh=True)
+        if self.observation == "screenshot":
+            frame, tree, marks = self.desktop.screenshot(self.image_space.size, fresh=True), None, None
+        else:
+            frame, tree, marks = self.desktop.call(observe_screen, self.observation, self.image_space,
+                                                   timeout=OBSERVE_TIMEOUT)
         instruction = self._task.instruction if self._task else ""
         self._last = Observation(frame, screen_context(self.desktop.screen), instruction, self._step,
-                                 tuple(results), user_reply)
+                                 tuple(results), user_reply, tree, marks)
         return self._last
 
     def final_frame(self) -> Image.Image:
@@ -391,6 +431,17 @@ gymnasium.register(id=ENV_ID, entry_point="vdesk.harness.env:DesktopEnv", nondet
 
 
 # -- what runs next to the desktop (through DesktopHost.call) ---------------------------------
+def observe_screen(desktop: Desktop, mode: str, image: ImageSpace) -> tuple[Image.Image, str | None, str | None]:
+    """The frame at ``image``'s size and, by ``mode``, the linearized tree or the marks' table
+    (``som``: the frame is the marked screenshot; the marks stay on the desktop for the
+    actions that name them)."""
+    if mode == "som":
+        marks = desktop.marks()
+        return desktop.to_image(marks.image, image), None, marks.table()
+    frame = desktop.screenshot(image.size, fresh=True)
+    return frame, linearize(desktop.accessibility_tree()), None
+
+
 def prepare(desktop: Desktop, task: Task, files: Mapping[str, bytes] | None = None) -> None:
     """Get a fresh desktop ready for ``task``: the window manager, then the task's setup;
     ``files`` are what its serve and upload steps copy in (see :func:`packed`)."""

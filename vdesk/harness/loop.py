@@ -150,7 +150,7 @@ class _Episode:
         name, digest = self.recorder.frame(observation.step, observation.frame)
         self.recorder.step(StepRecord(
             step=observation.step, frame=name, frame_hash=digest, actions=reply.actions, results=results,
-            raw_reply=reply.raw, thought=reply.thought, user_reply=observation.user_reply,
+            raw_reply=reply.raw, thought=reply.thought, user_reply=observation.user_reply, observed=observation.text,
             agent_ms=round(agent_ms, 3), execute_ms=round(sum(r.elapsed_ms for r in results), 3),
             at_s=round(self.clock.elapsed(), 3)))
 

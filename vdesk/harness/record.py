@@ -61,6 +61,7 @@ class StepRecord(_Record):
     raw_reply: str | None = None
     thought: str | None = None
     user_reply: str | None = None
+    observed: str | None = None      # the tree or the marks the agent was shown beside the frame
     agent_ms: float = 0.0
     execute_ms: float = 0.0
     at_s: float = 0.0                # since the episode's start

@@ -30,7 +30,8 @@ from vdesk.images import IMAGE
 def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, parallel: int = 1,
               image: str = IMAGE, cancel: threading.Event | None = None,
               on_event: Callable[[SuiteEvent], None] | None = None, placement: Placement | None = None,
-              environment: Mapping[str, str] | None = None, video: bool = False) -> SuiteSummary:
+              environment: Mapping[str, str] | None = None, video: bool = False,
+              observation: str = "screenshot") -> SuiteSummary:
     """Run every task once with a fresh agent and desktop, ``parallel`` at a time, into ``out``.
 
     ``placement`` says where the desktops live: this machine (:class:`LocalPlacement`, the
@@ -38,10 +39,11 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
     where an episode whose node dies runs once more elsewhere); the agent, the loop and the
     run folders stay in this process. ``environment`` is set in every desktop.
     With ``video`` each episode's screen is recorded into ``video.mp4`` in its folder.
+    ``observation`` is what agents see (:data:`vdesk.harness.env.OBSERVATIONS`; local placement).
     """
     if parallel < 1:
         raise InvalidArgument(f"parallel must be at least 1, got {parallel}")
-    placement = placement or LocalPlacement()
+    placement = placement or LocalPlacement(observation)
     out.mkdir(parents=True, exist_ok=True)
     cancel = cancel or threading.Event()
     episodes = Episodes(agent_factory, agent_factory().name, out, cancel, on_event or (lambda event: None), video)
@@ -62,9 +64,13 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
 
 
 class LocalPlacement:
-    """Every episode on a fresh desktop of this machine's engine, ``parallel`` at a time."""
+    """Every episode on a fresh desktop of this machine's engine, ``parallel`` at a time,
+    observed as ``observation`` says."""
 
     ray_address = None
+
+    def __init__(self, observation: str = "screenshot") -> None:
+        self.observation = observation
 
     def node_limit(self, parallel: int) -> None:
         return None
@@ -72,7 +78,8 @@ class LocalPlacement:
     def run(self, episodes: Episodes, tasks: Sequence[Task], *, parallel: int, image: str,
             environment: Mapping[str, str] | None) -> None:
         def episode(task: Task) -> None:
-            env = DesktopEnv(image=image, environment=environment, video=episodes.video_path(task))
+            env = DesktopEnv(image=image, environment=environment, video=episodes.video_path(task),
+                             observation=self.observation)
             episodes.ended(task, episodes.play(task, env))
 
         with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="vdesk-episode") as pool:

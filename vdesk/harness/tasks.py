@@ -33,6 +33,7 @@ import yaml
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag,
                       ValidationError, field_validator, model_validator)
 
+from vdesk.accessibility.text import compile_pattern
 from vdesk.actions import BaseAction, parse_batch, validation_message
 from vdesk.clock import parse_clock
 from vdesk.container import Network, parse_size
@@ -295,6 +296,17 @@ class WindowCheck(_Strict):
     timeout: float = Field(default=2.0, ge=0, le=60)
 
 
+class ElementCheck(_Strict):
+    """An element with this role (and name, and states) is on screen in the accessibility
+    tree, or is not (apps image). Names match exactly, ignoring case."""
+
+    element: str = Field(min_length=1)  # the role, e.g. "push button"
+    name: str | None = None
+    states: list[str] = Field(default_factory=list)
+    present: bool = True
+    timeout: float = Field(default=2.0, ge=0, le=60)
+
+
 class RegionCheck(_Strict):
     """A screen region (logical pixels: left, top, right, bottom) matches a reference image.
 
@@ -310,17 +322,51 @@ class RegionCheck(_Strict):
     @field_validator("region")
     @classmethod
     def _ordered(cls, value: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
-        left, top, right, bottom = value
-        if left < 0 or top < 0 or right <= left or bottom <= top:
-            raise ValueError(f"region {list(value)} must be [left, top, right, bottom] with left < right and top < bottom")
+        return _ordered_region(value)
+
+
+class TextCheck(_Strict):
+    """Text is on the final frame (read by OCR, see :mod:`vdesk.accessibility.text`), within
+    ``within`` (logical pixels: left, top, right, bottom) if given — or, with ``present:
+    false``, is not. ``text`` matches literally (any whitespace standing for any, within one
+    line of the screen); with ``regex: true`` it is a regular expression."""
+
+    text: str = Field(min_length=1, max_length=1000)
+    regex: bool = False
+    ignore_case: bool = False
+    within: tuple[int, int, int, int] | None = None
+    present: bool = True
+
+    @field_validator("text")
+    @classmethod
+    def _some_text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("a text check needs some text, not only whitespace")
         return value
 
+    @field_validator("within")
+    @classmethod
+    def _ordered(cls, value: tuple[int, int, int, int] | None) -> tuple[int, int, int, int] | None:
+        return _ordered_region(value) if value is not None else None
 
-CHECK_KINDS = ("command", "file", "window", "region", "document", "browser")
+    @model_validator(mode="after")
+    def _valid_regex(self) -> TextCheck:
+        if self.regex:
+            _regex(self.text)
+        return self
+
+    def pattern(self) -> re.Pattern[str]:
+        """The text as the pattern it stands for."""
+        source = self.text if self.regex else compile_pattern(self.text).pattern
+        return re.compile(source, re.IGNORECASE if self.ignore_case else 0)
+
+
+CHECK_KINDS = ("command", "file", "window", "region", "document", "browser", "text", "element")
 Check = Annotated[
     Union[Annotated[CommandCheck, Tag("command")], Annotated[FileCheck, Tag("file")],
           Annotated[WindowCheck, Tag("window")], Annotated[RegionCheck, Tag("region")],
-          Annotated[DocumentCheck, Tag("document")], Annotated[BrowserCheck, Tag("browser")]],
+          Annotated[DocumentCheck, Tag("document")], Annotated[BrowserCheck, Tag("browser")],
+          Annotated[TextCheck, Tag("text")], Annotated[ElementCheck, Tag("element")]],
     _keyed_by(CHECK_KINDS, "check_kind", "a check"),
 ]
 
@@ -384,6 +430,13 @@ def _kind(value: Any, kinds: tuple[str, ...]) -> str | None:
         return None
     present = [kind for kind in kinds if kind in value]
     return present[0] if len(present) == 1 else None
+
+
+def _ordered_region(value: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    left, top, right, bottom = value
+    if left < 0 or top < 0 or right <= left or bottom <= top:
+        raise ValueError(f"region {list(value)} must be [left, top, right, bottom] with left < right and top < bottom")
+    return value
 
 
 def _regex(value: str | None) -> str | None:

@@ -140,6 +140,8 @@ class OpenAIChatAgent(Agent):
         note = None
         if (failure := _failures(observation)) or observation.user_reply:
             note = f"The last action failed: {failure}" if failure else f"The user answered: {observation.user_reply}"
+        if observation.text:  # the tree or the marks (DesktopEnv's observation mode)
+            note = f"{note}\n\n{observation.text}" if note else observation.text
         messages = uitars.chat_messages(self._instruction, self._turns, history=self.settings.history, note=note)
         return uitars.chat_request(self.settings.model, messages, self.settings.max_tokens)
 
