@@ -65,7 +65,7 @@ XDOTOOL_TIMEOUT = 30.0  # one chained xdotool invocation
 RECEIPT_QUIET = 0.03  # seconds the screen must hold still after a batch for its receipt
 RECEIPT_SETTLE_TIMEOUT = 3.0  # then a screen still changing is taken as it is
 TYPED_TREE_TIMEOUT = 3.0  # seconds for the tree a typing receipt reads
-RECEIPT_PATIENCE = 0.15  # seconds more for a first change when none came before the settle
+RECEIPT_PATIENCE = 0.1  # seconds more for a first change when none came before the settle
 TEXT_PROGRESS_EVERY = 2.0  # seconds between progress lines of a text wait
 SESSION_READY_LABEL = "vdesk.session-ready"  # an image's label: the file its session makes once it is up
 
