@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from vdesk.version import __version__
 
 if TYPE_CHECKING:
-    from vdesk.actions import BaseAction, Coordinates, ExecuteResult
+    from vdesk.accessibility.text import TextBox
+    from vdesk.actions import BaseAction, Coordinates, ExecuteResult, Receipt
     from vdesk.container import Limits, Network
     from vdesk.coords import ImageSpace, Screen
     from vdesk.desktop import Desktop
@@ -36,7 +37,9 @@ __all__ = [
     "Desktop", "DesktopInfo", "Limits", "Network", "Screen", "ImageSpace",
     # actions and the agent contract
     "BaseAction", "Coordinates", "ExecuteResult", "Operator", "ExecuteRequest", "ScreenContext",
-    "ScreenshotOutput",
+    "ScreenshotOutput", "Receipt",
+    # text on screen
+    "TextBox",
     # errors
     "VdeskError", "EngineUnavailable", "ImageError", "DesktopNotFound", "DesktopGone", "DesktopLost",
     "DesktopTimeout", "PasswordRefused", "CommandFailed", "InvalidArgument", "InvalidAction", "UnknownKey",
@@ -49,7 +52,7 @@ _HOMES = {
     "Network": "vdesk.container", "Screen": "vdesk.coords", "ImageSpace": "vdesk.coords",
     "BaseAction": "vdesk.actions", "Coordinates": "vdesk.actions", "ExecuteResult": "vdesk.actions",
     "Operator": "vdesk.operator", "ExecuteRequest": "vdesk.operator", "ScreenContext": "vdesk.operator",
-    "ScreenshotOutput": "vdesk.operator",
+    "ScreenshotOutput": "vdesk.operator", "Receipt": "vdesk.actions", "TextBox": "vdesk.accessibility.text",
     **{name: "vdesk.errors" for name in __all__[__all__.index("VdeskError"):]},
 }
 

@@ -342,14 +342,21 @@ class Receipt(BaseModel):
     changed: bool
     regions: list[tuple[int, int, int, int]] = Field(default_factory=list)
     settled: bool = True
+    typed: bool | None = None
+    """For a batch that typed: whether the focused element's text now contains the last line
+    typed (None where no accessibility tree is readable, or no focused element has text)."""
+    focused: str | None = None
+    """The focused element ``typed`` was read from, e.g. ``text 'Notes'``."""
 
     def describe(self) -> str:
         """One line for a person or a model: ``nothing changed`` or where the screen changed."""
+        typed = {True: f"; the typed text is in the focused {self.focused}",
+                 False: f"; the typed text is NOT in the focused {self.focused}", None: ""}[self.typed]
         if not self.changed:
-            return "nothing changed on screen"
+            return f"nothing changed on screen{typed}"
         where = ", ".join(f"[{left}, {top}, {right}, {bottom}]" for left, top, right, bottom in self.regions)
         still = " (still changing)" if not self.settled else ""
-        return f"the screen changed in {where}{still}"
+        return f"the screen changed in {where}{still}{typed}"
 
 
 class ExecuteResult(BaseModel):

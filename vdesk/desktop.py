@@ -65,7 +65,8 @@ WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first win
 XDOTOOL_TIMEOUT = 30.0  # one chained xdotool invocation
 RECEIPT_QUIET = 0.03  # seconds the screen must hold still after a batch for its receipt
 RECEIPT_SETTLE_TIMEOUT = 3.0  # then a screen still changing is taken as it is
-RECEIPT_PATIENCE = 0.15  # seconds more for a first change when none came before the settle
+TYPED_TREE_TIMEOUT = 3.0  # seconds for the tree a typing receipt reads
+RECEIPT_PATIENCE = 0.1  # seconds more for a first change when none came before the settle
 TEXT_PROGRESS_EVERY = 2.0  # seconds between progress lines of a text wait
 SESSION_READY_LABEL = "vdesk.session-ready"  # an image's label: the file its session makes once it is up
 
@@ -95,6 +96,7 @@ class Desktop:
         self._browser: Browser | None = None  # made on first use
         self._marks: set_of_marks.Marks | None = None  # the last marks(), which element numbers name
         self._tree_reader = TreeReader(client.api, container.id, self.name)
+        self._tree_readable: bool | None = None  # None: not tried yet (receipts of typing read it)
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -490,6 +492,8 @@ class Desktop:
                 after, calm = self._frame_after_actions(before)
             if before is not None:
                 result.receipt = self._receipt(before, after, calm)
+                if typed := [step.text for step in planned.steps if isinstance(step, TypeText)]:
+                    result.receipt.typed, result.receipt.focused = self._typed_into_focus(typed[-1])
         except VdeskError as error:
             result.status, result.error_message = "failed", str(error)
         result.elapsed_ms = (time.perf_counter() - started) * 1000
@@ -602,6 +606,28 @@ class Desktop:
             return after, True
         except DesktopTimeout:
             return frames.latest(), False
+
+    def _typed_into_focus(self, typed: str) -> tuple[bool | None, str | None]:
+        """Whether the focused element's text contains the last line of ``typed``, and which
+        element that is; (None, None) where there is no tree (the lean image: remembered) or no
+        focused element with text. A fresh tree costs 0.1-1.5 s with big programs open."""
+        wanted = next((line.strip() for line in reversed(typed.splitlines()) if line.strip()), "")
+        if not wanted or self._tree_readable is False:
+            return None, None
+        try:
+            tree = self._guard(lambda: self._tree_reader.read(self.screen, TreeLimits(timeout=TYPED_TREE_TIMEOUT)))
+        except CommandFailed as error:
+            if "needs the apps image" in str(error):  # no reader in this image: never ask again
+                self._tree_readable = False
+            return None, None
+        except VdeskError:  # slow or too big this time: say nothing rather than fail the batch
+            return None, None
+        self._tree_readable = True
+        focused = [node for node in tree.nodes() if "focused" in node.states and node.text is not None]
+        if not focused:
+            return None, None
+        node = focused[-1]  # the innermost
+        return wanted in (node.text or ""), node.label()
 
     def _receipt(self, before: Frame, after: Frame, calm: bool) -> Receipt:
         from vdesk.frames import changed_regions  # loaded already: the frames came through it

@@ -4,6 +4,10 @@
         desktop.run(["xterm"])
         desktop.windows.wait_for("xterm")
 
+    def test_says_done(desktop):
+        desktop.run(["xterm", "-e", "sh", "-c", "echo Done; sleep 60"])
+        desktop.wait_for_text("Done", timeout=30)   # OCR of the live screen; find_text reads it now
+
 Options: ``--vdesk-size WxH``, ``--vdesk-scale S``, ``--vdesk-image NAME``,
 ``--vdesk-frames DIR`` (where the last frame of a failing test is saved; default
 ``vdesk-failures``). ``desktop`` is a fresh desktop per test; ``session_desktop`` is shared by

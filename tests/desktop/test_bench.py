@@ -17,6 +17,7 @@ from vdesk.bench.speed import BenchReport, render, run_bench
 MEASUREMENTS = {
     "fresh_screenshot": "ms", "unchanged_screenshot": "ms", "png_encode": "ms", "jpeg_encode": "ms",
     "click": "ms", "key_press": "ms", "type_100": "ms", "type_1000": "ms", "full_step": "ms",
+    "click_receipt": "ms", "receipt_compare": "ms", "ocr_full_frame": "ms",
     "up": "ms", "down": "ms", "idle_memory": "MiB",
     "parallel_up": "count", "parallel_all_ready": "ms", "parallel_memory_total": "MiB",
     "parallel_memory_per_desktop": "MiB",

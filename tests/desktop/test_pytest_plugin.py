@@ -46,3 +46,19 @@ def test_a_bad_size_option_is_one_usage_error_before_any_test(pytester):
         errors = result.stderr.str()
         assert said in errors and "Traceback" not in errors, errors
         assert "test_one" not in result.stdout.str()
+
+
+def test_the_fixture_desktop_finds_and_waits_for_text_on_screen(pytester):
+    pytester.makepyfile(test_agent="""
+        import pytest
+        from vdesk.errors import DesktopTimeout
+
+        def test_reads_the_screen(desktop):
+            desktop.run(["xterm", "-geometry", "60x6+50+50", "-e", "sh", "-c", "sleep 1; echo Agent says done; sleep 60"])
+            [box] = desktop.wait_for_text("Agent says done", timeout=30)
+            assert desktop.find_text("Agent says") and box.bounds[0] >= 50
+            with pytest.raises(DesktopTimeout, match="no text matching 'Agent failed'"):
+                desktop.wait_for_text("Agent failed", timeout=2)
+    """)
+    result = pytester.runpytest_subprocess("--vdesk-size", "1024x768")
+    result.assert_outcomes(passed=1)

@@ -66,3 +66,14 @@ def test_the_operator_gives_regions_in_the_agents_image_pixels(shared_desktop: D
         result = operator.execute({"actions": click({"raw": {"x": x, "y": y}}, "triple_click")})
         assert result.receipt is not None and result.receipt.changed, result
         assert contains(result.receipt.regions[0], x, y) and result.receipt.regions[0][2] <= 640, result.receipt
+
+
+def test_typing_where_no_tree_is_readable_changes_the_screen_and_says_nothing_of_the_focus(shared_desktop: Desktop):
+    title = f"receipt-typed-{time.monotonic_ns()}"
+    with xterm(shared_desktop, title, "-geometry", "60x8+100+100", "-e", "cat") as window:
+        shared_desktop.windows.focus(window)
+        shared_desktop.settle(0.3)
+        result = shared_desktop.execute([{"type": "type", "inputs": {"content": "typed into cat"}}])
+        receipt = result.receipt
+        assert receipt is not None and receipt.changed and receipt.typed is None and receipt.focused is None, result
+        assert all(window.x <= r[0] and r[2] <= window.x + window.width for r in receipt.regions), (receipt, window)

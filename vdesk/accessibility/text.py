@@ -4,8 +4,9 @@ Tesseract reads the frames (the engine comes inside the ``tesserocr`` wheel; its
 model is Debian's ``tesseract-ocr-eng``, found on disk, never downloaded). It was measured
 against RapidOCR (ONNX models shipped in its wheel) on frames of the apps desktop — an xterm
 listing, a Writer document with its menus and toolbars, a Chromium form page: RapidOCR read a
-little more (45 of 50 known phrases against 42) but took 1.1–2.3 s a frame on this 2-core
-machine, Tesseract 0.18–0.45 s; only Tesseract stays within the 500 ms a full frame may take.
+little more (45 of 50 known phrases against Tesseract's 43 as set up here) but took 1.1–2.3 s
+a frame on this 2-core machine at a load average of 3, Tesseract (enlarged, without the local
+threshold) 0.18–0.45 s; one after the other at a load of 17–24: 4.5–13.8 s against 0.3–1.6 s.
 
 Frames are enlarged twice before reading (at scale 1), then slightly blurred, and binarized
 with Sauvola's local threshold. Tesseract's models were trained on text far taller than a

@@ -16,6 +16,7 @@ import docker
 from vdesk import images
 from vdesk.bench.machine import around
 from vdesk.bench.speed import IDLE_SECONDS, MEMORY_NOTE, Measurement, _timed, parallel
+from vdesk.accessibility import text as text_on_screen
 from vdesk.container import DEFAULT_SIZE
 from vdesk.desktop import Desktop
 from vdesk.progress import Progress
@@ -70,9 +71,15 @@ def _programs(desktop: Desktop, repeats: int, progress: Progress) -> list[Measur
     desktop.wait_until_settled(quiet=0.5, timeout=30)
     results.append(Measurement.of("apps_fresh_screenshot", "ms", _timed(lambda: desktop.screenshot(fresh=True), repeats),
                                   note="a fresh frame of an apps desktop with Calc open"))
+    calc = desktop.screenshot()
+    results.append(Measurement.of("apps_ocr_full_frame", "ms", _timed(lambda: text_on_screen.read(calc), repeats),
+                                  note=f"OCR (Tesseract) of that {calc.width}x{calc.height} frame with Calc open; "
+                                       "target ≤ 500 ms"))
     click = [{"type": "click", "inputs": {"point": {"raw": {"x": 600, "y": 400}}}}]
-    results.append(Measurement.of("apps_click", "ms", _timed(lambda: desktop.execute(click), repeats),
-                                  note="a click into Calc's sheet"))
+    results.append(Measurement.of("apps_click", "ms", _timed(lambda: desktop.execute(click, receipt=False), repeats),
+                                  note="a click into Calc's sheet (receipt off)"))
+    results.append(Measurement.of("apps_click_receipt", "ms", _timed(lambda: desktop.execute(click), repeats),
+                                  note="the same click with its receipt (the default): the cell cursor moves"))
     progress(f"apps desktop: the accessibility tree, {repeats} times each")
     results += _tree_rows(desktop, "calc", repeats)
     _open(desktop, LAUNCHES[0])  # Chromium on a page beside Calc

@@ -48,12 +48,14 @@ from rich.text import Text
 from vncdotool import api as vnc_api
 
 from vdesk import engine, images as desktop_image
+from vdesk.accessibility import text as text_on_screen
 from vdesk.channel import ReplyLines
 from vdesk.bench.machine import BUSY_OTHERS_SHARE, Surroundings, around, busy_warning
 from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.container import DEFAULT_SIZE, LABEL
 from vdesk.desktop import Desktop
 from vdesk.execstream import ExecStream
+from vdesk.frames import changed_regions
 from vdesk.errors import BenchError, InvalidArgument
 from vdesk.operator import encode
 from vdesk.progress import Progress
@@ -240,16 +242,19 @@ def _operations(client: docker.DockerClient, desktop: Desktop, repeats: int, bas
               "docker exec of XGetImage in the desktop, raw pixels to an image")
 
     progress("actions")
-    timed("click", lambda: _act(desktop, CLICK),
-          "execute() of one click")
-    timed("key_press", lambda: _act(desktop, KEY),
-          "execute() of one hotkey 'shift'")
+    timed("click", lambda: _act(desktop, CLICK, receipt=False),
+          "execute(receipt=False) of one click")
+    timed("key_press", lambda: _act(desktop, KEY, receipt=False),
+          "execute(receipt=False) of one hotkey 'shift'")
+    timed("click_receipt", lambda: _act(desktop, CLICK),
+          "the same click with its receipt (the default) on a static screen: fresh frame before, "
+          "settle and patience after (nothing changes: the dearest case); minus click = its cost per step")
     if baseline:
         progress("baseline: a new docker exec per action")
         timed("naive_exec_action", lambda: _naive_exec_action(desktop),
               "container.exec_run(xdotool …) per click, same xdotool arguments")
     timed("full_step", lambda: _full_step(desktop),
-          "click with settle=True, then a fresh screenshot, on a static screen")
+          "click with settle=True and its receipt, then a fresh screenshot, on a static screen")
 
     progress("typing into a program")
     results += around(client, lambda: _typing(desktop, repeats, checks))
@@ -264,6 +269,13 @@ def _operations(client: docker.DockerClient, desktop: Desktop, repeats: int, bas
                                   note=f"{frame.width}x{frame.height} frame of text windows → {len(png) // 1024} KiB"))
     take(lambda: Measurement.of("jpeg_encode", "ms", _timed(lambda: encode(frame, "jpeg"), repeats),
                                   note=f"quality 85 → {len(jpeg) // 1024} KiB"))
+    blank = Image.new("RGB", frame.size)
+    take(lambda: Measurement.of("receipt_compare", "ms", _timed(lambda: changed_regions(blank, frame), repeats),
+                                  note="a receipt's comparison of two frames that differ all over (that frame and a blank one)"))
+    progress("reading the text of a frame")
+    take(lambda: Measurement.of("ocr_full_frame", "ms", _timed(lambda: text_on_screen.read(frame), repeats),
+                                  note=f"OCR (Tesseract) of that {frame.width}x{frame.height} frame: "
+                                       f"{len(text_on_screen.read(frame))} lines; target ≤ 500 ms"))
     return results
 
 
@@ -460,8 +472,8 @@ def _full_step(desktop: Desktop) -> None:
     desktop.screenshot(fresh=True)
 
 
-def _act(desktop: Desktop, actions: list[dict[str, Any]], *, settle: bool = False) -> None:
-    result = desktop.execute(actions, settle=settle)
+def _act(desktop: Desktop, actions: list[dict[str, Any]], *, settle: bool = False, receipt: bool = True) -> None:
+    result = desktop.execute(actions, settle=settle, receipt=receipt)
     if result.status != "success":
         raise BenchError(f"{actions[0]['type']} failed: {result.error_message}")
 
