@@ -1,8 +1,42 @@
-"""The whole suite's rule: a run with a skipped test has left something untested, so it fails."""
+"""The whole suite's rules and shared desktop.
+
+A run with a skipped test has left something untested, so it fails. Every test in the folders
+of :data:`DESKTOP_FOLDERS` needs a Docker engine and the desktop images, and carries the
+`desktop` marker (`-m "not desktop"` leaves them out); elsewhere a test file marks itself.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
+
+from tests.desktop.probe import EventProbe
+from vdesk.desktop import Desktop
+
+DESKTOP_FOLDERS = ("desktop", "protocols")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    folders = [Path(__file__).parent / name for name in DESKTOP_FOLDERS]
+    for item in items:
+        if any(folder in Path(item.fspath).parents for folder in folders):
+            item.add_marker(pytest.mark.desktop)
+
+
+@pytest.fixture(scope="session")
+def shared_desktop() -> Iterator[Desktop]:
+    """One 1280x800 desktop for the tests that only need a screen (a probe covers it);
+    tests/apps has its own, of the apps image."""
+    with Desktop.up(size=(1280, 800)) as desktop:
+        yield desktop
+
+
+@pytest.fixture
+def probe(shared_desktop: Desktop) -> Iterator[EventProbe]:
+    with EventProbe(shared_desktop) as probe:
+        yield probe
 
 
 @pytest.hookimpl(trylast=True)

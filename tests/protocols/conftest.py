@@ -1,6 +1,6 @@
 """Fixtures for the protocol front doors on real desktops in real containers: `vdesk mcp` as a
-subprocess, reached with the MCP SDK's own client over stdio and over streamable HTTP; the
-Gymnasium environment and the agent SDKs' computer interfaces."""
+subprocess, reached with the MCP SDK's own client over stdio and over streamable HTTP. The
+Gymnasium environment's and the agent SDKs' tests drive tests/conftest.py's shared desktop."""
 
 from __future__ import annotations
 
@@ -16,37 +16,13 @@ from typing import Any, AsyncIterator
 
 import docker
 import httpx2
-import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.desktop.probe import EventProbe
-from vdesk.desktop import Desktop
 
 VDESK = str(Path(sys.executable).with_name("vdesk"))
 TOKEN = "test-token-" + "x" * 24
 START = 120.0  # seconds a server (and a first desktop on a loaded machine) may take
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test here needs a Docker engine and the desktop image: `-m "not desktop"` leaves them out."""
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(item.fspath).parents:
-            item.add_marker(pytest.mark.desktop)
-
-
-@pytest.fixture(scope="module")
-def screen_desktop() -> Iterator[Desktop]:
-    """One 1280x800 desktop per module for the tests that drive a screen (a probe covers it)."""
-    with Desktop.up(size=(1280, 800)) as desktop:
-        yield desktop
-
-
-@pytest.fixture
-def probe(screen_desktop: Desktop) -> Iterator[EventProbe]:
-    with EventProbe(screen_desktop) as probe:
-        yield probe
 
 
 def stdio(*args: str) -> StdioServerParameters:

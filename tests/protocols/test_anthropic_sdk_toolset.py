@@ -15,14 +15,14 @@ def member(name: str, **tool_input: object) -> BetaToolUseBlock:
                                             "toolset_name": "computer", "input": tool_input})
 
 
-def test_the_sdks_toolset_entry_serves_every_member(screen_desktop):
-    entry = DesktopToolset(screen_desktop, confirm=lambda context: True).to_dict()
+def test_the_sdks_toolset_entry_serves_every_member(shared_desktop):
+    entry = DesktopToolset(shared_desktop, confirm=lambda context: True).to_dict()
     assert entry["type"] == "computer_toolset_20260801" and not entry.get("configs")  # nothing disabled
 
 
-def test_the_sdks_tool_result_runs_clicks_keys_and_screenshots(screen_desktop, probe):
-    toolset = DesktopToolset(screen_desktop, confirm=lambda context: True)
-    park(screen_desktop, probe)
+def test_the_sdks_tool_result_runs_clicks_keys_and_screenshots(shared_desktop, probe):
+    toolset = DesktopToolset(shared_desktop, confirm=lambda context: True)
+    park(shared_desktop, probe)
     clicked = toolset.tool_result(member("left_click", coordinate=[640, 400]))
     assert not clicked.get("is_error") and "Clicked." in str(clicked["content"])
     pressed = toolset.tool_result(member("key", text="Down", repeat=2))
@@ -37,11 +37,11 @@ def test_the_sdks_tool_result_runs_clicks_keys_and_screenshots(screen_desktop, p
     assert failed["is_error"] is True and "(5000, 1)" in str(failed["content"])
 
 
-def test_the_sdks_confirm_guards_typing(screen_desktop):
-    with program_receiving_keys(screen_desktop, "sdk-toolset") as received:
-        refused = DesktopToolset(screen_desktop, confirm=lambda context: False).tool_result(member("type", text="no"))
+def test_the_sdks_confirm_guards_typing(shared_desktop):
+    with program_receiving_keys(shared_desktop, "sdk-toolset") as received:
+        refused = DesktopToolset(shared_desktop, confirm=lambda context: False).tool_result(member("type", text="no"))
         assert refused["is_error"] is True
-        toolset = DesktopToolset(screen_desktop, confirm=lambda context: True)
+        toolset = DesktopToolset(shared_desktop, confirm=lambda context: True)
         toolset.tool_result(member("type", text="yes 😀"))
         toolset.tool_result(member("key", text="ctrl+d", repeat=2))
         assert received() == "yes 😀"

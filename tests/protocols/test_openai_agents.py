@@ -24,8 +24,8 @@ from vdesk.integrations.openai_agents import DesktopComputer
 
 
 @pytest.fixture
-def computer(screen_desktop) -> DesktopComputer:
-    return DesktopComputer(screen_desktop)
+def computer(shared_desktop) -> DesktopComputer:
+    return DesktopComputer(shared_desktop)
 
 
 def test_it_describes_itself_as_the_sdk_asks(computer):
@@ -35,22 +35,22 @@ def test_it_describes_itself_as_the_sdk_asks(computer):
 
 
 @pytest.mark.parametrize("button, number", [("left", 1), ("wheel", 2), ("right", 3)])
-def test_click_arrives_with_its_button(screen_desktop, probe, computer, button, number):
-    park(screen_desktop, probe)
+def test_click_arrives_with_its_button(shared_desktop, probe, computer, button, number):
+    park(shared_desktop, probe)
     computer.click(640, 400, button)
     assert summary(probe.events()) == [f"button_press {number} 640 400", f"button_release {number} 640 400"]
 
 
-def test_click_holding_keys_and_double_click(screen_desktop, probe, computer):
-    park(screen_desktop, probe)
+def test_click_holding_keys_and_double_click(shared_desktop, probe, computer):
+    park(shared_desktop, probe)
     computer.click(10, 20, "left", keys=["CTRL"])
     computer.double_click(30, 40)
     assert summary(probe.events()) == ["key_press Control_L", "button_press 1 10 20", "button_release 1 10 20",
                                        "key_release Control_L"] + ["button_press 1 30 40", "button_release 1 30 40"] * 2
 
 
-def test_scroll_move_and_keypress(screen_desktop, probe, computer):
-    park(screen_desktop, probe)
+def test_scroll_move_and_keypress(shared_desktop, probe, computer):
+    park(shared_desktop, probe)
     computer.scroll(300, 200, 0, -100)  # up: one wheel notch per 100 pixels
     computer.move(222, 111)
     computer.keypress(["CTRL", "A"])
@@ -60,22 +60,22 @@ def test_scroll_move_and_keypress(screen_desktop, probe, computer):
     assert (222, 111) in [(e.x, e.y) for e in events if e.kind == "motion"]
 
 
-def test_drag_holds_the_button_along_the_path(screen_desktop, probe, computer):
-    park(screen_desktop, probe)
+def test_drag_holds_the_button_along_the_path(shared_desktop, probe, computer):
+    park(shared_desktop, probe)
     computer.drag([(100, 100), (150, 120), (200, 300)])
     events = probe.events()
     assert summary(events)[0] == "button_press 1 100 100" and summary(events)[-1] == "button_release 1 200 300"
     assert (150, 120) in [(e.x, e.y) for e in events if e.kind == "motion" and e.state & BUTTON1_MASK]
 
 
-def test_wait_waits_and_reaches_nothing(screen_desktop, probe, computer):
-    park(screen_desktop, probe)
+def test_wait_waits_and_reaches_nothing(shared_desktop, probe, computer):
+    park(shared_desktop, probe)
     computer.wait()
     assert probe.events() == []
 
 
-def test_typed_text_lands_in_a_program_exactly(screen_desktop, computer):
-    with program_receiving_keys(screen_desktop, "agents-typed") as received:
+def test_typed_text_lands_in_a_program_exactly(shared_desktop, computer):
+    with program_receiving_keys(shared_desktop, "agents-typed") as received:
         text = 'Grüße 😀 "quoted" $HOME -rf'
         computer.type(text)
         computer.keypress(["CTRL", "D"])
@@ -83,8 +83,8 @@ def test_typed_text_lands_in_a_program_exactly(screen_desktop, computer):
         assert received() == text
 
 
-def test_a_point_off_the_screenshot_raises_and_reaches_nothing(screen_desktop, probe, computer):
-    park(screen_desktop, probe)
+def test_a_point_off_the_screenshot_raises_and_reaches_nothing(shared_desktop, probe, computer):
+    park(shared_desktop, probe)
     with pytest.raises(InvalidAction, match="5000"):
         computer.click(5000, 1, "left")
     with pytest.raises(InvalidAction, match="back"):
@@ -108,7 +108,7 @@ class ScriptedModel(Model):
         raise NotImplementedError
 
 
-def test_computer_tool_runs_the_models_calls_on_the_desktop(screen_desktop, probe, computer):
+def test_computer_tool_runs_the_models_calls_on_the_desktop(shared_desktop, probe, computer):
     click = ResponseComputerToolCall.model_validate({
         "id": "cu_1", "call_id": "call_1", "type": "computer_call", "status": "completed",
         "pending_safety_checks": [], "action": {"type": "click", "button": "left", "x": 321, "y": 123}})
@@ -116,7 +116,7 @@ def test_computer_tool_runs_the_models_calls_on_the_desktop(screen_desktop, prob
         ResponseOutputText(type="output_text", text="Clicked.", annotations=[])])
     model = ScriptedModel(click, done)
     agent = Agent(name="operator", model=model, tools=[ComputerTool(computer=computer)])
-    park(screen_desktop, probe)
+    park(shared_desktop, probe)
     result = Runner.run_sync(agent, "Click the point.", run_config=RunConfig(tracing_disabled=True))
     assert result.final_output == "Clicked."
     assert summary(probe.events()) == ["button_press 1 321 123", "button_release 1 321 123"]

@@ -224,16 +224,24 @@ def _docx(path: str) -> Any:
         raise DocumentError(f"{path}: not a readable docx document: {type(error).__name__}: {str(error)[:160]}") from None
 
 
+def _docx_pair(result: Any, expected: Any) -> tuple[Any, Any] | None:
+    """Both documents, or None when the result is missing or unreadable (it scores 0); an
+    unreadable expected document is the task's fault and raises."""
+    if result is None or expected is None:
+        return None
+    try:
+        got = _docx(str(result))
+    except DocumentError:
+        return None
+    return got, _docx(str(expected))
+
+
 @metric("compare_docx_tables")
 def compare_docx_tables(result: Any, expected: Any) -> float:
     """Two docx documents hold the same tables, cell by cell (their text)."""
-    if result is None or expected is None:
+    if (pair := _docx_pair(result, expected)) is None:
         return 0.0
-    try:
-        got = _docx(str(result)).tables
-    except DocumentError:
-        return 0.0
-    want = _docx(str(expected)).tables
+    got, want = pair[0].tables, pair[1].tables
     cells = lambda table: [[cell.text.strip() for cell in row.cells] for row in table.rows]  # noqa: E731
     return float(len(got) == len(want) and all(cells(a) == cells(b) for a, b in zip(got, want)))
 
@@ -241,12 +249,8 @@ def compare_docx_tables(result: Any, expected: Any) -> float:
 @metric("compare_line_spacing")
 def compare_line_spacing(result: Any, expected: Any) -> float:
     """Two docx documents have the same paragraphs' line spacing, paragraph by paragraph."""
-    if result is None or expected is None:
+    if (pair := _docx_pair(result, expected)) is None:
         return 0.0
-    try:
-        got = _docx(str(result)).paragraphs
-    except DocumentError:
-        return 0.0
-    want = _docx(str(expected)).paragraphs
+    got, want = pair[0].paragraphs, pair[1].paragraphs
     return float(len(got) == len(want) and all(a.paragraph_format.line_spacing == b.paragraph_format.line_spacing
                                                for a, b in zip(got, want)))
