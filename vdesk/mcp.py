@@ -24,7 +24,9 @@ tree, marks and text on screen) is one more function of the same shape.
 from __future__ import annotations
 
 import hmac
+import json
 import math
+import re
 import secrets
 import socket
 import sys
@@ -230,6 +232,25 @@ class ClipboardText(BaseModel):
     text: str
 
 
+class TreeText(BaseModel):
+    """The accessibility tree in one of its forms, and the applications that did not answer."""
+
+    format: str
+    text: str
+    errors: list[str]
+
+
+class FoundText(BaseModel):
+    """Text read on the screen, its box in pixels of the last screenshot."""
+
+    text: str
+    x: int
+    y: int
+    width: int
+    height: int
+    confidence: float
+
+
 class CommandOutput(BaseModel):
     exit_code: int
     stdout: str
@@ -278,9 +299,8 @@ def build_server(options: ServerOptions, *, transport: Literal["stdio", "http"] 
         if not options.share:
             mcp.middleware.append(_handshake_only)
     server = Server(mcp, Desktops(options), options, key)
-    # One function per group of tools, each registering its tools on the server. The
-    # observation tools (accessibility_tree, marks, find_text) join as one more group.
-    for group in (_screen_tools, _pointer_tools, _keyboard_tools, _batch_tools, _content_tools):
+    # One function per group of tools, each registering its tools on the server.
+    for group in (_screen_tools, _pointer_tools, _keyboard_tools, _batch_tools, _content_tools, _observation_tools):
         group(server)
     if options.allow_commands:
         _command_tools(server)
@@ -548,6 +568,85 @@ def _content_tools(server: Server) -> None:
             return ClipboardText(text=desktop.clipboard.get(selection))
 
         return server.slot(ctx).use(use)
+
+
+def _observation_tools(server: Server) -> None:
+    mcp = server.mcp
+
+    @mcp.tool(annotations=READ_ONLY)
+    def accessibility_tree(
+        ctx: Context,
+        format: Annotated[Literal["table", "xml", "json"], Field(description=(
+            "table: a line per interesting element (tag, name, text, position, size); xml: OSWorld's "
+            "form; json: the whole typed tree"))] = "table",
+        max_chars: Annotated[int, Field(ge=1_000, le=500_000, description="Bound on the table's length")] = 40_000,
+    ) -> TreeText:
+        """The accessibility tree of every program on the screen (the apps desktop's programs
+        expose one; xterm does not). Positions and sizes are logical pixels: those of an unscaled
+        screenshot. To act on an element by its role and name, use click_element."""
+        from vdesk.accessibility.osworld_xml import linearize, to_xml
+        from vdesk.accessibility.tree import Limits
+
+        def read(desktop: Desktop) -> TreeText:
+            tree = desktop.accessibility_tree(Limits(details=format == "xml"))
+            text = {"table": lambda: linearize(tree, max_chars=max_chars), "xml": lambda: to_xml(tree),
+                    "json": lambda: json.dumps(tree.to_json(), ensure_ascii=False)}[format]()
+            return TreeText(format=format, text=text, errors=[str(error) for error in tree.errors()])
+
+        return server.slot(ctx).use(read)
+
+    @mcp.tool(annotations=READ_ONLY)
+    def marks(ctx: Context) -> list[Image | str]:
+        """A screenshot with the interactive elements numbered (set-of-marks) and their table
+        (index, tag, name, text, source). Act on mark N with execute, e.g.
+        [{"type": "click", "inputs": {"element": N}}]; later pointer coordinates are pixels of this image."""
+        slot = server.slot(ctx)
+
+        def mark(desktop: Desktop) -> list[Image | str]:
+            marked = desktop.marks()
+            slot.image = ImageSpace(*marked.image.size)
+            return [Image(data=encode(marked.image, "png"), format="png"), marked.table()]
+
+        return slot.use(mark)
+
+    @mcp.tool()
+    def click_element(
+        ctx: Context,
+        role: Annotated[str | None, Field(min_length=1, description="The element's role, e.g. 'push button'")] = None,
+        name: Annotated[str | None, Field(min_length=1, description="The element's name, e.g. 'Save'")] = None,
+        index: Annotated[int | None, Field(ge=0, description="Which one when several match (from 0)")] = None,
+    ) -> Done:
+        """Click the centre of the element of the accessibility tree with this role and name
+        (at least one of them). No match, or several without an index, is an error naming the
+        closest candidates; nothing is clicked then."""
+        if role is None and name is None:
+            raise ToolError("role, name: give at least one")
+        query = {key: value for key, value in (("role", role), ("name", name), ("index", index)) if value is not None}
+        return _act(server.slot(ctx), [{"type": "click", "inputs": {"element": query}}], "clicked")
+
+    @mcp.tool(annotations=READ_ONLY)
+    def find_text(
+        ctx: Context,
+        pattern: Annotated[str, Field(min_length=1, description="The text to find (any whitespace matches any)")],
+        regex: Annotated[bool, Field(description="pattern is a regular expression")] = False,
+    ) -> list[FoundText]:
+        """Where text is on the screen now (read from a fresh frame), top to bottom; boxes in
+        pixels of the last screenshot. An empty list when it is not there."""
+        slot = server.slot(ctx)
+        try:
+            wanted: str | re.Pattern[str] = re.compile(pattern) if regex else pattern
+        except re.error as error:
+            raise ToolError(f"pattern: not a regular expression: {error}") from None
+
+        def find(desktop: Desktop) -> list[FoundText]:
+            image = slot.image or desktop.screen.image()
+            sx, sy = image.width / desktop.screen.size[0], image.height / desktop.screen.size[1]
+            return [FoundText(text=box.text, x=round(box.bounds[0] * sx), y=round(box.bounds[1] * sy),
+                              width=round((box.bounds[2] - box.bounds[0]) * sx),
+                              height=round((box.bounds[3] - box.bounds[1]) * sy), confidence=box.confidence)
+                    for box in desktop.find_text(wanted)]
+
+        return slot.use(find)
 
 
 def _command_tools(server: Server) -> None:

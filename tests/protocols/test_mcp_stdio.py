@@ -22,7 +22,8 @@ from tests.protocols.conftest import container_exists, stdio, structured, wait_g
 from vdesk.desktop import Desktop
 
 TOOLS = {"screenshot", "screen_size", "cursor_position", "wait", "click", "double_click", "right_click", "move",
-         "drag", "scroll", "type", "key", "execute", "read_file", "write_file", "clipboard"}
+         "drag", "scroll", "type", "key", "execute", "read_file", "write_file", "clipboard",
+         "accessibility_tree", "marks", "click_element", "find_text"}
 
 
 def run(main):  # type: ignore[no-untyped-def]
