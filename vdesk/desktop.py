@@ -45,7 +45,7 @@ from vdesk.container import (DEFAULT_SIZE, VNC_TARGET, Limits, Network, RunOptio
                              parse_size, published_port, remove_container, run_container, screen_of,
                              stop_reason)
 from vdesk.coords import ImageSpace, Screen
-from vdesk.errors import ChannelLost, CommandFailed, DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
+from vdesk.errors import ChannelLost, CommandFailed, DesktopGone, ForkedProcess, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
 from vdesk.files import Files
 from vdesk.interrupts import Interrupted, SignalGuard
 from vdesk.inventory import DesktopInfo, desktop_info, find_desktop
@@ -680,7 +680,7 @@ class Desktop:
             try:
                 self._frames.connect(timeout=min(5.0, max(1.0, deadline - time.monotonic())))
                 return
-            except PasswordRefused:
+            except (PasswordRefused, ForkedProcess):
                 raise
             except VdeskError as error:
                 if time.monotonic() > deadline:

@@ -12,6 +12,7 @@
     ├── ChannelLost           the command channel of a living desktop broke
     ├── TooLarge              a value out of a desktop is past its bound
     ├── PasswordRefused       the VNC server refused the password
+    ├── ForkedProcess         frames asked for in a process forked from one that held them
     ├── CommandFailed         a program run in the desktop exited with an error
     ├── InvalidArgument       a bad size, name, path, option (also a ValueError)
     ├── MissingDependency     an optional dependency is not installed (also an ImportError)
@@ -65,6 +66,11 @@ class DesktopTimeout(VdeskError):
 
 class PasswordRefused(VdeskError):
     """The VNC server refused the password."""
+
+
+class ForkedProcess(VdeskError):
+    """This process was forked from one that already held a desktop's frames: their event loop
+    cannot run in a forked child. Start such processes with multiprocessing's ``spawn``."""
 
 
 class CommandFailed(VdeskError):

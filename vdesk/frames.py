@@ -19,6 +19,7 @@ Pixels come RAW: on this loopback tunnel a full 1280x800 frame of text took 39 m
 
 from __future__ import annotations
 
+import os
 import struct
 import threading
 import time
@@ -32,7 +33,7 @@ from twisted.internet import reactor
 from vncdotool import api as vnc_api, rfb
 from vncdotool.client import AuthenticationError, VNCDoToolClient, VNCDoToolFactory
 
-from vdesk.errors import DesktopGone, DesktopTimeout, PasswordRefused, VdeskError
+from vdesk.errors import DesktopGone, DesktopTimeout, ForkedProcess, PasswordRefused, VdeskError
 from vdesk.vncauth import vnc_auth_response
 
 
@@ -40,6 +41,20 @@ Region = tuple[int, int, int, int]  # left, top, right, bottom (physical pixels)
 CHANGE_TILE = 16  # pixels: changes closer than this are one region
 MAX_REGIONS = 8  # more separate changes than this are reported as the box around them all
 _REACTOR_START = threading.Lock()  # the first connections of a process start the shared reactor
+
+
+class _Fork:
+    """Whether this process was forked from one whose reactor ran: the child inherits a reactor
+    that says it runs, without the thread that ran it, so no connection could ever complete."""
+
+    inherited_reactor = False
+
+    @staticmethod
+    def note_child() -> None:
+        _Fork.inherited_reactor = bool(reactor.running)
+
+
+os.register_at_fork(after_in_child=_Fork.note_child)
 
 
 @dataclass(frozen=True)
@@ -189,6 +204,10 @@ class LiveFramebuffer:
         factory_class = type("BoundLiveFactory", (_LiveFactory,), {"live": self})
         done = threading.Event()
         outcome: list[object] = []
+        if _Fork.inherited_reactor:
+            raise ForkedProcess(f"{self.name}: this process was forked from one that already held frames of a "
+                             "desktop, and a forked child cannot run their event loop; start it with "
+                             "multiprocessing's 'spawn' method (e.g. AsyncVectorEnv(..., context='spawn'))")
         with _REACTOR_START:
             proxy = vnc_api.connect(self.address, self._password, factory_class=factory_class, timeout=timeout)
         factory = proxy.factory

@@ -136,3 +136,31 @@ def test_a_fresh_screenshot_of_a_busy_screen_shows_a_change_made_just_before(bus
         fresh = [busy_desktop.screenshot().getpixel(BACKGROUND) for _ in range(2)]
         assert colour in fresh, fresh
         assert busy_desktop.screenshot(fresh=False).getpixel(BACKGROUND) == colour  # and it is kept
+
+
+def test_a_process_forked_after_frames_ran_gets_a_clear_error_not_a_hang(shared_desktop):
+    import os
+
+    from vdesk.errors import ForkedProcess
+    from vdesk.frames import LiveFramebuffer
+
+    shared_desktop.screenshot(fresh=True)  # this process's frame connection runs
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: its inherited event loop has no thread; connecting must say so at once
+        try:
+            LiveFramebuffer("127.0.0.1:1", "secret", "forked").connect(timeout=30)
+            answer = "connected"
+        except ForkedProcess as error:
+            answer = "ForkedProcess: spawn" if "'spawn'" in str(error) else f"ForkedProcess: {error}"
+        except BaseException as error:  # noqa: BLE001 - anything else is the failure this test names
+            answer = f"{type(error).__name__}: {error}"
+        os.write(write, answer.encode())
+        os._exit(0)
+    os.close(write)
+    started = time.monotonic()
+    _, status = os.waitpid(child, 0)
+    answer = os.read(read, 1000).decode()
+    os.close(read)
+    assert answer == "ForkedProcess: spawn" and status == 0, answer
+    assert time.monotonic() - started < 25, "the child waited for a connection that could never come"
