@@ -114,6 +114,17 @@ class Browser:
         """Every open tab, in the order Chromium opened them."""
         return self._call(self._tabs, CALL_TIMEOUT)
 
+    def new_tab(self, url: str, *, timeout: float = CALL_TIMEOUT) -> None:
+        """Open ``url`` in a new tab and show it. An address that does not load (the desktop
+        has no network) still leaves its tab, showing the browser's error page."""
+        if not isinstance(url, str) or not url:
+            raise InvalidArgument(f"a browser address must be a non-empty string, got {url!r}")
+        self._call(lambda: self._new_tab(url, timeout), timeout + 5)
+
+    def close_tabs(self, url: str) -> int:
+        """Close every tab showing ``url`` (a trailing ``/`` aside); how many were closed."""
+        return self._call(lambda: self._close_tabs(url), CALL_TIMEOUT)
+
     def evaluate(self, script: str, *, timeout: float = CALL_TIMEOUT) -> Any:
         """The value of a JavaScript expression (or function) in the current tab."""
         if not isinstance(script, str) or not script.strip():
@@ -226,6 +237,24 @@ class Browser:
         page = await self._page()
         await page.goto(url, wait_until="load", timeout=timeout * 1000)
         await page.bring_to_front()
+
+    async def _new_tab(self, url: str, timeout: float) -> None:
+        from playwright.async_api import Error as PlaywrightError
+
+        assert self._cdp is not None
+        context = self._cdp.contexts[0] if self._cdp.contexts else await self._cdp.new_context()
+        page = await context.new_page()
+        try:
+            await page.goto(url, wait_until="load", timeout=timeout * 1000)
+        except PlaywrightError:
+            pass  # not reachable: the tab stays, as it does in a browser
+        await page.bring_to_front()
+
+    async def _close_tabs(self, url: str) -> int:
+        closing = [page for page in self._pages() if page.url.rstrip("/") == url.rstrip("/")]
+        for page in closing:
+            await page.close()
+        return len(closing)
 
     async def _current_url(self) -> str:
         return (await self._page()).url
