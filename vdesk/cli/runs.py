@@ -34,8 +34,26 @@ def eval_command(
         "With --ray: desktops at a time on one node (default: --parallel, within each node's vdesk_desktop)."))] = None,
     video: Annotated[bool, typer.Option("--video", help=(
         "Record each episode into video.mp4 in its folder (shown by `vdesk report`)."))] = False,
+    domain: Annotated[Optional[list[str]], typer.Option("--domain", metavar="DOMAIN", help=(
+        "OSWorld tasks: only this domain (repeatable)."))] = None,
+    ids: Annotated[Optional[str], typer.Option("--ids", metavar="ID,ID,…", help="Only these task ids.")] = None,
+    task_files: Annotated[Optional[Path], typer.Option("--task-files", metavar="DIR", help=(
+        "OSWorld tasks: the local folder their downloads come from, in OSWorld's cache layout "
+        "(DIR/<task id>/…; default: SUITE/cache). vdesk never fetches from the internet."))] = None,
+    meta: Annotated[Optional[str], typer.Option("--meta", metavar="FILE", help=(
+        "OSWorld tree: the meta file listing domain → ids (default test_all.json)."))] = None,
+    action_space: Annotated[Optional[str], typer.Option("--action-space", metavar="SPACE", help=(
+        "pyautogui or computer_13: the space the agent speaks (the scripted agent plays a task's "
+        "solution written in it); also names the OSWorld results folder."))] = None,
+    observation_type: Annotated[str, typer.Option("--observation-type", metavar="TYPE", help=(
+        "OSWorld results folder: the observation type recorded (screenshot, a11y_tree, …)."))] = "screenshot",
+    screen: Annotated[str, typer.Option("--screen", metavar="WxH", help=(
+        "OSWorld tasks: the desktop's screen size (the reference's is 1920x1080)."))] = "1920x1080",
+    image: Annotated[str, typer.Option("--image", metavar="IMAGE", help=(
+        "OSWorld tasks: the desktop image (apps, or the osworld profile image)."))] = "apps",
 ) -> None:
-    """Run a suite of tasks with an agent; exit 1 unless every task passed."""
+    """Run a suite of tasks with an agent; exit 1 unless every task that ran passed
+    (tasks skipped for what they need offline are listed with their reasons)."""
     if parallel < 1:
         raise InvalidArgument(f"--parallel must be at least 1, got {parallel}")
     if per_node is not None and per_node < 1:
@@ -45,12 +63,16 @@ def eval_command(
     from rich.console import Console
 
     from vdesk.cli.console import suite_progress, summary_table
-    from vdesk.harness.agents import make_agent
     from vdesk.harness.runner import LocalPlacement, run_suite
-    from vdesk.harness.tasks import load_suite
+    from vdesk.osworld.format import ACTION_SPACES
+    from vdesk.osworld.loader import load_tasks
 
-    tasks = load_suite(suite)
-    check_agent(agent, make_agent(agent))  # a bad or unreachable agent fails here, before any desktop starts
+    if action_space is not None and action_space not in ACTION_SPACES:
+        raise InvalidArgument(f"--action-space must be one of {', '.join(ACTION_SPACES)}, got {action_space!r}")
+    tasks = load_tasks(suite, domains=domain, ids=ids.split(",") if ids else None, task_files=task_files,
+                       meta=meta, screen=screen, image=image)
+    agents = lambda: agent_of(agent, action_space)  # noqa: E731
+    check_agent(agent, agents())  # a bad or unreachable agent fails here, before any desktop starts
     placement = LocalPlacement()
     if ray_address is not None:
         from vdesk.cluster.placement import ClusterPlacement
@@ -60,14 +82,32 @@ def eval_command(
     results = out_dir / "results.json"
     with suite_progress(Console(stderr=True), len(tasks)) as (progress, on_event):
         try:
-            summary = run_suite(tasks, lambda: make_agent(agent), out=out_dir, parallel=parallel, on_event=on_event,
+            summary = run_suite(tasks, agents, out=out_dir, parallel=parallel, on_event=on_event,
                                 placement=placement, video=video)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted: {progress.done} of {len(tasks)} done, results in {results}") from None
     say(summary_table(summary))
+    if any(task.osworld is not None for task in tasks):
+        from vdesk.cli.console import domains_table
+        from vdesk.osworld.results import write_layout
+
+        rates = write_layout(out_dir, tasks, summary.episodes, action_space=action_space or "pyautogui",
+                             observation_type=observation_type, model=summary.agent)
+        say(domains_table(rates))
     say(f"results: {results}")
-    if summary.successes != len(tasks):
+    if summary.successes != len(tasks) - summary.skipped:
         raise typer.Exit(1)
+
+
+def agent_of(name: str, action_space: str | None):  # type: ignore[no-untyped-def]
+    """The agent called ``name``, speaking ``action_space`` when it is the scripted one."""
+    from vdesk.harness.agents import ScriptedAgent, make_agent
+
+    if action_space is not None and name == "scripted":
+        return ScriptedAgent(action_space=action_space)
+    if action_space is not None:
+        raise InvalidArgument(f"--action-space is for the scripted agent; agent {name} speaks its own format")
+    return make_agent(name)
 
 
 def check_agent(name: str, agent: object) -> None:

@@ -36,6 +36,7 @@ from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, Sta
                                  WaitIdleStep, WaitWindowStep, WriteStep, in_home)
 from vdesk.images import IMAGE
 from vdesk.operator import Operator, ScreenContext, encode, screen_context
+from vdesk.osworld.session import OSWorldSession
 from vdesk.video import record
 
 # How long the screen must stay unchanged before a frame counts as settled: short between
@@ -118,6 +119,7 @@ class DesktopEnv:
         self._desktop: DesktopHost | None = None
         self._image: ImageSpace | None = None
         self._task: Task | None = None
+        self._osworld: OSWorldSession | None = None
         self._step = 0
 
     # -- the Gymnasium-style surface ----------------------------------------------------------
@@ -131,6 +133,10 @@ class DesktopEnv:
         self._image = image_space or self._desktop.screen.image()
         self._task, self._step = task, 0
         self._desktop.call(prepare, task, packed(task), timeout=setup_timeout(task))
+        if task.osworld is not None:  # an OSWorld task's own steps, run from here (see vdesk.osworld)
+            self._osworld = OSWorldSession(self._desktop, task)
+            self._opened.callback(self._osworld.close)
+            self._osworld.setup()
         self._settle(SETUP_QUIET)
         return self.observe()
 
@@ -146,7 +152,7 @@ class DesktopEnv:
 
     def close(self) -> None:
         """Release the desktop (idempotent)."""
-        self._desktop, self._image = None, None
+        self._desktop, self._image, self._osworld = None, None, None
         self._opened.close()
 
     def __enter__(self) -> DesktopEnv:
@@ -196,9 +202,13 @@ class DesktopEnv:
         self._settle(self.final_quiet)
         return self.desktop.screenshot(fresh=True)
 
-    def evaluate(self, final_frame: Image.Image | None = None) -> list[CheckResult]:
-        """Run the task's checks against the desktop as it is now."""
-        return run_checks(self.desktop, self.task, final_frame)
+    def evaluate(self, final_frame: Image.Image | None = None, *, agent_failed: bool = False) -> list[CheckResult]:
+        """Run the task's checks against the desktop as it is now, and an OSWorld task's
+        evaluator (``agent_failed``: the agent's last action was FAIL)."""
+        results = run_checks(self.desktop, self.task, final_frame) if self.task.checks else []
+        if self._osworld is not None:
+            results.append(self._osworld.evaluate(agent_failed))
+        return results
 
     def _record(self, desktop: DesktopHost, path: Path) -> None:
         """Record ``desktop`` into ``path`` until it is released (frames travel like screenshots)."""

@@ -46,8 +46,16 @@ class SuiteSummary(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def skipped(self) -> int:
+        """Tasks never run because they need what vdesk cannot offer (not counted as failures)."""
+        return sum(outcome.status == Status.SKIPPED.value for outcome in self.episodes)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def success_rate(self) -> float:
-        return self.successes / len(self.episodes) if self.episodes else 0.0
+        """Successes among the tasks that ran (skipped ones apart)."""
+        ran = len(self.episodes) - self.skipped
+        return self.successes / ran if ran else 0.0
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -98,6 +106,9 @@ class Episodes:
         """One episode of ``task`` on the desktop ``env`` opens, into the task's folder."""
         if self.cancel.is_set():
             return skipped(task, self.agent)
+        if task.skip is not None:  # what it needs cannot be had offline: no desktop at all
+            return EpisodeResult(Outcome(task_id=task.id, agent=self.agent, status=Status.SKIPPED.value,
+                                         success=False, steps=0, elapsed_s=0.0, error=task.skip))
         self.notify(SuiteEvent("started", task.id))
         result = run_episode(self.agent_factory(), task, out=self.out / task.id, env=env, cancel=self.cancel)
         if result.paused is not None:
