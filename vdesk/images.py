@@ -1,6 +1,6 @@
 """The desktop images: building them, with a locally made base when no registry answers.
 
-Two images, named by :func:`resolve` (``"lean"``, ``"apps"`` or any Docker image name):
+Three images, named by :func:`resolve` (``"lean"``, ``"apps"``, ``"osworld"`` or any Docker image name):
 
 - ``vdesk/desktop:<version>`` (lean, the default) is built from ``docker/`` FROM
   ``debian:bookworm-slim``. When that base is neither present nor pullable (no registry,
@@ -8,10 +8,14 @@ Two images, named by :func:`resolve` (``"lean"``, ``"apps"`` or any Docker image
   ``vdesk/base:bookworm``.
 - ``vdesk/desktop-apps:<version>`` is built from ``docker/apps/`` FROM the lean image: real
   programs (a browser, an office suite, ...), a session D-Bus, the accessibility bus, a taskbar.
+- ``vdesk/desktop-osworld:<version>`` is built from ``docker/osworld/`` FROM the apps image:
+  what OSWorld's tasks assume (the user ``user``, ``python`` with pyautogui, ``google-chrome``,
+  GNOME's gsettings schemas, VLC's HTTP interface, sudo). Its desktops may gain privileges
+  (see :mod:`vdesk.container`); no other image's may.
 
 Every step is kept, so a second build reuses what the first made. Each image carries a hash
-of its own build context (the lean one's leaves out ``docker/apps/``; the apps one's includes
-the lean hash, since it is built FROM it); a stale image (its context changed) is rebuilt.
+of its own build context (the lean one's leaves out ``docker/apps/`` and ``docker/osworld/``;
+each other one's includes the hash of the image it is built FROM); a stale image is rebuilt.
 """
 
 from __future__ import annotations
@@ -36,8 +40,13 @@ IMAGE_REPOSITORY = "vdesk/desktop"
 IMAGE = f"{IMAGE_REPOSITORY}:{__version__}"
 APPS_REPOSITORY = "vdesk/desktop-apps"
 APPS_IMAGE = f"{APPS_REPOSITORY}:{__version__}"
-IMAGE_NAMES = {"lean": IMAGE, "apps": APPS_IMAGE}
+OSWORLD_REPOSITORY = "vdesk/desktop-osworld"
+OSWORLD_IMAGE = f"{OSWORLD_REPOSITORY}:{__version__}"
+IMAGE_NAMES = {"lean": IMAGE, "apps": APPS_IMAGE, "osworld": OSWORLD_IMAGE}
 APPS_FOLDER = "apps"
+OSWORLD_FOLDER = "osworld"
+# Each derived image: the folder of its build context and the image it is built FROM.
+DERIVED = {APPS_IMAGE: (APPS_FOLDER, IMAGE), OSWORLD_IMAGE: (OSWORLD_FOLDER, APPS_IMAGE)}
 REGISTRY_BASE = "debian:bookworm-slim"
 LOCAL_BASE = "vdesk/base:bookworm"
 CONTEXT_LABEL = "vdesk.context-hash"
@@ -53,28 +62,37 @@ def context_dir() -> Path:
 
 
 def resolve(name: str) -> str:
-    """The Docker image a name means: ``"lean"``, ``"apps"``, or a Docker image name as is."""
+    """The Docker image a name means: ``"lean"``, ``"apps"``, ``"osworld"``, or a Docker image name as is."""
     if not isinstance(name, str) or not name.strip():
-        raise InvalidArgument(f"image must be 'lean', 'apps' or a Docker image name, got {name!r}")
+        raise InvalidArgument(f"image must be 'lean', 'apps', 'osworld' or a Docker image name, got {name!r}")
     return IMAGE_NAMES.get(name, name)
 
 
 def is_apps(image: str) -> bool:
-    """True for the apps image, by name or by its Docker name."""
-    return resolve(image) == APPS_IMAGE
+    """True for the apps image and the osworld one built FROM it, by name or by Docker name."""
+    return resolve(image) in (APPS_IMAGE, OSWORLD_IMAGE)
+
+
+def is_osworld(image: str) -> bool:
+    """True for the osworld image, by name or by its Docker name: the one profile that may gain
+    privileges (sudo)."""
+    return resolve(image) == OSWORLD_IMAGE
 
 
 def context_hash(image: str = IMAGE) -> str:
-    """The hash of ``image``'s own build context (and, for the apps image, of the lean one's)."""
+    """The hash of ``image``'s own build context (and of the image it is built FROM)."""
+    image = resolve(image)
     digest = hashlib.sha256()
     folder = context_dir()
-    if is_apps(image):
-        digest.update(b"FROM " + context_hash(IMAGE).encode() + b"\0")
-        folder = folder / APPS_FOLDER
+    if image in DERIVED:
+        own_folder, parent = DERIVED[image]
+        digest.update(b"FROM " + context_hash(parent).encode() + b"\0")
+        folder = folder / own_folder
+    derived_folders = {own for own, _ in DERIVED.values()}
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         relative = path.relative_to(folder)
-        if not is_apps(image) and relative.parts[0] == APPS_FOLDER:
-            continue  # the apps image's files do not make the lean one stale
+        if image not in DERIVED and relative.parts[0] in derived_folders:
+            continue  # the derived images' files do not make the lean one stale
         digest.update(relative.as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -102,16 +120,17 @@ def ensure(client: docker.DockerClient, image: str = IMAGE, progress: Progress =
     image = resolve(image)
     if image not in IMAGE_NAMES.values():
         if not _exists(client, image):
-            raise ImageError(f"image {image!r} not found; build it, or use vdesk's own ({IMAGE}, {APPS_IMAGE})")
+            raise ImageError(f"image {image!r} not found; build it, or use vdesk's own "
+                             f"({', '.join(IMAGE_NAMES.values())})")
         return image
     if is_current(client, image):
         return image
     if source is not None and is_current(source, image):
         copy(source, client, progress, image)
         return image
-    if is_apps(image):
-        ensure(client, IMAGE, progress, source)
-        return build_apps(client, progress)
+    if image in DERIVED:
+        ensure(client, DERIVED[image][1], progress, source)
+        return build_derived(client, image, progress)
     return build(client, progress=progress)
 
 
@@ -135,9 +154,16 @@ def build(client: docker.DockerClient, progress: Progress = _to_stderr, base: st
 def build_apps(client: docker.DockerClient, progress: Progress = _to_stderr) -> str:
     """Build ``vdesk/desktop-apps:<version>`` (and ``:latest``) FROM the lean image, which must
     be current (:func:`ensure` makes it so); return its tag."""
-    if not is_current(client, IMAGE):
-        raise ImageError(f"{APPS_IMAGE} is built FROM {IMAGE}, which is missing or stale: build it first")
-    return _build(client, APPS_IMAGE, context_dir() / APPS_FOLDER, IMAGE, progress)
+    return build_derived(client, APPS_IMAGE, progress)
+
+
+def build_derived(client: docker.DockerClient, image: str, progress: Progress = _to_stderr) -> str:
+    """Build the apps or the osworld image (and its ``:latest``) FROM the image it derives
+    from, which must be current (:func:`ensure` makes it so); return its tag."""
+    folder, parent = DERIVED[image]
+    if not is_current(client, parent):
+        raise ImageError(f"{image} is built FROM {parent}, which is missing or stale: build it first")
+    return _build(client, image, context_dir() / folder, parent, progress)
 
 
 def _build(client: docker.DockerClient, image: str, context: Path, base: str, progress: Progress) -> str:

@@ -82,6 +82,11 @@ def _archive(data: bytes) -> zipfile.ZipFile:
     return archive
 
 
+def check_archive(data: bytes) -> None:
+    """Refuse an office archive past the member or unpacked-size limits (a zip bomb)."""
+    _archive(data).close()
+
+
 def _guarded(data: bytes, what: str, read):  # type: ignore[no-untyped-def]
     """``read(data)`` after the archive check; a library's failure becomes a DocumentError."""
     _archive(data).close()
