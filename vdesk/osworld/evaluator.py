@@ -21,7 +21,9 @@ from typing import Any
 from vdesk.errors import InvalidArgument, UnsupportedMetric, VdeskError
 from vdesk.osworld.format import EvaluatorSpec, GetterSpec
 from vdesk.osworld.getters import UnsupportedGetter, getter
-from vdesk.osworld.metrics import lookup
+# The module, not its names: the metrics read documents through vdesk.harness, whose package
+# imports the environment, which imports this; names are looked up when a task is judged.
+from vdesk.osworld import metrics
 from vdesk.osworld.steps import Context, run_steps
 
 INFEASIBLE = "infeasible"
@@ -41,7 +43,7 @@ def unsupported(evaluator: EvaluatorSpec) -> str | None:
         if name == INFEASIBLE:
             continue
         try:
-            lookup(name).check_options(options)
+            metrics.lookup(name).check_options(options)
             for spec in (result, expected):
                 if spec is not None:
                     getter(spec.type)
@@ -54,21 +56,21 @@ def evaluate(context: Context, agent_failed: bool) -> Evaluation:
     """Run the postconfig steps, then score the task (see the module's docstring)."""
     evaluator = context.spec.file.evaluator
     run_steps(context, evaluator.postconfig, "postconfig")
-    metrics = evaluator.metrics()
-    if any(name == INFEASIBLE for name, *_ in metrics):
+    entries = evaluator.metrics()
+    if any(name == INFEASIBLE for name, *_ in entries):
         return Evaluation(1.0 if agent_failed else 0.0,
                           "infeasible: the agent said FAIL" if agent_failed else "infeasible, but the agent did not say FAIL")
     if agent_failed:
         return Evaluation(0.0, "the agent said FAIL on a feasible task")
     scores: list[float] = []
     parts: list[str] = []
-    for name, result, expected, options in metrics:
+    for name, result, expected, options in entries:
         try:
             got = _get(context, result)
         except FileNotFoundError as error:
             return Evaluation(0.0, _line(parts + [f"{name}: result file missing ({error})"], context))
         wanted = _get(context, expected)
-        score = lookup(name)(got, wanted, **options) if expected is not None else lookup(name)(got, **options)
+        score = metrics.lookup(name)(got, wanted, **options) if expected is not None else metrics.lookup(name)(got, **options)
         scores.append(score)
         parts.append(f"{name}={score:g}")
         if evaluator.conj == "and" and score == 0:
