@@ -1,4 +1,75 @@
-"""OSWorld metrics: browser."""
+"""OSWorld's browser metrics, over what the browser getters read: the active tab (a dict with
+``url``, or the URL itself), the open tabs (dicts with ``url``), the Bookmarks file's ``roots``."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from vdesk.errors import UnsupportedMetric
+from vdesk.osworld.metrics.registry import metric
+
+
+def _url(tab: Any) -> str | None:
+    if isinstance(tab, Mapping):
+        return tab.get("url")
+    return tab if isinstance(tab, str) else None
+
+
+def _rule_type(rule: Any, name: str, supported: tuple[str, ...]) -> str:
+    kind = rule.get("type") if isinstance(rule, Mapping) else None
+    if kind not in supported:
+        raise UnsupportedMetric(f"{name}: rule type {kind!r} is not supported (supported: {', '.join(supported)})")
+    return str(kind)
+
+
+@metric("is_expected_url_pattern_match")
+def is_expected_url_pattern_match(result: Any, expected: Any) -> float:
+    """The active tab's URL matches (searches) every pattern of ``expected["expected"]``."""
+    url = _url(result)
+    if not url or not isinstance(expected, Mapping):
+        return 0.0
+    return float(all(re.search(pattern, url) for pattern in expected.get("expected", [])))
+
+
+@metric("is_expected_active_tab")
+def is_expected_active_tab(result: Any, expected: Any) -> float:
+    """The active tab's URL is ``expected["url"]`` (rule type ``url``)."""
+    _rule_type(expected, "is_expected_active_tab", ("url",))
+    url = _url(result)
+    return float(url is not None and url == expected["url"])
+
+
+@metric("is_expected_tabs")
+def is_expected_tabs(result: Any, expected: Any) -> float:
+    """The open tabs' URLs are ``expected["urls"]``, in order (rule type ``url``)."""
+    _rule_type(expected, "is_expected_tabs", ("url",))
+    if not isinstance(result, list):
+        return 0.0
+    return float([_url(tab) for tab in result] == list(expected["urls"]))
+
+
+BOOKMARK_RULES = ("bookmark_bar_folders_names", "bookmark_bar_websites_urls", "liked_authors_websites_urls")
+
+
+@metric("is_expected_bookmarks")
+def is_expected_bookmarks(result: Any, expected: Any) -> float:
+    """The bookmarks bar holds the expected folders (``names``) or sites (``urls``), as sets;
+    ``liked_authors_websites_urls``: the folder "Liked Authors" holds one site of each
+    expected group of URLs, and nothing else."""
+    kind = _rule_type(expected, "is_expected_bookmarks", BOOKMARK_RULES)
+    if not isinstance(result, Mapping):
+        return 0.0
+    bar = (result.get("bookmark_bar") or {}).get("children") or []
+    if kind == "bookmark_bar_folders_names":
+        return float({b.get("name") for b in bar if b.get("type") == "folder"} == set(expected["names"]))
+    if kind == "bookmark_bar_websites_urls":
+        return float({b.get("url") for b in bar if b.get("type") == "url"} == set(expected["urls"]))
+    folder = next((b for b in bar if b.get("type") == "folder" and b.get("name") == "Liked Authors"), None)
+    if folder is None:
+        return 0.0
+    urls = [b.get("url") for b in folder.get("children") or [] if b.get("type") == "url"]
+    groups = [set(group) if isinstance(group, list) else {group} for group in expected["urls"]]
+    return float(len(urls) == len(groups) and all(any(u in g for u in urls) for g in groups)
+                 and all(any(u in g for g in groups) for u in urls))

@@ -1,4 +1,166 @@
-"""OSWorld metrics: settings."""
+"""OSWorld's checks of programs' settings, over the files and values their getters read:
+VLC's ``vlcrc``, GIMP's ``gimprc``, Chrome's Preferences-derived values, LibreOffice's
+``registrymodifications.xcu``."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+from pathlib import PurePosixPath
+from typing import Any
+
+from vdesk.errors import DocumentError, UnsupportedMetric
+from vdesk.osworld.metrics.inputs import read_bytes, read_text
+from vdesk.osworld.metrics.registry import metric
+
+
+def _want(rule: Any, key: str, metric_name: str) -> Any:
+    if not isinstance(rule, Mapping) or key not in rule:
+        raise UnsupportedMetric(f"{metric_name}: the rule needs {key!r}")
+    return rule[key]
+
+
+# -- VLC -------------------------------------------------------------------------------------
+def vlc_setting(path: Any, key: str) -> str | None:
+    """A setting's value in a vlcrc file; None when it is only there commented out (the default)."""
+    if path is None:
+        return None
+    found = None
+    for line in read_text(path).splitlines():
+        name, equals, value = line.strip().partition("=")
+        if equals and name.strip() == key:
+            found = value.strip()
+    return found
+
+
+def _vlc_number(result: Any, expected: Any, key: str, rule_key: str, default: int, name: str) -> float:
+    wanted = _want(expected, rule_key, name)
+    if result is None:
+        return 0.0
+    value = vlc_setting(result, key)
+    try:
+        return float(int(value if value not in (None, "") else default) == int(wanted))
+    except ValueError:
+        return 0.0
+
+
+@metric("check_qt_bgcone")
+def check_qt_bgcone(result: Any, expected: Any) -> float:
+    """VLC shows (1, the default) or hides (0) the cone in its background, as expected."""
+    return _vlc_number(result, expected, "qt-bgcone", "expected_qt_bgcone", 1, "check_qt_bgcone")
+
+
+@metric("check_qt_max_volume")
+def check_qt_max_volume(result: Any, expected: Any) -> float:
+    """VLC's maximum volume (percent, 125 by default) is the expected one."""
+    return _vlc_number(result, expected, "qt-max-volume", "expected_qt_max_volume", 125, "check_qt_max_volume")
+
+
+@metric("check_qt_minimal_view")
+def check_qt_minimal_view(result: Any, expected: Any) -> float:
+    """VLC's minimal view is on (1) or off (0, the default), as expected."""
+    return _vlc_number(result, expected, "qt-minimal-view", "expected_qt_minimal_view", 0, "check_qt_minimal_view")
+
+
+@metric("check_one_instance_when_started_from_file")
+def check_one_instance_when_started_from_file(result: Any, expected: Any) -> float:
+    """VLC reuses its running instance for a file opened from the file manager (1, the default) or not."""
+    return _vlc_number(result, expected, "one-instance-when-started-from-file",
+                       "expected_one_instance_when_started_from_file", 1, "check_one_instance_when_started_from_file")
+
+
+@metric("check_global_key_play_pause")
+def check_global_key_play_pause(result: Any, expected: Any) -> float:
+    """A global play/pause hotkey is set (1) or not (0), as expected."""
+    wanted = _want(expected, "expected_global_key_play_pause", "check_global_key_play_pause")
+    if result is None:
+        return 0.0
+    value = vlc_setting(result, "global-key-play-pause")
+    return float(int(value not in (None, "", "0")) == int(wanted))
+
+
+@metric("is_vlc_recordings_folder")
+def is_vlc_recordings_folder(result: Any, expected: Any) -> float:
+    """VLC records into the expected folder (``input-record-path``)."""
+    wanted = _want(expected, "recording_file_path", "is_vlc_recordings_folder")
+    value = vlc_setting(result, "input-record-path") if result is not None else None
+    return float(bool(value) and PurePosixPath(value) == PurePosixPath(wanted))  # type: ignore[arg-type]
+
+
+# -- GIMP ------------------------------------------------------------------------------------
+GIMPRC_LINE = re.compile(r"^\((\S+)\s+(.*)\)\s*$")
+
+
+@metric("check_config_status")
+def check_config_status(result: Any, expected: Any) -> float:
+    """GIMP's configuration file (``gimprc``, ``sessionrc``) has ``(key value)`` at its top level."""
+    key = _want(expected, "key", "check_config_status")
+    value = str(_want(expected, "value", "check_config_status"))
+    if result is None:
+        return 0.0
+    for line in read_text(result).splitlines():
+        match = GIMPRC_LINE.match(line.strip())
+        if match and match.group(1) == key and match.group(2).strip().strip('"') == value.strip('"'):
+            return 1.0
+    return 0.0
+
+
+# -- Chrome ----------------------------------------------------------------------------------
+@metric("check_font_size")
+def check_font_size(result: Any, expected: Any) -> float:
+    """Chrome's default font size (``default_font_size`` of the getter's dict) is the expected
+    ``value``, or within ``min``…``max`` (rule type ``range``)."""
+    kind = expected.get("type") if isinstance(expected, Mapping) else None
+    if kind not in ("value", "range"):
+        raise UnsupportedMetric(f"check_font_size: rule type {kind!r} is not supported (value, range)")
+    size = result.get("default_font_size") if isinstance(result, Mapping) else None
+    if not isinstance(size, (int, float)):
+        return 0.0
+    if kind == "value":
+        return float(size == expected["value"])
+    return float(expected["min"] < size < expected["max"])
+
+
+@metric("check_enabled_experiments")
+def check_enabled_experiments(result: Any, expected: Any) -> float:
+    """Chrome's enabled experiments (chrome://flags) are exactly the expected ``names``."""
+    kind = expected.get("type") if isinstance(expected, Mapping) else None
+    if kind != "names":
+        raise UnsupportedMetric(f"check_enabled_experiments: rule type {kind!r} is not supported (names)")
+    return float(isinstance(result, list) and list(result) == list(expected["names"]))
+
+
+# -- LibreOffice -----------------------------------------------------------------------------
+OOR = "{http://openoffice.org/2001/registry}"
+
+
+def libreoffice_setting(path: Any, item_path: str, name: str) -> str | None:
+    """A value in LibreOffice's ``registrymodifications.xcu`` (its XML parsed without entities)."""
+    from defusedxml import ElementTree
+
+    try:
+        root = ElementTree.fromstring(read_bytes(path))
+    except (ElementTree.ParseError, ValueError) as error:
+        raise DocumentError(f"{path}: not LibreOffice's registry XML ({error})") from None
+    found = None
+    for item in root.iter("item"):
+        if item.get(f"{OOR}path") != item_path:
+            continue
+        for prop in item.iter("prop"):
+            if prop.get(f"{OOR}name") == name:
+                value = prop.find("value")
+                found = (value.text or "") if value is not None else ""
+    return found
+
+
+@metric("check_libre_locale")
+def check_libre_locale(result: Any, expected: Any) -> float:
+    """LibreOffice's locale setting starts with one of ``locale_set``."""
+    wanted = _want(expected, "locale_set", "check_libre_locale")
+    if result is None:
+        return 0.0
+    try:
+        locale = libreoffice_setting(result, "/org.openoffice.Setup/L10N", "ooSetupSystemLocale")
+    except DocumentError:
+        return 0.0
+    return float(bool(locale) and any(str(locale).startswith(w) for w in wanted))
