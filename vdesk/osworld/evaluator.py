@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vdesk.errors import InvalidArgument, UnsupportedMetric, VdeskError
+from vdesk.errors import InvalidArgument, UnsupportedGetter, UnsupportedMetric, VdeskError
 from vdesk.osworld.format import EvaluatorSpec, GetterSpec
-from vdesk.osworld.getters import UnsupportedGetter, getter
+from vdesk.osworld.getters import getter
 # The module, not its names: the metrics read documents through vdesk.harness, whose package
 # imports the environment, which imports this; names are looked up when a task is judged.
 from vdesk.osworld import metrics

@@ -20,17 +20,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from vdesk.errors import InvalidArgument
+from vdesk.errors import UnsupportedGetter
 from vdesk.osworld import inside
 from vdesk.osworld.steps import COMMAND_TIMEOUT, Context, _cache_path
 
 READ_LIMIT = 64 * 1024 * 1024       # bytes of one file brought out of a desktop
 CHROME_PROFILES = ("~/.config/google-chrome", "~/.config/chromium")
 Getter = Callable[[Context, dict[str, Any]], Any]
-
-
-class UnsupportedGetter(InvalidArgument):
-    """A getter vdesk does not implement (the task is skipped with this reason)."""
 
 
 # -- files ------------------------------------------------------------------------------------
