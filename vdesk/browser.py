@@ -225,13 +225,32 @@ class Browser:
         pages = self._pages()
         if not pages:
             raise BrowserError(f"desktop {self._desktop.name}: Chromium has no open tab")
+        shown = await asyncio.get_running_loop().run_in_executor(None, self._last_activated)
+        for page in reversed(pages):
+            if shown is not None and page.url == shown:
+                return page
+        visible = []
         for page in reversed(pages):
             try:
-                if await page.evaluate("document.visibilityState") == "visible":
-                    return page
+                state = await page.evaluate("[document.visibilityState, document.hasFocus()]")
             except Exception:  # a tab that is navigating or closing is not the one shown
                 continue
-        return pages[-1]
+            if state[0] == "visible":
+                if state[1]:
+                    return page
+                visible.append(page)  # a browser's own new-tab page may say visible while hidden
+        return visible[0] if visible else pages[-1]
+
+    def _last_activated(self) -> str | None:
+        """The address of the tab activated last: Chromium's target list puts it first (its
+        pages' visibility is not always updated when a tab is switched with the keyboard)."""
+        try:
+            with urllib.request.urlopen(f"http://{self._tunnel.address}/json/list", timeout=PROBE_TIMEOUT) as answer:
+                targets = json.loads(answer.read(1 << 20))
+        except (OSError, urllib.error.URLError, ValueError):
+            return None
+        pages = [t for t in targets if isinstance(t, dict) and t.get("type") == "page"] if isinstance(targets, list) else []
+        return str(pages[0].get("url")) if pages else None
 
     async def _goto(self, url: str, timeout: float) -> None:
         page = await self._page()

@@ -184,7 +184,7 @@ def _solution(file: OSWorldTask, source: str) -> list[list[dict[str, Any]]] | No
         return None
     space: ActionSpace = "pyautogui" if "pyautogui" in file.solution else "computer_13"
     try:
-        return [[action.model_dump(exclude_none=True) for action in parse_step(space, step)]
+        return [[action.model_dump(mode="json", exclude_none=True) for action in parse_step(space, step)]
                 for step in file.solution[space]]
     except InvalidAction as error:
         raise TaskError(f"{source}: solution ({space}): {error}") from None
