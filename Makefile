@@ -43,10 +43,10 @@ $(STAMP): pyproject.toml
 engine:
 	bash scripts/setup-host.sh
 
-# The desktop images (lean, and apps FROM it), built (with a locally made base when no registry
+# The desktop images (lean, apps FROM it, osworld FROM apps), built (with a locally made base when no registry
 # answers) if missing or stale.
 image: venv engine
-	$(BIN)/vdesk build --apps
+	$(BIN)/vdesk build --apps --osworld
 
 clean:
 	-$(BIN)/vdesk down --all

@@ -24,6 +24,7 @@ import docker.errors
 from docker.models.containers import Container
 from docker.utils import parse_bytes
 
+from vdesk import images
 from vdesk.clock import ClockSettings
 from vdesk.coords import Screen
 from vdesk.errors import InvalidArgument, VdeskError
@@ -52,6 +53,18 @@ HARDENING: dict[str, Any] = {
     "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"], "privileged": False,
     "init": False, "stop_signal": "SIGTERM",
 }
+# The osworld profile only (OSWorld's tasks run `sudo -S ...` with the password "password"):
+# privileges may be gained through sudo, which needs these capabilities to become root and act
+# on files; the read-only root, private /tmp and home, no network and every other drop stay.
+SUDO_CAPABILITIES = ["SETUID", "SETGID", "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER"]
+
+
+def hardening(image_name: str) -> dict[str, Any]:
+    """The run options that confine a desktop of ``image_name``: :data:`HARDENING`, relaxed for
+    sudo only in the osworld image."""
+    if not images.is_osworld(image_name):
+        return HARDENING
+    return {**HARDENING, "security_opt": [], "cap_add": SUDO_CAPABILITIES}
 
 
 @dataclass(frozen=True)
@@ -145,7 +158,7 @@ def run_container(client: docker.DockerClient, image_name: str, options: RunOpti
             network_mode=options.network,
             ports={f"{VNC_PORT}/tcp": ("127.0.0.1", None)} if options.network == "bridge" else None,
             mem_limit=limits.memory, nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
-            shm_size=limits.shm, **HARDENING,
+            shm_size=limits.shm, **hardening(image_name),
         )
     except docker.errors.APIError as error:
         if error.status_code == 409:

@@ -96,7 +96,8 @@ class Desktop:
         apps image, once its session and taskbar are up too).
 
         ``image`` is ``"lean"`` (xterm and openbox, the default), ``"apps"`` (a browser, an
-        office suite and more) or a Docker image name. ``lease=True`` (the default) ties the
+        office suite and more), ``"osworld"`` (the apps plus what OSWorld's tasks assume,
+        see :mod:`vdesk.images`) or a Docker image name. ``lease=True`` (the default) ties the
         desktop to this process: it is removed when the process ends, however it ends. ``ttl``
         (seconds) stops it after that long regardless. ``network="none"`` (the default) gives
         it no network at all. ``clock`` (``"2026-01-01 00:00:00"``, UTC) sets the time every

@@ -1,6 +1,10 @@
 #!/bin/bash
 # vdesk osworld desktop: the home (a fresh tmpfs per desktop) gets the reference machine's
-# settings first — VLC's HTTP interface, an empty keyring — then the apps desktop starts.
+# settings first — VLC's HTTP interface, an empty keyring, the usual folders — then the apps
+# desktop starts.
 set -euo pipefail
+mkdir -p -m 700 "$(readlink -f /run/user/1000)"   # the runtime folder's link points into /tmp
 cp -rn /etc/vdesk-osworld-home/. "$HOME"/
+# The folders an Ubuntu user has (tasks upload into them and look for files there).
+mkdir -p "$HOME"/{Desktop,Documents,Downloads,Music,Pictures,Public,Templates,Videos}
 exec /usr/local/bin/vdesk-apps-entrypoint "$@"

@@ -37,6 +37,20 @@ def test_the_apps_files_do_not_make_the_lean_image_stale_but_a_lean_change_makes
     assert images.context_hash("lean") != lean and images.context_hash("apps") != apps
 
 
+def test_the_osworld_image_is_made_stale_by_its_own_files_and_those_it_is_built_from(context):
+    (context / "osworld").mkdir()
+    (context / "osworld" / "Dockerfile").write_text("ARG BASE\nFROM ${BASE}\n")
+    lean, apps, osworld = (images.context_hash(name) for name in ("lean", "apps", "osworld"))
+    (context / "osworld" / "vlcrc").write_text("[core]\n")
+    assert (images.context_hash("lean"), images.context_hash("apps")) == (lean, apps)
+    assert images.context_hash("osworld") != osworld
+    osworld = images.context_hash("osworld")
+    (context / "apps" / "tint2rc").write_text("panel_size = 100% 30\n")
+    assert images.context_hash("osworld") != osworld
+    assert images.resolve("osworld") == images.OSWORLD_IMAGE and images.is_osworld(images.OSWORLD_IMAGE)
+    assert images.is_apps("osworld") and not images.is_osworld("apps")
+
+
 def test_a_task_may_ask_for_the_apps_image_and_a_clock():
     settings = DesktopSettings.model_validate({"image": "apps", "clock": "2026-01-01 00:00:00"})
     assert (settings.image, settings.clock) == ("apps", "2026-01-01 00:00:00")

@@ -15,12 +15,14 @@ DEFAULT_TTL = 2 * 3600
 
 def build(
     apps: Annotated[bool, typer.Option("--apps", help="Also build the apps image (browser, office suite, ...).")] = False,
+    osworld: Annotated[bool, typer.Option("--osworld", help=(
+        "Also build the osworld image (the apps image plus what OSWorld's tasks assume)."))] = False,
 ) -> None:
     """Build the desktop image (reuses what an earlier build made)."""
     from vdesk import engine as engines, images as desktop_image
 
     client = engines.connect(OPTIONS.engine)
-    for image in ("lean", "apps") if apps else ("lean",):
+    for image in ("lean", "apps", "osworld")[:3 if osworld else 2 if apps else 1]:
         if desktop_image.is_current(client, image):
             say(f"{desktop_image.resolve(image)} is up to date")
             continue
@@ -35,6 +37,8 @@ def up(
     ttl: Annotated[float, typer.Option(metavar="SECONDS", help="Seconds until the desktop stops itself (0: never).")] = DEFAULT_TTL,
     network: Annotated[str, typer.Option(metavar="MODE", help="'none' (default) or 'bridge'.")] = "none",
     apps: Annotated[bool, typer.Option("--apps", help="The apps image: a browser, an office suite, a taskbar, ...")] = False,
+    image: Annotated[Optional[str], typer.Option(metavar="IMAGE", help=(
+        "'lean', 'apps', 'osworld' (OSWorld's machine: user, google-chrome, sudo, ...) or a Docker image."))] = None,
     clock: Annotated[Optional[str], typer.Option(metavar="'YYYY-MM-DD HH:MM:SS'", help=(
         "The desktop's time at the start (UTC; apps image)."))] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -52,8 +56,14 @@ def up(
             say(f"{desktop.name}  VNC: {vnc}  password: {desktop.vnc_password}")
 
     Desktop.up(parse_size(size), scale=scale, name=name, ttl=ttl or None, lease=False, engine=OPTIONS.engine,
-               network=network, image="apps" if apps else "lean", clock=clock,  # type: ignore[arg-type]
+               network=network, image=_image_choice(image, apps), clock=clock,  # type: ignore[arg-type]
                announce=announce).close()
+
+
+def _image_choice(image: str | None, apps: bool) -> str:
+    if image is not None and apps and image != "apps":
+        raise InvalidArgument(f"--apps and --image {image} name two images: give one")
+    return image or ("apps" if apps else "lean")
 
 
 def list_command(as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the DesktopInfo model).")] = False) -> None:

@@ -1,0 +1,134 @@
+"""The osworld desktop (``vdesk/desktop-osworld``) gives OSWorld's tasks what their machine
+gives them: proved by running, inside a real one, the commands the tasks run."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from vdesk.container import HARDENING, hardening
+from vdesk.desktop import Desktop
+
+pytestmark = pytest.mark.desktop
+SIZE = (1920, 1080)
+BUS = "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus"
+
+
+@pytest.fixture(scope="module")
+def desktop() -> Iterator[Desktop]:
+    with Desktop.up(size=SIZE, image="osworld", timeout=180) as desktop:
+        yield desktop
+
+
+def sh(desktop: Desktop, command: str, timeout: float = 60.0):  # type: ignore[no-untyped-def]
+    return desktop.run(["bash", "-c", command], wait=True, timeout=timeout)
+
+
+def until(desktop: Desktop, command: str, timeout: float = 60.0) -> str:
+    """Re-run ``command`` until it succeeds (a program starting on a loaded machine); its output."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = sh(desktop, command)
+        if result.returncode == 0:
+            return result.stdout
+        assert time.monotonic() < deadline, f"{command!r} kept failing: {result.stderr[-400:]}"
+        time.sleep(0.5)
+
+
+def test_the_user_and_home_are_the_reference_machines(desktop):
+    assert sh(desktop, 'echo "$(whoami) $(id -u) $HOME $(cd ~ && pwd -P)"').stdout.split() == \
+        ["user", "1000", "/home/user", "/home/user"]
+    assert sh(desktop, "touch ~/Desktop-probe && ls /home/user/Desktop-probe").returncode == 0
+
+
+def test_python_has_pyautogui_that_acts_on_the_screen(desktop):
+    out = sh(desktop, "python -c 'import pyautogui; pyautogui.FAILSAFE = False; pyautogui.moveTo(123, 456); "
+                      "print(pyautogui.size(), pyautogui.position())'")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "(1920, 1080) (123, 456)"
+
+
+def test_pyautogui_types_and_presses_keys_into_a_window(desktop):
+    sh(desktop, "rm -f /tmp/typed.txt")
+    desktop.run(["xterm", "-T", "typing-target", "-e", "bash", "-c", "read line; echo \"$line\" > /tmp/typed.txt"])
+    until(desktop, "wmctrl -a typing-target")
+    out = sh(desktop, "python -c \"import pyautogui, time; pyautogui.typewrite('hello osworld'); pyautogui.press('enter')\"")
+    assert out.returncode == 0, out.stderr
+    assert until(desktop, "cat /tmp/typed.txt").strip() == "hello osworld"
+
+
+def test_sudo_with_the_reference_password(desktop):
+    out = sh(desktop, "echo password | sudo -S id -u")
+    assert out.returncode == 0 and out.stdout.strip() == "0", out.stderr
+    assert sh(desktop, "echo wrong | sudo -S true").returncode != 0
+
+
+def test_only_this_profile_relaxes_privileges_and_the_rest_stays(desktop):
+    assert "no-new-privileges" in HARDENING["security_opt"]
+    for image in ("lean", "apps", "some/other:image"):
+        assert hardening(image) is HARDENING
+    desktop.container.reload()
+    host = desktop.container.attrs["HostConfig"]
+    assert not host.get("SecurityOpt") and host["CapDrop"] == ["ALL"] and host["ReadonlyRootfs"] is True
+    assert set(host["CapAdd"]) == {"SETUID", "SETGID", "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER"}
+    assert host["NetworkMode"] == "none"
+
+
+def test_sudo_is_refused_in_the_apps_desktop():
+    with Desktop.up(size=(1024, 768), image="apps", timeout=120) as apps:
+        out = apps.run(["bash", "-c", "command -v sudo || echo none; grep NoNewPrivs /proc/self/status"],
+                       wait=True, timeout=30)
+    assert "none" in out.stdout and "NoNewPrivs:\t1" in out.stdout
+
+
+def test_gsettings_round_trip_on_the_session_bus(desktop):
+    assert sh(desktop, f"{BUS} gsettings set org.gnome.desktop.background picture-uri 'file:///tmp/wall.png'").returncode == 0
+    assert sh(desktop, f"{BUS} gsettings get org.gnome.desktop.background picture-uri").stdout.strip() == "'file:///tmp/wall.png'"
+    assert sh(desktop, f"{BUS} gsettings set org.gnome.shell favorite-apps \"['google-chrome.desktop']\"").returncode == 0
+    assert sh(desktop, f"{BUS} gsettings get org.gnome.shell favorite-apps").stdout.strip() == "['google-chrome.desktop']"
+    power = sh(desktop, f"{BUS} gsettings get org.gnome.settings-daemon.plugins.power sleep-inactive-ac-type")
+    assert power.returncode == 0, power.stderr
+
+
+def test_google_chrome_answers_cdp_and_pkill_chrome_stops_it(desktop):
+    desktop.run(["bash", "-c", "google-chrome --remote-debugging-port=1337 about:blank >/dev/null 2>&1 & "
+                               "socat tcp-listen:9222,fork tcp:localhost:1337 >/dev/null 2>&1 &"])
+    version = until(desktop, "python -c \"import urllib.request; print(urllib.request.urlopen("
+                             "'http://127.0.0.1:9222/json/version', timeout=5).read().decode())\"", timeout=90)
+    assert '"Browser"' in version and "webSocketDebuggerUrl" in version
+    assert sh(desktop, "test -d ~/.config/google-chrome/Default").returncode == 0
+    window = until(desktop, "wmctrl -lx | grep -F 'about:blank - Google Chrome'")  # titled once the page is in
+    assert ".Google-chrome " in window
+    assert sh(desktop, "wmctrl -a 'Google Chrome'").returncode == 0
+    assert sh(desktop, "pkill chrome").returncode == 0
+    until(desktop, "! pgrep -x chrome >/dev/null")
+    sh(desktop, "pkill socat")
+
+
+def test_vlc_answers_on_its_http_interface(desktop):
+    desktop.run(["bash", "-c", "VLC_VERBOSE=-1 vlc --no-audio --no-video-title-show >/dev/null 2>&1"])
+    status = until(desktop, "curl -sf -u :password http://127.0.0.1:8080/requests/status.xml", timeout=90)
+    assert "<state>" in status
+    assert sh(desktop, "curl -s -o /dev/null -w '%{http_code}' -u :wrong http://127.0.0.1:8080/requests/status.xml").stdout == "401"
+    sh(desktop, "pkill vlc")
+
+
+def test_wmctrl_and_the_mime_defaults(desktop):
+    assert "Openbox" in sh(desktop, "wmctrl -m").stdout
+    assert sh(desktop, "xdg-mime query default video/mp4").stdout.strip() == "vlc.desktop"
+    assert sh(desktop, "xdg-mime query default text/html").stdout.strip() == "google-chrome.desktop"
+    assert sh(desktop, "xdg-mime query default application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+                       ).stdout.strip() == "libreoffice-calc.desktop"
+
+
+def test_files_written_to_the_home_land_in_home_user(desktop, tmp_path):
+    desktop.write_file("~/notes.txt", b"from the host\n")
+    assert sh(desktop, "cat /home/user/notes.txt").stdout == "from the host\n"
+    sh(desktop, "mkdir -p /home/user/Desktop && echo made > /home/user/Desktop/out.txt")
+    assert desktop.read_file("/home/user/Desktop/out.txt") == b"made\n"
+    local = tmp_path / "up.txt"
+    local.write_text("uploaded")
+    desktop.upload(local, "/home/user/Documents/up.txt")
+    assert sh(desktop, "cat ~/Documents/up.txt").stdout == "uploaded"
