@@ -49,8 +49,9 @@ def eval_command(
         "OSWorld results folder: the observation type recorded (screenshot, a11y_tree, …)."))] = "screenshot",
     screen: Annotated[str, typer.Option("--screen", metavar="WxH", help=(
         "OSWorld tasks: the desktop's screen size (the reference's is 1920x1080)."))] = "1920x1080",
-    image: Annotated[str, typer.Option("--image", metavar="IMAGE", help=(
-        "OSWorld tasks: the desktop image (apps, or the osworld profile image)."))] = "apps",
+    image: Annotated[Optional[str], typer.Option("--image", metavar="IMAGE", help=(
+        "OSWorld tasks: the desktop image (default: apps, and the osworld profile for VLC, "
+        "Thunderbird and VS Code tasks)."))] = None,
 ) -> None:
     """Run a suite of tasks with an agent; exit 1 unless every task that ran passed
     (tasks skipped for what they need offline are listed with their reasons)."""

@@ -33,6 +33,8 @@ from vdesk.osworld.task_files import TaskFiles
 DEFAULT_META = "test_all.json"
 DEFAULT_SCREEN = "1920x1080"   # the reference VM's screen
 DEFAULT_IMAGE = "apps"
+PROFILE_IMAGE = "osworld"      # for tasks of the programs only the osworld profile has
+PROFILE_APPS = frozenset({"vlc", "thunderbird", "vs_code"})
 CACHE_FOLDER = "cache"         # a tree's own task-files folder, used when none is given
 
 
@@ -43,8 +45,10 @@ def is_osworld(data: Any) -> bool:
 
 def load_tasks(path: Path, *, domains: Sequence[str] | None = None, ids: Sequence[str] | None = None,
                task_files: Path | None = None, meta: str | None = None, screen: str = DEFAULT_SCREEN,
-               image: str = DEFAULT_IMAGE) -> list[Task]:
-    """Every task under ``path`` (see the module's docstring), filtered; ids must be unique."""
+               image: str | None = None) -> list[Task]:
+    """Every task under ``path`` (see the module's docstring), filtered; ids must be unique.
+    ``image`` is the desktop's; by default the apps image, and the osworld profile for the
+    domains of programs only it has (VLC, Thunderbird, VS Code)."""
     if not path.exists():
         raise TaskError(f"{path}: no such task file or folder")
     if task_files is not None and not task_files.is_dir():
@@ -110,7 +114,7 @@ def _from_meta(examples: Path, meta_file: Path) -> list[tuple[Path, str | None]]
     return files
 
 
-def _load(file: Path, domain: str | None, task_files: Path | None, screen: str, image: str) -> Task:
+def _load(file: Path, domain: str | None, task_files: Path | None, screen: str, image: str | None) -> Task:
     if file.suffix != ".json":
         return load_task(file)
     try:
@@ -124,13 +128,15 @@ def _load(file: Path, domain: str | None, task_files: Path | None, screen: str, 
 
 
 def osworld_task(data: Any, *, source: str, base_dir: Path, domain: str, task_files: Path | None = None,
-                 screen: str = DEFAULT_SCREEN, image: str = DEFAULT_IMAGE) -> Task:
+                 screen: str = DEFAULT_SCREEN, image: str | None = None) -> Task:
     """A vdesk task holding an OSWorld task file's data; :class:`TaskError` names a bad field."""
     try:
         file = OSWorldTask.model_validate(data)
     except ValidationError as error:
         raise TaskError(f"{source}: {validation_message(error)}") from None
     folder = task_files.resolve() if task_files is not None else None
+    if image is None:
+        image = PROFILE_IMAGE if PROFILE_APPS & {domain, *file.related_apps} else DEFAULT_IMAGE
     spec = OSWorldSpec(file=file, domain=domain, task_files=str(folder) if folder else None,
                        skip=skip_reason(file, TaskFiles(folder, file.id, base_dir)))
     fields = {"id": file.id, "instruction": file.instruction, "osworld": spec,
