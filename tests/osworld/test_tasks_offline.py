@@ -15,6 +15,7 @@ from vdesk.coords import Screen
 from vdesk.errors import TaskError
 from vdesk.harness.agents import ScriptedAgent
 from vdesk.harness.record import CheckRecord, Outcome
+from vdesk.harness.report import write_report
 from vdesk.harness.runner import run_suite
 from vdesk.osworld.evaluator import evaluate
 from vdesk.osworld.loader import load_tasks, osworld_task
@@ -122,8 +123,10 @@ def test_skipped_tasks_never_start_a_desktop_and_count_apart(tmp_path: Path) -> 
     task = osworld_task(task_data(proxy=True), source="t", base_dir=tmp_path, domain="chrome")
     summary = run_suite([task], ScriptedAgent, out=tmp_path / "run", cancel=threading.Event())
     (outcome,) = summary.episodes
-    assert (outcome.status, outcome.error) == ("skipped", "needs the reference's web proxy (proxy: true)")
+    assert (outcome.status, outcome.error) == ("skipped", "skipped: needs the reference's web proxy (proxy: true)")
     assert (summary.skipped, summary.success_rate) == (1, 0.0)
+    report = write_report(tmp_path / "run").read_text()
+    assert "needs the reference&#x27;s web proxy" in report or "needs the reference's web proxy" in report
 
 
 # -- the evaluator's rules, on getters that need no desktop ----------------------------------

@@ -72,7 +72,7 @@ def write_layout(out: Path, tasks: Sequence[Task], outcomes: Sequence[Outcome], 
         if task.osworld is None or outcome is None:
             continue
         if outcome.status == Status.SKIPPED.value:
-            summary.skipped[task.id] = outcome.error or "skipped"
+            summary.skipped[task.id] = (outcome.error or "skipped").removeprefix("skipped: ")
             continue
         score = score_of(outcome)
         if score is None:
