@@ -14,7 +14,7 @@ from vdesk.errors import InvalidArgument
 
 RUN = typer.Argument(metavar="RUN", show_default=False, help="An episode's run folder, or a suite run from `vdesk eval`.")
 # What a model agent reads its endpoint and key from (see vdesk.harness.http_agents).
-AGENT_SETTINGS = {"openai-chat": ("VDESK_CHAT_BASE_URL", None),
+AGENT_SETTINGS = {"openai-chat": ("VDESK_CHAT_BASE_URL", None), "osworld-chat": ("VDESK_CHAT_BASE_URL", None),
                   "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
                   "openai": ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
 REACH_TIMEOUT = 5.0
@@ -23,7 +23,9 @@ REACH_TIMEOUT = 5.0
 def eval_command(
     suite: Annotated[Path, typer.Argument(metavar="SUITE", show_default=False,
                                           help="A folder of task files (YAML/JSON), or one task file.")],
-    agent: Annotated[str, typer.Option(metavar="AGENT", help="scripted, replay:RUN, openai-chat, anthropic or openai.")] = "scripted",
+    agent: Annotated[str, typer.Option(metavar="AGENT", help=(
+        "scripted, replay:RUN, openai-chat, anthropic, openai, or osworld-chat (a chat model "
+        "speaking --action-space)."))] = "scripted",
     parallel: Annotated[int, typer.Option(metavar="N", help="Episodes at a time, each on a fresh desktop.")] = 1,
     out_dir: Annotated[Path, typer.Option("--out", metavar="FOLDER", help=(
         "Run folder: one episode folder per task and results.json."))] = Path("runs/eval"),
@@ -101,13 +103,19 @@ def eval_command(
 
 
 def agent_of(name: str, action_space: str | None):  # type: ignore[no-untyped-def]
-    """The agent called ``name``, speaking ``action_space`` when it is the scripted one."""
+    """The agent called ``name``, speaking ``action_space`` when it is the scripted agent or
+    ``osworld-chat`` (the other model agents speak their own formats)."""
     from vdesk.harness.agents import ScriptedAgent, make_agent
 
+    if name == "osworld-chat":
+        from vdesk.harness.agents.osworld_chat import OSWorldChatAgent
+
+        return OSWorldChatAgent.from_env(action_space or "pyautogui")
     if action_space is not None and name == "scripted":
         return ScriptedAgent(action_space=action_space)
     if action_space is not None:
-        raise InvalidArgument(f"--action-space is for the scripted agent; agent {name} speaks its own format")
+        raise InvalidArgument(f"--action-space is for the scripted and osworld-chat agents; agent {name} "
+                              "speaks its own format")
     return make_agent(name)
 
 
