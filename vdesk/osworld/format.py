@@ -9,6 +9,7 @@ Keys vdesk does not read are kept (``extra="allow"``), so a file converts back u
 key is vdesk's own: ``solution``, the scripted agent's steps in one of OSWorld's action
 spaces, ``{"pyautogui": ["pyautogui.click(10, 20)", …]}`` or
 ``{"computer_13": [[{"action_type": "CLICK", …}], …]}`` (one entry per step); OSWorld ignores it.
+vdesk's examples also carry ``wrong_solution``, a deliberately wrong one their tests play.
 
 :class:`OSWorldSpec` is what a vdesk :class:`~vdesk.harness.tasks.Task` carries of such a file:
 the file itself, its domain, the local task-files folder its downloads come from, and the
