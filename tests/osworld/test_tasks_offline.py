@@ -192,3 +192,33 @@ def test_the_results_layout_and_the_rates_per_domain(tmp_path: Path) -> None:
     assert summary.domains["os"].success_rate == 0.5 and summary.domains["chrome"].success_rate == 1.0
     assert summary.overall.tasks == 3 and summary.skipped == {"d": "needs Google Drive"}
     assert json.loads((tmp_path / "osworld.json").read_text())["categories"]["Daily"]["tasks"] == 1
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "osworld"
+
+
+def test_tasks_check_lists_needs_and_fails_on_a_task_that_would_be_skipped(tmp_path: Path, capsys: Any) -> None:
+    from vdesk.cli.app import invoke
+
+    assert invoke(["tasks", "check", str(EXAMPLES), "--json"]) == 0
+    needs = {item["task_id"]: item for item in json.loads(capsys.readouterr().out)}
+    assert len(needs) == 26 and {"chrome", "xterm"} <= set(needs["multi-browser-code"]["apps"])
+    assert any("found" in f for f in needs["os-count-lines"]["files"])
+    write(tmp_path / "os" / "gd.json", task_data("gd", config=[{"type": "googledrive", "parameters": {}}]))
+    assert invoke(["tasks", "check", str(tmp_path)]) == 1
+    assert "Google Drive" in capsys.readouterr().out
+
+
+def test_tasks_convert_both_ways_says_what_it_cannot_carry(tmp_path: Path, capsys: Any) -> None:
+    from vdesk.cli.app import invoke
+    from vdesk.harness.tasks import load_task
+
+    yaml_file = tmp_path / "echo.yaml"
+    assert invoke(["tasks", "convert", str(EXAMPLES / "examples/os/os-echo-file.json"), "--out", str(yaml_file)]) == 0
+    assert "not carried: activate_window" in capsys.readouterr().err
+    task = load_task(yaml_file)
+    assert task.checks[0].stdout == "hello osworld\n" and task.solution
+    back = tmp_path / "back.json"
+    assert invoke(["tasks", "convert", str(yaml_file), "--out", str(back)]) == 0
+    again = load_tasks(back)[0]
+    assert again.osworld is not None and again.osworld.file.evaluator.metrics()[0][0] == "exact_match"
