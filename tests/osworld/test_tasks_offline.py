@@ -94,6 +94,8 @@ def skip_of(data: dict[str, Any], files: Path | None = None) -> str | None:
     ({"evaluator": {**RULE_OK, "result": {"type": "vscode_config"}}}, "vscode_config getter is not supported"),
     ({"evaluator": {**RULE_OK, "options": {"no_such_option": 1}}}, "option 'no_such_option'"),
     ({"evaluator": {**RULE_OK, "result": {"type": "accessibility_tree"}}}, "needs the accessibility tree"),
+    ({"evaluator": {**RULE_OK, "expected": {"type": "rule_relativeTime", "rules": {"relativeTime": {"from": "10th next month"}}}}},
+     "the phrase '10th next month' is not supported"),
 ])
 def test_what_vdesk_cannot_offer_offline_is_a_skip_reason(change: dict[str, Any], reason: str) -> None:
     assert reason in (skip_of(task_data(**change)) or "")
@@ -222,3 +224,17 @@ def test_tasks_convert_both_ways_says_what_it_cannot_carry(tmp_path: Path, capsy
     assert invoke(["tasks", "convert", str(yaml_file), "--out", str(back)]) == 0
     again = load_tasks(back)[0]
     assert again.osworld is not None and again.osworld.file.evaluator.metrics()[0][0] == "exact_match"
+
+
+def test_relative_dates_are_days_from_the_desktops_now() -> None:
+    from datetime import datetime
+
+    from vdesk.errors import UnsupportedGetter
+    from vdesk.osworld.getters import _relative_date
+
+    monday = datetime(2026, 11, 30, 9, 0)
+    assert _relative_date(monday, "tomorrow").day == 1 and _relative_date(monday, "today") == monday
+    assert _relative_date(monday, "next Friday").strftime("%A %d") == "Friday 04"
+    assert _relative_date(monday, "next Monday").day == 7
+    with pytest.raises(UnsupportedGetter, match="10th next month"):
+        _relative_date(monday, "10th next month")

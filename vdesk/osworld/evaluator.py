@@ -20,7 +20,7 @@ from typing import Any
 
 from vdesk.errors import InvalidArgument, UnsupportedGetter, UnsupportedMetric, VdeskError
 from vdesk.osworld.format import EvaluatorSpec, GetterSpec
-from vdesk.osworld.getters import getter
+from vdesk.osworld.getters import check_relative_time, getter
 # The module, not its names: the metrics read documents through vdesk.harness, whose package
 # imports the environment, which imports this; names are looked up when a task is judged.
 from vdesk.osworld import metrics
@@ -47,6 +47,8 @@ def unsupported(evaluator: EvaluatorSpec) -> str | None:
             for spec in (result, expected):
                 if spec is not None:
                     getter(spec.type)
+                    if spec.type == "rule_relativeTime":
+                        check_relative_time(spec.settings)
         except (UnsupportedMetric, UnsupportedGetter) as error:
             return str(error)
     return None

@@ -128,6 +128,13 @@ def rule_relative_time(context: Context, settings: dict[str, Any]) -> Any:
     return {**rules, "expected": expected}
 
 
+def check_relative_time(settings: dict[str, Any]) -> None:
+    """:class:`UnsupportedGetter` for a ``relativeTime`` phrase vdesk cannot turn into a date."""
+    rules = settings.get("rules")
+    for phrase in (rules.get("relativeTime", {}) if isinstance(rules, dict) else {}).values():
+        _relative_date(datetime(2026, 1, 1), str(phrase))
+
+
 def _relative_date(now: datetime, phrase: str) -> datetime:
     from datetime import timedelta
 
