@@ -135,7 +135,7 @@ class _Episode:
                 break
             result = self.env.execute(action)
             results.append(result)
-            self.agent_failed = action.type == "finished" and (action.inputs.content or "").upper() == "FAIL"
+            self.agent_failed = result.finished and (result.finished_content or "").upper() == "FAIL"
             self.clock.execute_s += result.elapsed_ms / 1000
             if result.finished:
                 stop = (Status.FINISHED, None)
