@@ -114,6 +114,17 @@ class Browser:
         """Every open tab, in the order Chromium opened them."""
         return self._call(self._tabs, CALL_TIMEOUT)
 
+    def new_tab(self, url: str, *, timeout: float = CALL_TIMEOUT) -> None:
+        """Open ``url`` in a new tab and show it. An address that does not load (the desktop
+        has no network) still leaves its tab, showing the browser's error page."""
+        if not isinstance(url, str) or not url:
+            raise InvalidArgument(f"a browser address must be a non-empty string, got {url!r}")
+        self._call(lambda: self._new_tab(url, timeout), timeout + 5)
+
+    def close_tabs(self, url: str) -> int:
+        """Close every tab showing ``url`` (a trailing ``/`` aside); how many were closed."""
+        return self._call(lambda: self._close_tabs(url), CALL_TIMEOUT)
+
     def evaluate(self, script: str, *, timeout: float = CALL_TIMEOUT) -> Any:
         """The value of a JavaScript expression (or function) in the current tab."""
         if not isinstance(script, str) or not script.strip():
@@ -214,18 +225,55 @@ class Browser:
         pages = self._pages()
         if not pages:
             raise BrowserError(f"desktop {self._desktop.name}: Chromium has no open tab")
+        shown = await asyncio.get_running_loop().run_in_executor(None, self._last_activated)
+        for page in reversed(pages):
+            if shown is not None and page.url == shown:
+                return page
+        visible = []
         for page in reversed(pages):
             try:
-                if await page.evaluate("document.visibilityState") == "visible":
-                    return page
+                state = await page.evaluate("[document.visibilityState, document.hasFocus()]")
             except Exception:  # a tab that is navigating or closing is not the one shown
                 continue
-        return pages[-1]
+            if state[0] == "visible":
+                if state[1]:
+                    return page
+                visible.append(page)  # a browser's own new-tab page may say visible while hidden
+        return visible[0] if visible else pages[-1]
+
+    def _last_activated(self) -> str | None:
+        """The address of the tab activated last: Chromium's target list puts it first (its
+        pages' visibility is not always updated when a tab is switched with the keyboard)."""
+        try:
+            with urllib.request.urlopen(f"http://{self._tunnel.address}/json/list", timeout=PROBE_TIMEOUT) as answer:
+                targets = json.loads(answer.read(1 << 20))
+        except (OSError, urllib.error.URLError, ValueError):
+            return None
+        pages = [t for t in targets if isinstance(t, dict) and t.get("type") == "page"] if isinstance(targets, list) else []
+        return str(pages[0].get("url")) if pages else None
 
     async def _goto(self, url: str, timeout: float) -> None:
         page = await self._page()
         await page.goto(url, wait_until="load", timeout=timeout * 1000)
         await page.bring_to_front()
+
+    async def _new_tab(self, url: str, timeout: float) -> None:
+        from playwright.async_api import Error as PlaywrightError
+
+        assert self._cdp is not None
+        context = self._cdp.contexts[0] if self._cdp.contexts else await self._cdp.new_context()
+        page = await context.new_page()
+        try:
+            await page.goto(url, wait_until="load", timeout=timeout * 1000)
+        except PlaywrightError:
+            pass  # not reachable: the tab stays, as it does in a browser
+        await page.bring_to_front()
+
+    async def _close_tabs(self, url: str) -> int:
+        closing = [page for page in self._pages() if page.url.rstrip("/") == url.rstrip("/")]
+        for page in closing:
+            await page.close()
+        return len(closing)
 
     async def _current_url(self) -> str:
         return (await self._page()).url

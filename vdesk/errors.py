@@ -27,6 +27,7 @@
     ├── BrowserError          the desktop's browser could not be started, reached or asked
     ├── DocumentError         a document out of a desktop could not be read
     ├── UnsupportedMetric     an OSWorld metric, option or rule vdesk does not implement
+    ├── UnsupportedGetter     an OSWorld getter (or a value of one) vdesk does not implement
     └── BenchError            the bench could not take a measurement
 
 Nothing was done when an ``Invalid…`` error is raised: arguments and whole batches of actions
@@ -124,6 +125,11 @@ class BrowserError(VdeskError):
 
 class DocumentError(VdeskError):
     """A document could not be read: not of its format, damaged, or past a size limit."""
+
+
+class UnsupportedGetter(VdeskError):
+    """An OSWorld getter, or a value one is given, that vdesk does not implement; the message
+    names it (a task using it is skipped with that reason)."""
 
 
 class UnsupportedMetric(VdeskError):

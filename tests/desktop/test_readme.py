@@ -29,6 +29,7 @@ NOT_RUN = {
     "vdesk bench": "minutes of measurement; tests/desktop/test_bench.py",
     "vdesk eval": "the 14-task suite; tests/harness run it (eval, replay, report)",
     "vdesk replay": "tests/harness/test_suite.py",
+    "vdesk tasks": "needs OSWorld's own tree; tests/osworld/test_tasks_offline.py runs check and convert",
     "vdesk report": "tests/harness/test_report.py",
     "vdesk view NAME": "runs until Ctrl-C; tests/desktop/test_cli_output.py and tests/protocols/test_viewer.py",
     "vdesk mcp --transport http": "runs until Ctrl-C; tests/protocols/test_mcp_http.py",

@@ -63,7 +63,7 @@ def test_json_tasks_are_read_too(tmp_path):
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"checks": []}, "checks: List should have at least 1 item"),
+    ({"checks": []}, "a task needs at least one check"),
     ({"checks": [{"files": "x"}]}, "checks.0: a check needs one of the keys command, file, window, region"),
     ({"checks": [{"file": "x", "window": "y"}]}, "checks.0: a check needs one of the keys"),
     ({"setup": [{"launch": "xterm"}]}, "setup.0: a setup step needs one of the keys run, start, write, wait_window"),

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 import typer.core
 
-from vdesk.cli import desktops, drive, observe, protocols, runs
+from vdesk.cli import desktops, drive, observe, protocols, runs, tasks
 from vdesk.cli.options import OPTIONS
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -63,6 +63,7 @@ def _global_options(
 for commands in (desktops.COMMANDS, drive.COMMANDS, observe.COMMANDS, runs.COMMANDS, protocols.COMMANDS):
     for name, function in commands.items():
         app.command(name, cls=Command)(function)
+app.add_typer(tasks.app, name="tasks")
 
 
 def invoke(argv: list[str]) -> int:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # types only: the harness is imported by the commands that ru
     from vdesk.harness.record import Outcome
     from vdesk.harness.replay import ReplayReport
     from vdesk.harness.suite import SuiteEvent, SuiteSummary
+    from vdesk.osworld.results import OSWorldSummary
 
 @dataclass
 class SuiteProgress:
@@ -94,7 +95,9 @@ def suite_progress(console: Console, total: int, label: str = "eval") -> Iterato
 
 def summary_table(summary: SuiteSummary) -> str:
     """The title, one row per episode, then the totals: success rate, steps, time per step."""
-    title = (f"{summary.agent}: {summary.successes}/{len(summary.episodes)} passed ({summary.success_rate:.0%}) "
+    ran = len(summary.episodes) - summary.skipped
+    skipped = f", {summary.skipped} skipped" if summary.skipped else ""
+    title = (f"{summary.agent}: {summary.successes}/{ran} passed ({summary.success_rate:.0%}){skipped} "
              f"in {summary.elapsed_s:.1f} s" + (" — interrupted" if summary.interrupted else ""))
     rows = []
     for outcome in summary.episodes:
@@ -106,6 +109,16 @@ def summary_table(summary: SuiteSummary) -> str:
     rows.append(["all", "", f"{summary.success_rate:.0%}", f"{summary.mean_steps:.1f} avg", f"{summary.elapsed_s:.1f} s",
                  f"{summary.time_per_step_s:.2f} s", ""])
     return title + "\n" + columns(["TASK", "STATUS", "OK", "STEPS", "TIME", "PER STEP", "DETAIL"], rows)
+
+
+def domains_table(summary: OSWorldSummary) -> str:
+    """OSWorld's success rate per domain and category, as its result script computes it."""
+    rows = [[name, str(rate.tasks), f"{rate.score:g}", f"{rate.success_rate:.1%}"]
+            for name, rate in [*summary.domains.items(), *summary.categories.items(), ("overall", summary.overall)]]
+    lines = [columns(["DOMAIN", "TASKS", "SCORE", "SUCCESS RATE"], rows)]
+    lines += [f"skipped {task_id}: {why}" for task_id, why in summary.skipped.items()]
+    lines += [f"no result {task_id}: {why}" for task_id, why in summary.errors.items()]
+    return "\n".join(lines)
 
 
 def replay_table(report: ReplayReport) -> str:

@@ -14,7 +14,7 @@ from vdesk.errors import InvalidArgument
 
 RUN = typer.Argument(metavar="RUN", show_default=False, help="An episode's run folder, or a suite run from `vdesk eval`.")
 # What a model agent reads its endpoint and key from (see vdesk.harness.http_agents).
-AGENT_SETTINGS = {"openai-chat": ("VDESK_CHAT_BASE_URL", None),
+AGENT_SETTINGS = {"openai-chat": ("VDESK_CHAT_BASE_URL", None), "osworld-chat": ("VDESK_CHAT_BASE_URL", None),
                   "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
                   "openai": ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
 REACH_TIMEOUT = 5.0
@@ -23,7 +23,9 @@ REACH_TIMEOUT = 5.0
 def eval_command(
     suite: Annotated[Path, typer.Argument(metavar="SUITE", show_default=False,
                                           help="A folder of task files (YAML/JSON), or one task file.")],
-    agent: Annotated[str, typer.Option(metavar="AGENT", help="scripted, replay:RUN, openai-chat, anthropic or openai.")] = "scripted",
+    agent: Annotated[str, typer.Option(metavar="AGENT", help=(
+        "scripted, replay:RUN, openai-chat, anthropic, openai, or osworld-chat (a chat model "
+        "speaking --action-space)."))] = "scripted",
     parallel: Annotated[int, typer.Option(metavar="N", help="Episodes at a time, each on a fresh desktop.")] = 1,
     out_dir: Annotated[Path, typer.Option("--out", metavar="FOLDER", help=(
         "Run folder: one episode folder per task and results.json."))] = Path("runs/eval"),
@@ -34,10 +36,27 @@ def eval_command(
         "With --ray: desktops at a time on one node (default: --parallel, within each node's vdesk_desktop)."))] = None,
     video: Annotated[bool, typer.Option("--video", help=(
         "Record each episode into video.mp4 in its folder (shown by `vdesk report`)."))] = False,
+    domain: Annotated[Optional[list[str]], typer.Option("--domain", metavar="DOMAIN", help=(
+        "OSWorld tasks: only this domain (repeatable)."))] = None,
+    ids: Annotated[Optional[str], typer.Option("--ids", metavar="ID,ID,…", help="Only these task ids.")] = None,
+    task_files: Annotated[Optional[Path], typer.Option("--task-files", metavar="DIR", help=(
+        "OSWorld tasks: the local folder their downloads come from, in OSWorld's cache layout "
+        "(DIR/<task id>/…; default: SUITE/cache). vdesk never fetches from the internet."))] = None,
+    meta: Annotated[Optional[str], typer.Option("--meta", metavar="FILE", help=(
+        "OSWorld tree: the meta file listing domain → ids (default test_all.json)."))] = None,
+    action_space: Annotated[Optional[str], typer.Option("--action-space", metavar="SPACE", help=(
+        "pyautogui or computer_13: the space the agent speaks (the scripted agent plays a task's "
+        "solution written in it); also names the OSWorld results folder."))] = None,
     observation: Annotated[str, typer.Option(metavar="MODE", help=(
         "What the agent sees: screenshot, a11y_tree, screenshot_a11y_tree or som (apps image for the last three)."))] = "screenshot",
+    screen: Annotated[str, typer.Option("--screen", metavar="WxH", help=(
+        "OSWorld tasks: the desktop's screen size (the reference's is 1920x1080)."))] = "1920x1080",
+    image: Annotated[Optional[str], typer.Option("--image", metavar="IMAGE", help=(
+        "OSWorld tasks: the desktop image (default: apps, and the osworld profile for VLC, "
+        "Thunderbird and VS Code tasks)."))] = None,
 ) -> None:
-    """Run a suite of tasks with an agent; exit 1 unless every task passed."""
+    """Run a suite of tasks with an agent; exit 1 unless every task that ran passed
+    (tasks skipped for what they need offline are listed with their reasons)."""
     from vdesk.harness.env import OBSERVATIONS
 
     if observation not in OBSERVATIONS:
@@ -51,12 +70,16 @@ def eval_command(
     from rich.console import Console
 
     from vdesk.cli.console import suite_progress, summary_table
-    from vdesk.harness.agents import make_agent
     from vdesk.harness.runner import LocalPlacement, run_suite
-    from vdesk.harness.tasks import load_suite
+    from vdesk.osworld.format import ACTION_SPACES
+    from vdesk.osworld.loader import load_tasks
 
-    tasks = load_suite(suite)
-    check_agent(agent, make_agent(agent))  # a bad or unreachable agent fails here, before any desktop starts
+    if action_space is not None and action_space not in ACTION_SPACES:
+        raise InvalidArgument(f"--action-space must be one of {', '.join(ACTION_SPACES)}, got {action_space!r}")
+    tasks = load_tasks(suite, domains=domain, ids=ids.split(",") if ids else None, task_files=task_files,
+                       meta=meta, screen=screen, image=image)
+    agents = lambda: agent_of(agent, action_space)  # noqa: E731
+    check_agent(agent, agents())  # a bad or unreachable agent fails here, before any desktop starts
     placement = LocalPlacement(observation)
     if ray_address is not None:
         if observation != "screenshot":
@@ -68,14 +91,38 @@ def eval_command(
     results = out_dir / "results.json"
     with suite_progress(Console(stderr=True), len(tasks)) as (progress, on_event):
         try:
-            summary = run_suite(tasks, lambda: make_agent(agent), out=out_dir, parallel=parallel, on_event=on_event,
+            summary = run_suite(tasks, agents, out=out_dir, parallel=parallel, on_event=on_event,
                                 placement=placement, video=video, observation=observation)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted: {progress.done} of {len(tasks)} done, results in {results}") from None
     say(summary_table(summary))
+    if any(task.osworld is not None for task in tasks):
+        from vdesk.cli.console import domains_table
+        from vdesk.osworld.results import write_layout
+
+        rates = write_layout(out_dir, tasks, summary.episodes, action_space=action_space or "pyautogui",
+                             observation_type=observation, model=summary.agent)
+        say(domains_table(rates))
     say(f"results: {results}")
-    if summary.successes != len(tasks):
+    if summary.successes != len(tasks) - summary.skipped:
         raise typer.Exit(1)
+
+
+def agent_of(name: str, action_space: str | None):  # type: ignore[no-untyped-def]
+    """The agent called ``name``, speaking ``action_space`` when it is the scripted agent or
+    ``osworld-chat`` (the other model agents speak their own formats)."""
+    from vdesk.harness.agents import ScriptedAgent, make_agent
+
+    if name == "osworld-chat":
+        from vdesk.harness.agents.osworld_chat import OSWorldChatAgent
+
+        return OSWorldChatAgent.from_env(action_space or "pyautogui")
+    if action_space is not None and name == "scripted":
+        return ScriptedAgent(action_space=action_space)
+    if action_space is not None:
+        raise InvalidArgument(f"--action-space is for the scripted and osworld-chat agents; agent {name} "
+                              "speaks its own format")
+    return make_agent(name)
 
 
 def check_agent(name: str, agent: object) -> None:

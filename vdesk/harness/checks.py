@@ -42,6 +42,7 @@ class CheckResult:
     kind: str
     passed: bool
     detail: str
+    score: float | None = None  # an OSWorld evaluator's score in [0, 1]
 
 
 def run_checks(desktop: DesktopHost, task: Task, screen: Image.Image | None = None) -> list[CheckResult]:

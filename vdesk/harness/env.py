@@ -48,6 +48,7 @@ from vdesk.harness.tasks import (BrowserStep, DesktopSettings, RunStep, ServeSte
                                  UploadStep, WaitIdleStep, WaitWindowStep, WriteStep, in_home, load_task, parse_task)
 from vdesk.images import IMAGE
 from vdesk.operator import Operator, ScreenContext, encode, screen_context
+from vdesk.osworld.session import OSWorldSession
 from vdesk.video import record
 
 ENV_ID = "vdesk/Desktop-v0"
@@ -261,6 +262,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         self._desktop: DesktopHost | None = None
         self._image: ImageSpace | None = None
         self._task: Task | None = None
+        self._osworld: OSWorldSession | None = None
         self._step = 0
         self._limits = _Limits(*NO_TASK_LIMITS)
         self._last: Observation | None = None
@@ -288,8 +290,10 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         info = self._info(observation)
         reward = 0.0
         if (terminated or truncated) and (ended is None or ended.call_user is None):
-            checks = self.evaluate(self.final_frame())
-            reward = 1.0 if checks and all(check.passed for check in checks) else 0.0
+            failed = ended is not None and (ended.finished_content or "").upper() == "FAIL"  # OSWorld's FAIL
+            checks = self.evaluate(self.final_frame(), agent_failed=failed)
+            # An OSWorld evaluator's score may lie between 0 and 1; every other check passes or not.
+            reward = min((c.score if c.score is not None else float(c.passed) for c in checks), default=0.0)
             info["checks"] = [{"kind": c.kind, "passed": c.passed, "detail": c.detail} for c in checks]
         return self._gym_observation(observation), reward, terminated, truncated, info
 
@@ -301,7 +305,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
 
     def close(self) -> None:
         """Release the desktop (idempotent)."""
-        self._desktop, self._image, self._last = None, None, None
+        self._desktop, self._image, self._last, self._osworld = None, None, None, None
         self._opened.close()
 
     # -- finer steps, for the episode loop ----------------------------------------------------
@@ -320,6 +324,10 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
             self._desktop.call(prepare_blank, timeout=WM_READY_TIMEOUT + 10)
         else:
             self._desktop.call(prepare, task, packed(task), timeout=setup_timeout(task))
+            if task.osworld is not None:  # an OSWorld task's own steps, run from here (see vdesk.osworld)
+                self._osworld = OSWorldSession(self._desktop, task)
+                self._opened.callback(self._osworld.close)
+                self._osworld.setup()
         self._settle(SETUP_QUIET)
         steps, limit = (task.max_steps, task.time_limit) if task else NO_TASK_LIMITS
         self._limits = _Limits(self.max_steps or steps, self.time_limit or limit, started=time.monotonic())
@@ -371,9 +379,15 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         self._settle(self.final_quiet)
         return self.desktop.screenshot(fresh=True)
 
-    def evaluate(self, final_frame: Image.Image | None = None) -> list[CheckResult]:
-        """Run the task's checks against the desktop as it is now (none without a task)."""
-        return run_checks(self.desktop, self._task, final_frame) if self._task else []
+    def evaluate(self, final_frame: Image.Image | None = None, *, agent_failed: bool = False) -> list[CheckResult]:
+        """Run the task's checks against the desktop as it is now, and an OSWorld task's
+        evaluator (``agent_failed``: the agent's last action was FAIL); none without a task."""
+        if self._task is None:
+            return []
+        results = run_checks(self.desktop, self._task, final_frame) if self._task.checks else []
+        if self._osworld is not None:
+            results.append(self._osworld.evaluate(agent_failed))
+        return results
 
     # -- inside -------------------------------------------------------------------------------
     def _run(self, action: str | Sequence[BaseAction | dict[str, Any]]) -> list[ExecuteResult]:

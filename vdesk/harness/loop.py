@@ -46,6 +46,7 @@ class Status(str, Enum):
     CALL_USER = "call_user"
     CANCELLED = "cancelled"
     ERROR = "error"
+    SKIPPED = "skipped"  # never run: the task needs what vdesk cannot offer (the reason in ``error``)
 
 
 JUDGED = {Status.FINISHED, Status.NO_ACTIONS, Status.MAX_STEPS, Status.TIMEOUT}
@@ -91,6 +92,7 @@ class _Episode:
         self.max_steps, self.time_limit, self.cancel = max_steps, time_limit, cancel
         self.clock = _Clock()
         self.steps = 0
+        self.agent_failed = False  # the last action run was finished with content FAIL
 
     def drive(self, observation: Observation) -> tuple[Status, str | None]:
         """Step until the episode ends; returns the status and call_user's request."""
@@ -133,6 +135,7 @@ class _Episode:
                 break
             result = self.env.execute(action)
             results.append(result)
+            self.agent_failed = result.finished and (result.finished_content or "").upper() == "FAIL"
             self.clock.execute_s += result.elapsed_ms / 1000
             if result.finished:
                 stop = (Status.FINISHED, None)
@@ -161,13 +164,13 @@ class _Episode:
         if status in JUDGED or status is Status.CALL_USER:
             final = self.env.final_frame()
         if status in JUDGED:
-            checks = self.env.evaluate(final)
+            checks = self.env.evaluate(final, agent_failed=self.agent_failed)
         outcome = Outcome(
             task_id=self.task.id, agent=self.agent.name, status=status.value,
             success=status in JUDGED and bool(checks) and all(c.passed for c in checks),
             steps=self.steps, elapsed_s=round(self.clock.elapsed(), 3), agent_s=round(self.clock.agent_s, 3),
             execute_s=round(self.clock.execute_s, 3), request=request, error=error,
-            checks=[CheckRecord(kind=c.kind, passed=c.passed, detail=c.detail) for c in checks])
+            checks=[CheckRecord(kind=c.kind, passed=c.passed, detail=c.detail, score=c.score) for c in checks])
         if self.recorder is not None:
             return self.recorder.finish(outcome, final)
         return outcome.model_copy(update={"final_hash": frame_hash(final)}) if final is not None else outcome

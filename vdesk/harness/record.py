@@ -71,6 +71,7 @@ class CheckRecord(_Record):
     kind: str
     passed: bool
     detail: str
+    score: float | None = None  # an OSWorld evaluator's score in [0, 1]
 
 
 class AttemptRecord(_Record):

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, computed_field
 from vdesk.harness.agents.base import Agent
 from vdesk.harness.env import DesktopEnv
 from vdesk.harness.loop import EpisodeResult, Status, run_episode
-from vdesk.harness.record import VIDEO_FILE, Outcome
+from vdesk.harness.record import VIDEO_FILE, Outcome, Recorder, RunInfo
 from vdesk.harness.tasks import Task
 
 RESULTS_FILE = "results.json"
@@ -46,8 +46,16 @@ class SuiteSummary(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def skipped(self) -> int:
+        """Tasks never run because they need what vdesk cannot offer (not counted as failures)."""
+        return sum(outcome.status == Status.SKIPPED.value for outcome in self.episodes)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def success_rate(self) -> float:
-        return self.successes / len(self.episodes) if self.episodes else 0.0
+        """Successes among the tasks that ran (skipped ones apart)."""
+        ran = len(self.episodes) - self.skipped
+        return self.successes / ran if ran else 0.0
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -98,11 +106,22 @@ class Episodes:
         """One episode of ``task`` on the desktop ``env`` opens, into the task's folder."""
         if self.cancel.is_set():
             return skipped(task, self.agent)
+        if task.skip is not None:  # what it needs cannot be had offline: no desktop at all
+            return self._skip(task)
         self.notify(SuiteEvent("started", task.id))
         result = run_episode(self.agent_factory(), task, out=self.out / task.id, env=env, cancel=self.cancel)
         if result.paused is not None:
             result.paused.close()  # nobody is there to answer in a batch run
         return result
+
+    def _skip(self, task: Task) -> EpisodeResult:
+        """A run folder saying why ``task`` was not run (``vdesk report`` shows the reason)."""
+        size = task.desktop.dimensions
+        recorder = Recorder(self.out / task.id, task, RunInfo(task_id=task.id, agent=self.agent, image_size=size,
+                                                              screen_size=size, scale=task.desktop.scale))
+        outcome = Outcome(task_id=task.id, agent=self.agent, status=Status.SKIPPED.value, success=False,
+                          steps=0, elapsed_s=0.0, error=f"skipped: {task.skip}")
+        return EpisodeResult(recorder.finish(outcome, None), self.out / task.id)
 
     def ended(self, task: Task, result: EpisodeResult) -> None:
         self.outcomes[task.id] = result.outcome

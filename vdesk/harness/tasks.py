@@ -38,6 +38,7 @@ from vdesk.actions import BaseAction, parse_batch, validation_message
 from vdesk.clock import parse_clock
 from vdesk.container import Network, parse_size
 from vdesk.errors import InvalidAction, InvalidArgument, TaskError
+from vdesk.osworld.format import OSWorldSpec
 
 Command = Union[str, Annotated[list[str], Field(min_length=1)]]
 TASK_SUFFIXES = (".yaml", ".yml", ".json")
@@ -373,13 +374,18 @@ Check = Annotated[
 
 # -- the task ---------------------------------------------------------------------------------
 class Task(_Strict):
-    """One task. ``solution`` (optional) is a list of steps, each a list of BaseActions."""
+    """One task. ``solution`` (optional) is a list of steps, each a list of BaseActions.
+
+    A task read from an OSWorld task file carries it in ``osworld`` (see :mod:`vdesk.osworld`):
+    its ``config`` steps run after ``setup``, and its evaluator judges it beside ``checks``.
+    """
 
     id: str = Field(pattern=ID_PATTERN)
     instruction: str = Field(min_length=1)
     desktop: DesktopSettings = Field(default_factory=DesktopSettings)
     setup: list[SetupStep] = Field(default_factory=list)
-    checks: list[Check] = Field(min_length=1)
+    checks: list[Check] = Field(default_factory=list)
+    osworld: OSWorldSpec | None = None
     max_steps: int = Field(default=15, ge=1, le=1000)
     time_limit: float = Field(default=300.0, gt=0, le=24 * 3600)
     solution: list[list[dict[str, Any]]] | None = None
@@ -395,6 +401,17 @@ class Task(_Strict):
             except InvalidAction as error:
                 raise ValueError(f"step {index}: {error}") from None
         return steps
+
+    @model_validator(mode="after")
+    def _judged(self) -> Task:
+        if not self.checks and self.osworld is None:
+            raise ValueError("a task needs at least one check")
+        return self
+
+    @property
+    def skip(self) -> str | None:
+        """Why this task is not run (what it needs that vdesk cannot offer offline), or None."""
+        return self.osworld.skip if self.osworld is not None else None
 
     @property
     def base_dir(self) -> Path:

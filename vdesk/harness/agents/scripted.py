@@ -23,25 +23,35 @@ if TYPE_CHECKING:
 class ScriptedAgent(Agent):
     """Plays a fixed list of steps, one per observation, then replies with nothing.
 
-    Without ``steps`` it plays the solution of whatever task it is reset to.
+    Without ``steps`` it plays the solution of whatever task it is reset to. An OSWorld task's
+    solution written in ``action_space`` (``pyautogui`` code or ``computer_13`` actions) is
+    played in that space: each step parsed when it is played, and kept as the raw reply.
     """
 
     steps: Sequence[Sequence[BaseAction | dict[str, Any]]] | None = None
     name: str = "scripted"
-    _queue: list[list[BaseAction]] = field(default_factory=list, init=False, repr=False)
+    action_space: str | None = None
+    _queue: list[AgentReply] = field(default_factory=list, init=False, repr=False)
 
     def reset(self, task: Task) -> None:
-        if self.steps is None:
-            if task.solution is None:
-                raise InvalidArgument(f"task {task.id} has no solution for the scripted agent to play")
-            self._queue = task.solution_actions()
+        if self.steps is not None:
+            self._queue = [AgentReply(parse_batch(list(step))) for step in self.steps]
+            return
+        written = task.osworld.file.solution if task.osworld is not None else None
+        space = self.action_space if written and self.action_space in written else None
+        if written and space is not None:
+            from vdesk.osworld.loader import parse_step  # osworld reads tasks; keep agents light
+
+            self._queue = [AgentReply(parse_step(space, step), raw=_raw(step)) for step in written[space]]  # type: ignore[arg-type]
+        elif task.solution is None:
+            raise InvalidArgument(f"task {task.id} has no solution for the scripted agent to play")
         else:
-            self._queue = [parse_batch(list(step)) for step in self.steps]
+            self._queue = [AgentReply(actions) for actions in task.solution_actions()]
 
     def act(self, observation: Observation) -> AgentReply:
         if not self._queue:
             return AgentReply([])
-        return AgentReply(self._queue.pop(0))
+        return self._queue.pop(0)
 
 
 class ReplayAgent(Agent):
@@ -83,3 +93,9 @@ class ReplayAgent(Agent):
             recorded = ", ".join(sorted(run.task.id for run in runs))
             raise InvalidArgument(f"no recorded episode of task {task.id} to replay (recorded: {recorded})")
         return matching[0]
+
+
+def _raw(step: Any) -> str:
+    import json
+
+    return step if isinstance(step, str) else json.dumps(step)

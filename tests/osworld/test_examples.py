@@ -1,0 +1,55 @@
+"""The example OSWorld tasks on real desktops: every one passes with its pyautogui solution
+at --parallel 4, and fails with its deliberately wrong one (``wrong_solution``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vdesk.cli.app import invoke
+from vdesk.harness.agents import Agent, AgentReply
+from vdesk.harness.runner import run_suite
+from vdesk.harness.tasks import Task
+from vdesk.osworld.loader import load_tasks, parse_step
+from vdesk.osworld.results import SUMMARY_FILE
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "osworld"
+pytestmark = pytest.mark.desktop
+
+
+class WrongAgent(Agent):
+    """Plays each task's ``wrong_solution``: what a careless agent would do."""
+
+    name = "wrong"
+
+    def reset(self, task: Task) -> None:
+        assert task.osworld is not None
+        steps = (task.osworld.file.model_extra or {})["wrong_solution"]["pyautogui"]
+        self.queue = [AgentReply(parse_step("pyautogui", step), raw=step) for step in steps]
+
+    def act(self, observation: object) -> AgentReply:
+        return self.queue.pop(0) if self.queue else AgentReply([])
+
+
+def test_every_example_passes_with_its_solution_at_parallel_4(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    code = invoke(["eval", str(EXAMPLES), "--parallel", "4", "--action-space", "pyautogui", "--out", str(out)])
+    results = json.loads((out / "results.json").read_text())
+    failed = {e["task_id"]: (e["status"], e.get("error"), [c["detail"] for c in e["checks"]])
+              for e in results["episodes"] if not e["success"]}
+    assert code == 0 and not failed, failed
+    summary = json.loads((out / SUMMARY_FILE).read_text())
+    assert summary["overall"]["success_rate"] == 1.0 and summary["overall"]["tasks"] == len(results["episodes"])
+    some = next((out / "pyautogui" / "screenshot" / "scripted").glob("*/*/result.txt"))
+    assert float(some.read_text()) == 1.0 and (some.parent / "traj.jsonl").read_text().strip()
+
+
+def test_every_example_fails_with_its_wrong_solution(tmp_path: Path) -> None:
+    tasks = load_tasks(EXAMPLES)
+    summary = run_suite(tasks, WrongAgent, out=tmp_path / "wrong", parallel=4)
+    passed = [outcome.task_id for outcome in summary.episodes if outcome.success]
+    assert not passed and len(summary.episodes) == len(tasks)
+    errors = {o.task_id: o.error for o in summary.episodes if o.status == "error"}
+    assert not errors, errors  # they failed on their merits, not because a desktop broke

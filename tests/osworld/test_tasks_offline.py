@@ -1,0 +1,240 @@
+"""OSWorld task files without a desktop: loading trees and filters, skip reasons, the
+evaluator's scoring rules on getters that need no desktop, the results layout."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vdesk.coords import Screen
+from vdesk.errors import TaskError
+from vdesk.harness.agents import ScriptedAgent
+from vdesk.harness.record import CheckRecord, Outcome
+from vdesk.harness.report import write_report
+from vdesk.harness.runner import run_suite
+from vdesk.osworld.evaluator import evaluate
+from vdesk.osworld.loader import load_tasks, osworld_task
+from vdesk.osworld.results import write_layout
+from vdesk.osworld.steps import Context
+from vdesk.osworld.task_files import TaskFiles
+
+RULE_OK = {"func": "exact_match", "result": {"type": "rule", "rules": "a"},
+           "expected": {"type": "rule", "rules": {"expected": "a"}}}
+RULE_BAD = {**RULE_OK, "result": {"type": "rule", "rules": "b"}}
+
+
+def task_data(task_id: str = "t1", **extra: Any) -> dict[str, Any]:
+    return {"id": task_id, "instruction": "do it", "config": [], "evaluator": dict(RULE_OK), **extra}
+
+
+def write(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """An evaluation_examples-shaped tree: two domains, a meta file listing three of four tasks."""
+    for domain, task_id in (("os", "a"), ("os", "b"), ("chrome", "c"), ("chrome", "unlisted")):
+        write(tmp_path / "examples" / domain / f"{task_id}.json", task_data(task_id))
+    write(tmp_path / "test_all.json", {"os": ["a", "b"], "chrome": ["c"]})
+    write(tmp_path / "test_small.json", {"os": ["a"]})
+    return tmp_path
+
+
+def test_a_tree_is_read_through_its_meta_file_with_domains(tree: Path) -> None:
+    tasks = load_tasks(tree)
+    assert [(t.id, t.osworld.domain) for t in tasks] == [("a", "os"), ("b", "os"), ("c", "chrome")]
+    assert [t.id for t in load_tasks(tree, meta="test_small.json")] == ["a"]
+
+
+def test_domain_and_id_filters(tree: Path) -> None:
+    assert [t.id for t in load_tasks(tree, domains=["chrome"])] == ["c"]
+    assert [t.id for t in load_tasks(tree, ids=["b", "c"])] == ["b", "c"]
+    with pytest.raises(TaskError, match="no task matches"):
+        load_tasks(tree, domains=["gimp"])
+
+
+def test_a_meta_file_naming_a_missing_task_is_refused(tree: Path) -> None:
+    write(tree / "test_all.json", {"os": ["a", "ghost"]})
+    with pytest.raises(TaskError, match="ghost"):
+        load_tasks(tree)
+
+
+def test_a_folder_mixes_osworld_and_vdesk_tasks(tmp_path: Path) -> None:
+    write(tmp_path / "one.json", task_data("one"))
+    (tmp_path / "two.yaml").write_text("id: two\ninstruction: x\nchecks: [{file: ~/x}]\n")
+    tasks = load_tasks(tmp_path)
+    assert [(t.id, t.osworld is not None) for t in tasks] == [("one", True), ("two", False)]
+
+
+def test_a_bad_osworld_file_names_the_field(tmp_path: Path) -> None:
+    bad = task_data()
+    bad["evaluator"] = {"result": {}}
+    with pytest.raises(TaskError, match="evaluator"):
+        load_tasks(write(tmp_path / "x" / "t1.json", bad))
+
+
+def skip_of(data: dict[str, Any], files: Path | None = None) -> str | None:
+    return osworld_task(data, source="t", base_dir=Path("."), domain="os", task_files=files).skip
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    ({"config": [{"type": "googledrive", "parameters": {}}]}, "Google Drive"),
+    ({"config": [{"type": "login", "parameters": {}}]}, "login"),
+    ({"proxy": True}, "proxy"),
+    ({"config": [{"type": "tidy_desktop", "parameters": {}}]}, "tidy_desktop step is not supported"),
+    ({"evaluator": {**RULE_OK, "func": "compare_epub"}}, "metric 'compare_epub' is not supported"),
+    ({"evaluator": {**RULE_OK, "result": {"type": "vscode_config"}}}, "vscode_config getter is not supported"),
+    ({"evaluator": {**RULE_OK, "options": {"no_such_option": 1}}}, "option 'no_such_option'"),
+    ({"evaluator": {**RULE_OK, "result": {"type": "accessibility_tree"}}}, "needs the accessibility tree"),
+    ({"evaluator": {**RULE_OK, "expected": {"type": "rule_relativeTime", "rules": {"relativeTime": {"from": "10th next month"}}}}},
+     "the phrase '10th next month' is not supported"),
+])
+def test_what_vdesk_cannot_offer_offline_is_a_skip_reason(change: dict[str, Any], reason: str) -> None:
+    assert reason in (skip_of(task_data(**change)) or "")
+
+
+def test_a_download_missing_from_the_task_files_folder_is_a_skip_reason(tmp_path: Path) -> None:
+    url = "https://example.invalid/files/report.xlsx"
+    data = task_data(config=[{"type": "download", "parameters": {"files": [{"url": url, "path": "~/report.xlsx"}]}}])
+    assert "task file missing: " + url in skip_of(data, tmp_path)
+    assert "task file missing" in skip_of(data, None)
+    cached = tmp_path / "t1" / f"{uuid.uuid5(uuid.NAMESPACE_URL, url)}_report.xlsx"  # OSWorld's cache name
+    cached.parent.mkdir()
+    cached.write_bytes(b"x")
+    assert skip_of(data, tmp_path) is None
+
+
+def test_an_expected_cloud_file_is_found_by_its_dest(tmp_path: Path) -> None:
+    data = task_data(evaluator={"func": "compare_csv", "result": {"type": "vm_file", "path": "~/a.csv", "dest": "a.csv"},
+                                "expected": {"type": "cloud_file", "path": "https://example.invalid/gold.csv",
+                                             "dest": "gold.csv"}})
+    assert "gold.csv" in skip_of(data, tmp_path)
+    write(tmp_path / "t1" / "gold.csv", "x")
+    assert skip_of(data, tmp_path) is None
+
+
+def test_skipped_tasks_never_start_a_desktop_and_count_apart(tmp_path: Path) -> None:
+    task = osworld_task(task_data(proxy=True), source="t", base_dir=tmp_path, domain="chrome")
+    summary = run_suite([task], ScriptedAgent, out=tmp_path / "run", cancel=threading.Event())
+    (outcome,) = summary.episodes
+    assert (outcome.status, outcome.error) == ("skipped", "skipped: needs the reference's web proxy (proxy: true)")
+    assert (summary.skipped, summary.success_rate) == (1, 0.0)
+    report = write_report(tmp_path / "run").read_text()
+    assert "needs the reference&#x27;s web proxy" in report or "needs the reference's web proxy" in report
+
+
+# -- the evaluator's rules, on getters that need no desktop ----------------------------------
+class NoDesktop:
+    name = "none"
+    screen = Screen(1920, 1080)
+
+    def call(self, function: Any, *args: Any, timeout: float = 0.0) -> Any:
+        raise AssertionError("these getters need no desktop")
+
+
+def judge(evaluator: dict[str, Any], tmp_path: Path, agent_failed: bool = False) -> float:
+    task = osworld_task(task_data(evaluator=evaluator), source="t", base_dir=tmp_path, domain="os")
+    context = Context(NoDesktop(), task.osworld, TaskFiles(tmp_path, "t1"), tmp_path)  # type: ignore[arg-type]
+    return evaluate(context, agent_failed).score
+
+
+def test_one_metric_scores_what_it_compares(tmp_path: Path) -> None:
+    assert judge(RULE_OK, tmp_path) == 1.0
+    assert judge(RULE_BAD, tmp_path) == 0.0
+
+
+def lists(*entries: dict[str, Any], conj: str = "and") -> dict[str, Any]:
+    return {"func": [e["func"] for e in entries], "result": [e["result"] for e in entries],
+            "expected": [e["expected"] for e in entries], "conj": conj}
+
+
+def test_and_needs_every_metric_and_or_needs_one(tmp_path: Path) -> None:
+    assert judge(lists(RULE_OK, RULE_OK), tmp_path) == 1.0
+    assert judge(lists(RULE_OK, RULE_BAD), tmp_path) == 0.0
+    assert judge(lists(RULE_BAD, RULE_OK, conj="or"), tmp_path) == 1.0
+    assert judge(lists(RULE_BAD, RULE_BAD, conj="or"), tmp_path) == 0.0
+
+
+def test_infeasible_scores_one_only_after_fail_and_fail_on_a_feasible_task_scores_zero(tmp_path: Path) -> None:
+    assert judge({"func": "infeasible"}, tmp_path, agent_failed=True) == 1.0
+    assert judge({"func": "infeasible"}, tmp_path, agent_failed=False) == 0.0
+    assert judge(RULE_OK, tmp_path, agent_failed=True) == 0.0
+
+
+def test_a_missing_result_file_scores_zero(tmp_path: Path) -> None:
+    missing = {"func": "diff_text_file", "result": {"type": "cache_file", "path": "never-written.txt"},
+               "expected": {"type": "rule", "rules": "x"}}
+    assert judge(missing, tmp_path) == 0.0
+
+
+def test_the_results_layout_and_the_rates_per_domain(tmp_path: Path) -> None:
+    tasks = [osworld_task(task_data(i), source="t", base_dir=tmp_path, domain=d)
+             for i, d in (("a", "os"), ("b", "os"), ("c", "chrome"), ("d", "chrome"))]
+
+    def outcome(task_id: str, status: str, score: float | None = None, error: str | None = None) -> Outcome:
+        checks = [CheckRecord(kind="osworld", passed=score == 1, detail="", score=score)] if score is not None else []
+        return Outcome(task_id=task_id, agent="scripted", status=status, success=score == 1, steps=1,
+                       elapsed_s=1.0, checks=checks, error=error)
+
+    outcomes = [outcome("a", "finished", 1.0), outcome("b", "max_steps", 0.0),
+                outcome("c", "finished", 1.0), outcome("d", "skipped", error="needs Google Drive")]
+    summary = write_layout(tmp_path, tasks, outcomes, action_space="pyautogui", observation_type="screenshot",
+                           model="scripted")
+    assert (tmp_path / "pyautogui/screenshot/scripted/os/a/result.txt").read_text().strip() == "1.0"
+    assert (tmp_path / "pyautogui/screenshot/scripted/os/b/result.txt").read_text().strip() == "0.0"
+    assert not (tmp_path / "pyautogui/screenshot/scripted/chrome/d").exists()
+    assert summary.domains["os"].success_rate == 0.5 and summary.domains["chrome"].success_rate == 1.0
+    assert summary.overall.tasks == 3 and summary.skipped == {"d": "needs Google Drive"}
+    assert json.loads((tmp_path / "osworld.json").read_text())["categories"]["Daily"]["tasks"] == 1
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "osworld"
+
+
+def test_tasks_check_lists_needs_and_fails_on_a_task_that_would_be_skipped(tmp_path: Path, capsys: Any) -> None:
+    from vdesk.cli.app import invoke
+
+    assert invoke(["tasks", "check", str(EXAMPLES), "--json"]) == 0
+    needs = {item["task_id"]: item for item in json.loads(capsys.readouterr().out)}
+    assert len(needs) == 26 and {"chrome", "xterm"} <= set(needs["multi-browser-code"]["apps"])
+    assert any("found" in f for f in needs["os-count-lines"]["files"])
+    write(tmp_path / "os" / "gd.json", task_data("gd", config=[{"type": "googledrive", "parameters": {}}]))
+    assert invoke(["tasks", "check", str(tmp_path)]) == 1
+    assert "Google Drive" in capsys.readouterr().out
+
+
+def test_tasks_convert_both_ways_says_what_it_cannot_carry(tmp_path: Path, capsys: Any) -> None:
+    from vdesk.cli.app import invoke
+    from vdesk.harness.tasks import load_task
+
+    yaml_file = tmp_path / "echo.yaml"
+    assert invoke(["tasks", "convert", str(EXAMPLES / "examples/os/os-echo-file.json"), "--out", str(yaml_file)]) == 0
+    assert "not carried: activate_window" in capsys.readouterr().err
+    task = load_task(yaml_file)
+    assert task.checks[0].stdout == "hello osworld\n" and task.solution
+    back = tmp_path / "back.json"
+    assert invoke(["tasks", "convert", str(yaml_file), "--out", str(back)]) == 0
+    again = load_tasks(back)[0]
+    assert again.osworld is not None and again.osworld.file.evaluator.metrics()[0][0] == "exact_match"
+
+
+def test_relative_dates_are_days_from_the_desktops_now() -> None:
+    from datetime import datetime
+
+    from vdesk.errors import UnsupportedGetter
+    from vdesk.osworld.getters import _relative_date
+
+    monday = datetime(2026, 11, 30, 9, 0)
+    assert _relative_date(monday, "tomorrow").day == 1 and _relative_date(monday, "today") == monday
+    assert _relative_date(monday, "next Friday").strftime("%A %d") == "Friday 04"
+    assert _relative_date(monday, "next Monday").day == 7
+    with pytest.raises(UnsupportedGetter, match="10th next month"):
+        _relative_date(monday, "10th next month")

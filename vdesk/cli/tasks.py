@@ -1,0 +1,74 @@
+"""``vdesk tasks``: reading task files without running them — convert between OSWorld's JSON
+and vdesk's YAML, and check what tasks need."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from vdesk.cli.options import columns, say
+from vdesk.errors import InvalidArgument
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=True,
+                  help="Check task files and convert between OSWorld's JSON and vdesk's YAML.")
+
+PATH = typer.Argument(metavar="PATH", show_default=False, help=(
+    "A task file (OSWorld JSON or vdesk YAML/JSON), a folder of them, or an evaluation_examples tree."))
+
+
+@app.command("check")
+def check_command(
+    path: Annotated[Path, PATH],
+    task_files: Annotated[Optional[Path], typer.Option("--task-files", metavar="DIR", help=(
+        "The local task-files folder (OSWorld's cache layout) the downloads are looked up in."))] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Validate tasks and list what each needs (apps, files, network) without running them;
+    exit 1 when one would be skipped."""
+    from dataclasses import asdict
+
+    from vdesk.osworld.loader import load_tasks
+    from vdesk.osworld.needs import needs_of
+
+    found = [needs_of(task) for task in load_tasks(path, task_files=task_files)]
+    if as_json:
+        say(json.dumps([asdict(needs) for needs in found], indent=2))
+    else:
+        rows = [[n.task_id, n.kind, ", ".join(n.apps) or "-", "; ".join(n.files) or "-", ", ".join(n.network) or "none",
+                 n.skip or "runs"] for n in found]
+        say(columns(["TASK", "KIND", "APPS", "FILES", "NETWORK", "VERDICT"], rows))
+    if any(needs.skip for needs in found):
+        raise typer.Exit(1)
+
+
+@app.command("convert")
+def convert_command(
+    path: Annotated[Path, typer.Argument(metavar="FILE", show_default=False, help="One task file, either kind.")],
+    out: Annotated[Optional[Path], typer.Option("--out", metavar="FILE", help=(
+        "Where to write the other spelling (default: print it)."))] = None,
+    domain: Annotated[str, typer.Option(metavar="DOMAIN", help="For a vdesk task: the OSWorld domain (snapshot).")] = "os",
+) -> None:
+    """Turn an OSWorld task file into vdesk's YAML, or a vdesk task into OSWorld's JSON, and say
+    what the other spelling cannot carry."""
+    import yaml
+
+    from vdesk.cli.options import note
+    from vdesk.osworld.convert import to_osworld, to_vdesk
+    from vdesk.osworld.loader import load_tasks
+
+    if not path.is_file():
+        raise InvalidArgument(f"{path}: convert takes one task file")
+    (task,) = load_tasks(path)
+    conversion = to_vdesk(task) if task.osworld is not None else to_osworld(task, domain)
+    text = (yaml.safe_dump(conversion.data, sort_keys=False, allow_unicode=True) if task.osworld is not None
+            else json.dumps(conversion.data, indent=2) + "\n")
+    if out is not None:
+        out.write_text(text, encoding="utf-8")
+        say(f"written: {out}")
+    else:
+        say(text.rstrip("\n"))
+    for item in conversion.not_carried:
+        note(f"not carried: {item}")

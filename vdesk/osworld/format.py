@@ -1,0 +1,107 @@
+"""OSWorld's task file as read (``evaluation_examples/examples/<domain>/<id>.json``).
+
+    {"id": "…", "instruction": "…", "config": [{"type": "launch", "parameters": {…}}, …],
+     "evaluator": {"func": "compare_table", "result": {"type": "vm_file", …},
+                   "expected": {"type": "cloud_file", …}, "options": {…}, "postconfig": […]},
+     "related_apps": […], "proxy": false, "snapshot": "…", "source": "…", "trajectory": "…"}
+
+Keys vdesk does not read are kept (``extra="allow"``), so a file converts back unchanged. One
+key is vdesk's own: ``solution``, the scripted agent's steps in one of OSWorld's action
+spaces, ``{"pyautogui": ["pyautogui.click(10, 20)", …]}`` or
+``{"computer_13": [[{"action_type": "CLICK", …}], …]}`` (one entry per step); OSWorld ignores it.
+vdesk's examples also carry ``wrong_solution``, a deliberately wrong one their tests play.
+
+:class:`OSWorldSpec` is what a vdesk :class:`~vdesk.harness.tasks.Task` carries of such a file:
+the file itself, its domain, the local task-files folder its downloads come from, and the
+reason it is skipped when vdesk cannot run it offline.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ActionSpace = Literal["pyautogui", "computer_13"]
+ACTION_SPACES: tuple[ActionSpace, ...] = ("pyautogui", "computer_13")
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class StepSpec(_Open):
+    """One ``config`` or ``postconfig`` step: ``_<type>_setup(**parameters)`` in the reference."""
+
+    type: str = Field(min_length=1)
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+
+class GetterSpec(_Open):
+    """One ``result`` or ``expected`` entry: the getter ``type`` and its own keys."""
+
+    type: str = Field(min_length=1)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The getter's keys besides ``type`` (path, dest, command, rules, …)."""
+        return dict(self.model_extra or {})
+
+
+Getters = Union[GetterSpec, list[Union[GetterSpec, None]], None]
+Options = Union[dict[str, Any], list[Union[dict[str, Any], None]], None]
+
+
+class EvaluatorSpec(_Open):
+    """``evaluator``: one metric, or parallel lists of metrics, getters and options."""
+
+    func: Union[str, list[str]]
+    result: Getters = None
+    expected: Getters = None
+    options: Options = None
+    conj: Literal["and", "or"] = "and"
+    postconfig: list[StepSpec] = Field(default_factory=list)
+
+    def metrics(self) -> list[tuple[str, GetterSpec | None, GetterSpec | None, dict[str, Any]]]:
+        """Each metric with its result getter, expected getter and options, in order."""
+        names = self.func if isinstance(self.func, list) else [self.func]
+        results, expected, options = (_spread(self.result, len(names)), _spread(self.expected, len(names)),
+                                      _spread(self.options, len(names)))
+        return [(name, results[i], expected[i], dict(options[i] or {})) for i, name in enumerate(names)]
+
+
+def _spread(value: Any, count: int) -> list[Any]:
+    """A per-metric list: a list as is (padded with None), one value for a single metric."""
+    if isinstance(value, list):
+        return list(value) + [None] * (count - len(value))
+    return [value] + [None] * (count - 1)
+
+
+class OSWorldTask(_Open):
+    """An OSWorld task file."""
+
+    id: str = Field(min_length=1)
+    instruction: str = Field(min_length=1)
+    snapshot: str = ""
+    source: str = ""
+    config: list[StepSpec] = Field(default_factory=list)
+    related_apps: list[str] = Field(default_factory=list)
+    evaluator: EvaluatorSpec
+    proxy: bool = False
+    fixed_ip: bool = False
+    solution: dict[ActionSpace, list[Any]] | None = None
+
+    def steps(self) -> list[StepSpec]:
+        """Every setup and postconfig step."""
+        return list(self.config) + list(self.evaluator.postconfig)
+
+
+class OSWorldSpec(BaseModel):
+    """What a vdesk task holds of an OSWorld task file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    file: OSWorldTask
+    domain: str = Field(min_length=1)
+    task_files: str | None = None   # the local folder in OSWorld's cache layout (cache/<task id>/…)
+    skip: str | None = None         # why vdesk cannot run it offline; None: it runs

@@ -1,0 +1,280 @@
+"""OSWorld's getters: what an evaluator's ``result`` and ``expected`` entries fetch, by type.
+
+Files come to this machine, into the episode's cache folder, and the metric gets their path
+(a list of paths for lists, None for a file that is not there, which scores 0). The others
+return what the reference's return (strings, dicts, lists). Each getter is
+``function(context, settings)``, ``settings`` being the entry's keys besides ``type``.
+
+Where vdesk reads a thing differently from the reference, the value is the same:
+``active_url_from_accessTree`` asks the browser for the shown tab's address over CDP (the
+reference reads the address bar through AT-SPI); the Chrome profile is
+``~/.config/google-chrome`` or, on the apps image, ``~/.config/chromium``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from vdesk.errors import UnsupportedGetter
+from vdesk.osworld import inside
+from vdesk.osworld.steps import COMMAND_TIMEOUT, Context, _cache_path
+
+READ_LIMIT = 64 * 1024 * 1024       # bytes of one file brought out of a desktop
+CHROME_PROFILES = ("~/.config/google-chrome", "~/.config/chromium")
+Getter = Callable[[Context, dict[str, Any]], Any]
+
+
+# -- files ------------------------------------------------------------------------------------
+def _each(settings: dict[str, Any], one: Callable[[str, str], Any]) -> Any:
+    """``path``/``dest`` as one value or parallel lists (``multi``)."""
+    paths, dests = settings["path"], settings.get("dest", settings["path"])
+    if isinstance(paths, list):
+        dests = dests if isinstance(dests, list) else [Path(p).name for p in paths]
+        return [one(path, dest) for path, dest in zip(paths, dests)]
+    return one(paths, dests if isinstance(dests, str) else Path(paths).name)
+
+
+def vm_file(context: Context, settings: dict[str, Any]) -> Any:
+    def one(path: str, dest: str) -> str | None:
+        data = context.call(inside.file_bytes, context.expand(path), READ_LIMIT, timeout=120)
+        if data is None:
+            return None
+        target = _cache_path(context, Path(dest).name)
+        target.write_bytes(data)
+        return str(target)
+    return _each(settings, one)
+
+
+def cloud_file(context: Context, settings: dict[str, Any]) -> Any:
+    def one(url: str, dest: str) -> str:
+        local = context.files.cloud(url, dest)
+        if local is None:  # found missing before the run; the folder changed since
+            raise FileNotFoundError(f"{url} is not in the task-files folder ({context.files.where()})")
+        target = _cache_path(context, f"expected-{Path(dest).name}")
+        shutil.copyfile(local, target)
+        return str(target)
+    return _each(settings, one)
+
+
+def cache_file(context: Context, settings: dict[str, Any]) -> Any:
+    def one(path: str, dest: str) -> str | None:
+        target = _cache_path(context, path)
+        return str(target) if target.is_file() else None
+    return _each(settings, one)
+
+
+def _profile_file(context: Context, name: str) -> str | None:
+    for profile in CHROME_PROFILES:
+        data = context.call(inside.file_bytes, context.expand(f"{profile}/Default/{name}"), READ_LIMIT, timeout=60)
+        if data is not None:
+            return data.decode("utf-8", "replace")
+    return None
+
+
+def _preferences(context: Context) -> dict[str, Any]:
+    text = _profile_file(context, "Preferences")
+    try:
+        value = json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _dig(data: Any, *keys: str, default: Any = None) -> Any:
+    for key in keys:
+        if not isinstance(data, dict) or key not in data:
+            return default
+        data = data[key]
+    return data
+
+
+# -- commands ---------------------------------------------------------------------------------
+def vm_command_line(context: Context, settings: dict[str, Any]) -> str:
+    argv = context.argv(settings["command"], bool(settings.get("shell", False)))
+    return context.call(inside.run, argv, COMMAND_TIMEOUT, timeout=COMMAND_TIMEOUT + 10).stdout
+
+
+def vm_command_error(context: Context, settings: dict[str, Any]) -> str:
+    argv = context.argv(settings["command"], bool(settings.get("shell", False)))
+    return context.call(inside.run, argv, COMMAND_TIMEOUT, timeout=COMMAND_TIMEOUT + 10).stderr
+
+
+# -- the task's own values ----------------------------------------------------------------------
+def rule(context: Context, settings: dict[str, Any]) -> Any:
+    return settings["rules"]
+
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def rule_relative_time(context: Context, settings: dict[str, Any]) -> Any:
+    """``rules.relativeTime`` (``{"from": "today"|"tomorrow"|"yesterday"|"next Monday"|…}``)
+    turned into dates of the desktop's "now", written in ``rules.expected`` (``{Year}``,
+    ``{Month}``, ``{MonthD}``, ``{Day0D}``, ``{DayD}``, ``{DoW}``)."""
+    rules = settings["rules"]
+    now = datetime.fromisoformat(context.call(inside.run, ["date", "+%Y-%m-%dT%H:%M:%S"], 30).stdout.strip())
+    relative, expected = rules.get("relativeTime", {}), dict(rules.get("expected", {}))
+    for key, phrase in relative.items():
+        when = _relative_date(now, str(phrase))
+        template = str(expected.get(key, "{Year}-{MonthD}-{DayD}"))
+        expected[key] = template.format(Year=when.year, Month=when.strftime("%B"), MonthD=f"{when.month:02d}",
+                                        Month0D=f"{when.month:02d}", Day0D=f"{when.day:02d}", DayD=str(when.day),
+                                        DoW=when.strftime("%A"))
+    return {**rules, "expected": expected}
+
+
+def check_relative_time(settings: dict[str, Any]) -> None:
+    """:class:`UnsupportedGetter` for a ``relativeTime`` phrase vdesk cannot turn into a date."""
+    rules = settings.get("rules")
+    for phrase in (rules.get("relativeTime", {}) if isinstance(rules, dict) else {}).values():
+        _relative_date(datetime(2026, 1, 1), str(phrase))
+
+
+def _relative_date(now: datetime, phrase: str) -> datetime:
+    from datetime import timedelta
+
+    words = phrase.strip().lower()
+    if words in ("today", "now"):
+        return now
+    if words in ("tomorrow", "yesterday"):
+        return now + timedelta(days=1 if words == "tomorrow" else -1)
+    for index, day in enumerate(_WEEKDAYS):
+        if words in (f"next {day.lower()}", f"this {day.lower()}"):
+            ahead = (index - now.weekday()) % 7 or 7
+            return now + timedelta(days=ahead)
+    raise UnsupportedGetter(f"rule_relativeTime: the phrase {phrase!r} is not supported")
+
+
+# -- the browser ------------------------------------------------------------------------------
+def active_tab_info(context: Context, settings: dict[str, Any]) -> dict[str, str]:
+    return context.call(inside.active_tab, timeout=90)
+
+
+def open_tabs_info(context: Context, settings: dict[str, Any]) -> list[dict[str, str]]:
+    return context.call(inside.tabs, timeout=90)
+
+
+def active_url_from_access_tree(context: Context, settings: dict[str, Any]) -> str:
+    return context.call(inside.active_url, timeout=90)
+
+
+def bookmarks(context: Context, settings: dict[str, Any]) -> Any:
+    text = _profile_file(context, "Bookmarks")
+    try:
+        return json.loads(text).get("roots", {}) if text else []
+    except (json.JSONDecodeError, AttributeError):
+        return []
+
+
+def default_search_engine(context: Context, settings: dict[str, Any]) -> str:
+    return str(_dig(_preferences(context), "default_search_provider_data", "template_url_data", "short_name",
+                    default="Google"))
+
+
+def profile_name(context: Context, settings: dict[str, Any]) -> Any:
+    return _dig(_preferences(context), "profile", "name")
+
+
+def chrome_font_size(context: Context, settings: dict[str, Any]) -> dict[str, Any]:
+    prefs = _dig(_preferences(context), "webkit", "webprefs", default={})
+    return {"default_fixed_font_size": prefs.get("default_fixed_font_size", 13),
+            "default_font_size": prefs.get("default_font_size", 16),
+            "minimum_font_size": prefs.get("minimum_font_size", 13)}
+
+
+def enable_do_not_track(context: Context, settings: dict[str, Any]) -> str:
+    return "true" if _dig(_preferences(context), "enable_do_not_track", default=False) else "false"
+
+
+def enable_enhanced_safety_browsing(context: Context, settings: dict[str, Any]) -> str:
+    return "true" if _dig(_preferences(context), "safebrowsing", "enhanced", default=False) else "false"
+
+
+def new_startup_page(context: Context, settings: dict[str, Any]) -> str:
+    prefs = _preferences(context)
+    return "true" if _dig(prefs, "session", "restore_on_startup") == 5 or not prefs else "false"
+
+
+# -- programs' settings ------------------------------------------------------------------------
+def default_video_player(context: Context, settings: dict[str, Any]) -> str:
+    return context.call(inside.run, ["xdg-mime", "query", "default", "video/mp4"], 30).stdout.strip()
+
+
+def vlc_config(context: Context, settings: dict[str, Any]) -> str | None:
+    return vm_file(context, {"path": "~/.config/vlc/vlcrc", "dest": settings.get("dest", "vlcrc")})
+
+
+def gimp_config_file(context: Context, settings: dict[str, Any]) -> str | None:
+    name = settings["file_name"]
+    return vm_file(context, {"path": f"~/.config/GIMP/2.10/{name}", "dest": settings.get("dest", name)})
+
+
+# -- the machine ------------------------------------------------------------------------------
+def vm_screen_size(context: Context, settings: dict[str, Any]) -> dict[str, int]:
+    width, height = context.screen
+    return {"width": width, "height": height}
+
+
+def vm_window_size(context: Context, settings: dict[str, Any]) -> dict[str, int] | None:
+    return context.call(inside.window_size, settings["app_class_name"])
+
+
+def list_directory(context: Context, settings: dict[str, Any]) -> dict[str, Any] | None:
+    """The folder as the reference's ``/list_directory`` returns it: a tree of
+    ``{"type": "directory"|"file", "name": …, "children": […]}``."""
+    path = context.expand(settings["path"])
+    listing = context.call(inside.run, ["find", path, "-mindepth", "1", "-printf", "%y %P\\n"], 60)
+    if listing.returncode != 0:
+        return None
+    root: dict[str, Any] = {"type": "directory", "name": Path(path).name, "children": []}
+    folders = {"": root}
+    for line in sorted(listing.stdout.splitlines(), key=lambda text: text[2:]):
+        kind, _, relative = line.partition(" ")
+        parent, _, name = relative.rpartition("/")
+        node: dict[str, Any] = {"type": "directory" if kind == "d" else "file", "name": name}
+        if kind == "d":
+            node["children"] = []
+            folders[relative] = node
+        folders.get(parent, root)["children"].append(node)
+    return root
+
+
+def vm_wallpaper(context: Context, settings: dict[str, Any]) -> str | None:
+    uri = context.call(inside.run, ["gsettings", "get", "org.gnome.desktop.background", "picture-uri"], 30).stdout
+    path = uri.strip().strip("'").removeprefix("file://")
+    if not path:
+        return None
+    return vm_file(context, {"path": path, "dest": settings.get("dest", "wallpaper" + Path(path).suffix)})
+
+
+GETTERS: dict[str, Getter] = {
+    "vm_file": vm_file, "cloud_file": cloud_file, "cache_file": cache_file,
+    "vm_command_line": vm_command_line, "vm_command_error": vm_command_error,
+    "rule": rule, "rule_relativeTime": rule_relative_time,
+    "active_tab_info": active_tab_info, "open_tabs_info": open_tabs_info,
+    "active_url_from_accessTree": active_url_from_access_tree, "bookmarks": bookmarks,
+    "default_search_engine": default_search_engine, "profile_name": profile_name,
+    "chrome_font_size": chrome_font_size, "enable_do_not_track": enable_do_not_track,
+    "enable_enhanced_safety_browsing": enable_enhanced_safety_browsing, "new_startup_page": new_startup_page,
+    "default_video_player": default_video_player, "vlc_config": vlc_config, "gimp_config_file": gimp_config_file,
+    "vm_screen_size": vm_screen_size, "vm_window_size": vm_window_size, "list_directory": list_directory,
+    "vm_wallpaper": vm_wallpaper,
+}
+# Getters that need what vdesk does not have yet: the reason a task using one is skipped.
+NOT_YET = {
+    "accessibility_tree": "the accessibility_tree getter needs the accessibility tree (not in vdesk yet)",
+    "vm_terminal_output": "the vm_terminal_output getter needs the accessibility tree (not in vdesk yet)",
+    "googledrive_file": "needs Google Drive (the googledrive_file getter)",
+}
+
+
+def getter(name: str) -> Getter:
+    found = GETTERS.get(name)
+    if found is None:
+        raise UnsupportedGetter(NOT_YET.get(name, f"the {name} getter is not supported"))
+    return found

@@ -1,0 +1,205 @@
+"""Reading OSWorld task files beside vdesk's own, into vdesk tasks.
+
+    tasks = load_tasks(Path("evaluation_examples"), task_files=Path("cache"), domains=["os"])
+
+``path`` is one task file (OSWorld JSON or vdesk YAML/JSON), a folder of them, a folder of
+domain folders, or an ``evaluation_examples``-shaped tree: ``examples/<domain>/<id>.json`` with
+a meta file (``test_all.json`` unless ``meta`` names another) mapping each domain to its ids.
+An OSWorld file's domain is the name of its folder. ``domains`` and ``ids`` keep only those.
+
+A task that needs what vdesk cannot offer offline is kept, with the reason in
+``task.osworld.skip`` (the suite reports it skipped): a ``googledrive``/``login`` step,
+``proxy``, a file missing from the task-files folder, a metric, option or getter vdesk lacks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from vdesk.actions import validation_message
+from vdesk.adapters import computer13, pyautogui
+from vdesk.errors import InvalidAction, TaskError
+from vdesk.harness.tasks import TASK_SUFFIXES, DesktopSettings, Task, load_task
+from vdesk.osworld.evaluator import unsupported
+from vdesk.osworld.format import ActionSpace, OSWorldSpec, OSWorldTask
+from vdesk.osworld.steps import OFFLINE, STEPS
+from vdesk.osworld.task_files import TaskFiles
+
+DEFAULT_META = "test_all.json"
+DEFAULT_SCREEN = "1920x1080"   # the reference VM's screen
+DEFAULT_IMAGE = "apps"
+PROFILE_IMAGE = "osworld"      # for tasks of the programs only the osworld profile has
+PROFILE_APPS = frozenset({"vlc", "thunderbird", "vs_code"})
+CACHE_FOLDER = "cache"         # a tree's own task-files folder, used when none is given
+
+
+def is_osworld(data: Any) -> bool:
+    """An OSWorld task file's data (it has an evaluator; vdesk tasks have checks)."""
+    return isinstance(data, dict) and "evaluator" in data and "instruction" in data and "checks" not in data
+
+
+def load_tasks(path: Path, *, domains: Sequence[str] | None = None, ids: Sequence[str] | None = None,
+               task_files: Path | None = None, meta: str | None = None, screen: str = DEFAULT_SCREEN,
+               image: str | None = None) -> list[Task]:
+    """Every task under ``path`` (see the module's docstring), filtered; ids must be unique.
+    ``image`` is the desktop's; by default the apps image, and the osworld profile for the
+    domains of programs only it has (VLC, Thunderbird, VS Code)."""
+    if not path.exists():
+        raise TaskError(f"{path}: no such task file or folder")
+    if task_files is not None and not task_files.is_dir():
+        raise TaskError(f"--task-files {task_files}: no such folder")
+    if task_files is None and (path / CACHE_FOLDER).is_dir():
+        task_files = path / CACHE_FOLDER
+    tasks = [_load(file, domain, task_files, screen, image) for file, domain in _files(path, meta)]
+    tasks = [task for task in tasks if _kept(task, domains, ids)]
+    if not tasks:
+        raise TaskError(f"{path}: no task matches" + (" the --domain/--ids filters" if domains or ids else ""))
+    seen: set[str] = set()
+    repeated = sorted({task.id for task in tasks if task.id in seen or seen.add(task.id)})  # type: ignore[func-returns-value]
+    if repeated:
+        raise TaskError(f"{path}: task ids must be unique; repeated: {', '.join(repeated)}")
+    return tasks
+
+
+def _kept(task: Task, domains: Sequence[str] | None, ids: Sequence[str] | None) -> bool:
+    domain = task.osworld.domain if task.osworld is not None else None
+    return (not domains or domain in domains) and (not ids or task.id in ids)
+
+
+def _files(path: Path, meta: str | None) -> list[tuple[Path, str | None]]:
+    """The task files to read, each with its domain (None: from its folder's name)."""
+    if path.is_file():
+        return [(path, None)]
+    examples = path / "examples"
+    meta_file = path / (meta or DEFAULT_META)
+    if meta is not None and not meta_file.is_file():
+        raise TaskError(f"{meta_file}: no such meta file")
+    if examples.is_dir() and meta_file.is_file():
+        return _from_meta(examples, meta_file)
+    if examples.is_dir():
+        path = examples
+    files = _task_files(path)
+    for folder in [] if files else sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")
+                         and p.name != CACHE_FOLDER):
+        files += [(file, folder.name) for file, _ in _task_files(folder)]
+    if not files:
+        raise TaskError(f"{path}: no task files ({', '.join(TASK_SUFFIXES)}) in this folder or its domain folders")
+    return files
+
+
+def _task_files(folder: Path) -> list[tuple[Path, str | None]]:
+    return [(p, None) for p in sorted(folder.iterdir())
+            if p.is_file() and p.suffix in TASK_SUFFIXES and not p.name.startswith("test_")]
+
+
+def _from_meta(examples: Path, meta_file: Path) -> list[tuple[Path, str | None]]:
+    try:
+        listing = json.loads(meta_file.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise TaskError(f"{meta_file}: not a readable meta file: {error}") from None
+    if not isinstance(listing, dict) or not all(isinstance(v, list) for v in listing.values()):
+        raise TaskError(f"{meta_file}: a meta file maps each domain to a list of task ids")
+    files = []
+    for domain, task_ids in listing.items():
+        for task_id in task_ids:
+            file = examples / str(domain) / f"{task_id}.json"
+            if not file.is_file():
+                raise TaskError(f"{meta_file}: lists {domain}/{task_id}, but {file} does not exist")
+            files.append((file, str(domain)))
+    return files
+
+
+def _load(file: Path, domain: str | None, task_files: Path | None, screen: str, image: str | None) -> Task:
+    if file.suffix != ".json":
+        return load_task(file)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise TaskError(f"{file}: not valid JSON: {error}") from None
+    if not is_osworld(data):
+        return load_task(file)
+    return osworld_task(data, source=str(file), base_dir=file.parent.resolve(), domain=domain or file.parent.name,
+                        task_files=task_files, screen=screen, image=image)
+
+
+def osworld_task(data: Any, *, source: str, base_dir: Path, domain: str, task_files: Path | None = None,
+                 screen: str = DEFAULT_SCREEN, image: str | None = None) -> Task:
+    """A vdesk task holding an OSWorld task file's data; :class:`TaskError` names a bad field."""
+    try:
+        file = OSWorldTask.model_validate(data)
+    except ValidationError as error:
+        raise TaskError(f"{source}: {validation_message(error)}") from None
+    folder = task_files.resolve() if task_files is not None else None
+    if image is None:
+        image = PROFILE_IMAGE if PROFILE_APPS & {domain, *file.related_apps} else DEFAULT_IMAGE
+    spec = OSWorldSpec(file=file, domain=domain, task_files=str(folder) if folder else None,
+                       skip=skip_reason(file, TaskFiles(folder, file.id, base_dir)))
+    fields = {"id": file.id, "instruction": file.instruction, "osworld": spec,
+              "desktop": DesktopSettings(size=screen, image=image), "solution": _solution(file, source)}
+    try:
+        task = Task.model_validate(fields)
+    except ValidationError as error:
+        raise TaskError(f"{source}: {validation_message(error)}") from None
+    return task.with_base_dir(base_dir)
+
+
+def skip_reason(file: OSWorldTask, files: TaskFiles) -> str | None:
+    """Why vdesk cannot run this task offline, or None."""
+    for step in file.steps():
+        if step.type in OFFLINE:
+            return OFFLINE[step.type]
+        if step.type not in STEPS:
+            return f"the {step.type} step is not supported"
+    if file.proxy:
+        return "needs the reference's web proxy (proxy: true)"
+    if (missing := _missing_file(file, files)) is not None:
+        return f"task file missing: {missing} (looked in {files.where()})"
+    return unsupported(file.evaluator)
+
+
+def _missing_file(file: OSWorldTask, files: TaskFiles) -> str | None:
+    for step in file.steps():
+        for item in _items(step.parameters.get("files")):
+            if step.type == "download" and files.download(str(item.get("url")), str(item.get("path", ""))) is None:
+                return str(item.get("url"))
+            if step.type == "upload_file" and files.local(str(item.get("local_path", ""))) is None:
+                return str(item.get("local_path"))
+    for _, _, expected, _ in file.evaluator.metrics():
+        if expected is not None and expected.type == "cloud_file":
+            settings = expected.settings
+            urls, dests = settings.get("path"), settings.get("dest")
+            pairs = zip(urls, dests) if isinstance(urls, list) and isinstance(dests, list) else [(urls, dests)]
+            for url, dest in pairs:
+                if files.cloud(str(url), str(dest or Path(str(url)).name)) is None:
+                    return str(url)
+    return None
+
+
+def _items(value: Any) -> Iterable[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _solution(file: OSWorldTask, source: str) -> list[list[dict[str, Any]]] | None:
+    """The file's solution as BaseAction steps (pyautogui preferred when both are written)."""
+    if not file.solution:
+        return None
+    space: ActionSpace = "pyautogui" if "pyautogui" in file.solution else "computer_13"
+    try:
+        return [[action.model_dump(mode="json", exclude_none=True) for action in parse_step(space, step)]
+                for step in file.solution[space]]
+    except InvalidAction as error:
+        raise TaskError(f"{source}: solution ({space}): {error}") from None
+
+
+def parse_step(space: ActionSpace, step: Any) -> list[Any]:
+    """One solution step of ``space`` as BaseActions: pyautogui code is parsed, never run."""
+    if space == "pyautogui":
+        if not isinstance(step, str):
+            raise InvalidAction(f"a pyautogui step is code (a string), got {type(step).__name__}")
+        return pyautogui.parse(step).actions
+    return computer13.parse(step).actions

@@ -1,0 +1,49 @@
+"""One episode of an OSWorld task on a desktop: its setup, then its evaluation.
+
+The harness's environment (:class:`vdesk.harness.env.DesktopEnv`) opens a session after the
+task's own vdesk setup and closes it with the desktop. The session runs here, like the
+reference's host: the steps' files are read from the local task-files folder and sent in,
+getters bring files out into the session's cache folder (a temporary folder, removed on
+close), where ``execute`` steps also save their ``stdout`` / ``stderr``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from vdesk.harness.checks import CheckResult
+from vdesk.harness.hosts import DesktopHost
+from vdesk.harness.tasks import Task
+from vdesk.osworld import inside
+from vdesk.osworld.evaluator import safe_evaluate
+from vdesk.osworld.steps import Context, run_steps
+from vdesk.osworld.task_files import TaskFiles
+
+CHECK_KIND = "osworld"
+
+
+class OSWorldSession:
+    """The steps and the evaluator of ``task`` (which carries an OSWorld task) on ``host``."""
+
+    def __init__(self, host: DesktopHost, task: Task) -> None:
+        if task.osworld is None:
+            raise ValueError(f"task {task.id} is not an OSWorld task")
+        spec = task.osworld
+        self._cache = tempfile.TemporaryDirectory(prefix="vdesk-osworld-")
+        files = TaskFiles(Path(spec.task_files) if spec.task_files else None, spec.file.id, task.base_dir)
+        self.context = Context(host, spec, files, Path(self._cache.name))
+
+    def setup(self) -> None:
+        """Run the task's ``config`` steps; :class:`~vdesk.errors.SetupError` names a failed one."""
+        self.context.home = self.context.call(inside.home, timeout=20)
+        run_steps(self.context, self.context.spec.file.config, "config")
+
+    def evaluate(self, agent_failed: bool) -> CheckResult:
+        """The postconfig steps and the evaluator, as one check with the score."""
+        evaluation = safe_evaluate(self.context, agent_failed)
+        return CheckResult(CHECK_KIND, evaluation.score >= 1.0, f"score {evaluation.score:g}: {evaluation.detail}",
+                           score=evaluation.score)
+
+    def close(self) -> None:
+        self._cache.cleanup()
