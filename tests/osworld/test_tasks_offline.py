@@ -93,7 +93,7 @@ def skip_of(data: dict[str, Any], files: Path | None = None) -> str | None:
     ({"evaluator": {**RULE_OK, "func": "compare_epub"}}, "metric 'compare_epub' is not supported"),
     ({"evaluator": {**RULE_OK, "result": {"type": "vscode_config"}}}, "vscode_config getter is not supported"),
     ({"evaluator": {**RULE_OK, "options": {"no_such_option": 1}}}, "option 'no_such_option'"),
-    ({"evaluator": {**RULE_OK, "result": {"type": "accessibility_tree"}}}, "needs the accessibility tree"),
+    ({"evaluator": {**RULE_OK, "result": {"type": "vm_terminal_output"}}}, "needs GNOME Terminal"),
     ({"evaluator": {**RULE_OK, "expected": {"type": "rule_relativeTime", "rules": {"relativeTime": {"from": "10th next month"}}}}},
      "the phrase '10th next month' is not supported"),
 ])
@@ -204,7 +204,7 @@ def test_tasks_check_lists_needs_and_fails_on_a_task_that_would_be_skipped(tmp_p
 
     assert invoke(["tasks", "check", str(EXAMPLES), "--json"]) == 0
     needs = {item["task_id"]: item for item in json.loads(capsys.readouterr().out)}
-    assert len(needs) == 26 and {"chrome", "xterm"} <= set(needs["multi-browser-code"]["apps"])
+    assert len(needs) == 27 and {"chrome", "xterm"} <= set(needs["multi-browser-code"]["apps"])
     assert any("found" in f for f in needs["os-count-lines"]["files"])
     write(tmp_path / "os" / "gd.json", task_data("gd", config=[{"type": "googledrive", "parameters": {}}]))
     assert invoke(["tasks", "check", str(tmp_path)]) == 1

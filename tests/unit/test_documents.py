@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from vdesk.errors import DocumentError
-from vdesk.harness import documents
+from vdesk import documents
 from vdesk.harness.checks import document_problems
 from vdesk.harness.tasks import TaskError, parse_task
 from vdesk.harness.desktop_files import pack

@@ -219,7 +219,7 @@ def test_compare_csv(tmp_path):
 
 
 def test_a_zip_bomb_workbook_scores_zero_and_is_not_unpacked(tmp_path, monkeypatch):
-    from vdesk.harness import documents
+    from vdesk import documents
 
     monkeypatch.setattr(documents, "UNPACKED_LIMIT", 100_000)
     bomb = tmp_path / "bomb.xlsx"

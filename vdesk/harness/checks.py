@@ -19,7 +19,7 @@ from PIL import Image, ImageChops
 from vdesk.accessibility.tree import describe_query
 from vdesk.desktop import Desktop
 from vdesk.errors import DocumentError, VdeskError
-from vdesk.harness import documents
+from vdesk import documents
 from vdesk.harness.desktop_files import read_file
 from vdesk.harness.hosts import DesktopHost
 from vdesk.accessibility import text as text_on_screen

@@ -224,6 +224,11 @@ def vm_window_size(context: Context, settings: dict[str, Any]) -> dict[str, int]
     return context.call(inside.window_size, settings["app_class_name"])
 
 
+def accessibility_tree(context: Context, settings: dict[str, Any]) -> str:
+    """The screen's accessibility tree as the reference's ``/accessibility`` gives it: its XML."""
+    return context.call(inside.accessibility_xml)
+
+
 def list_directory(context: Context, settings: dict[str, Any]) -> dict[str, Any] | None:
     """The folder as the reference's ``/list_directory`` returns it: a tree of
     ``{"type": "directory"|"file", "name": …, "children": […]}``."""
@@ -263,12 +268,13 @@ GETTERS: dict[str, Getter] = {
     "enable_enhanced_safety_browsing": enable_enhanced_safety_browsing, "new_startup_page": new_startup_page,
     "default_video_player": default_video_player, "vlc_config": vlc_config, "gimp_config_file": gimp_config_file,
     "vm_screen_size": vm_screen_size, "vm_window_size": vm_window_size, "list_directory": list_directory,
-    "vm_wallpaper": vm_wallpaper,
+    "vm_wallpaper": vm_wallpaper, "accessibility_tree": accessibility_tree,
 }
 # Getters that need what vdesk does not have yet: the reason a task using one is skipped.
 NOT_YET = {
-    "accessibility_tree": "the accessibility_tree getter needs the accessibility tree (not in vdesk yet)",
-    "vm_terminal_output": "the vm_terminal_output getter needs the accessibility tree (not in vdesk yet)",
+    # The reference reads GNOME Terminal's text through AT-SPI; the desktops' terminal is xterm,
+    # which exposes no accessible text.
+    "vm_terminal_output": "the vm_terminal_output getter needs GNOME Terminal's accessible text (vdesk's terminal is xterm)",
     "googledrive_file": "needs Google Drive (the googledrive_file getter)",
 }
 

@@ -24,6 +24,7 @@ from vdesk.windows import Window
 
 MAX_CLASS_BYTES = 512
 POLL = 0.3  # the reference's pause between two tries of an `until` command
+TREE_TIMEOUT = 20.0  # a program builds its accessible objects on the first read: seconds, on a busy machine
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,14 @@ def window_size(desktop: Desktop, class_name: str) -> dict[str, int] | None:
     """The size of the newest window of that class (``vm_window_size``)."""
     found = find_windows(desktop, class_name, False, True)
     return {"width": found[-1].width, "height": found[-1].height} if found else None
+
+
+def accessibility_xml(desktop: Desktop) -> str:
+    """The whole accessibility tree in OSWorld's XML (``accessibility_tree``)."""
+    from vdesk.accessibility.osworld_xml import to_xml
+    from vdesk.accessibility.tree import Limits
+
+    return to_xml(desktop.accessibility_tree(Limits(details=True, timeout=TREE_TIMEOUT)))
 
 
 # -- the browser ------------------------------------------------------------------------------

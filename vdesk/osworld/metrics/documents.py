@@ -1,6 +1,6 @@
 """OSWorld's document metrics: ``compare_docx_files``, ``compare_pptx_files``, ``compare_pdfs``.
 
-Text documents and PDFs are read by :mod:`vdesk.harness.documents` (the readers vdesk's own
+Text documents and PDFs are read by :mod:`vdesk.documents` (the readers vdesk's own
 checks use: bounded, zip bombs refused); presentations here with python-pptx after the same
 archive check. A result file that cannot be read scores 0.
 """
@@ -16,7 +16,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from vdesk.errors import DocumentError, UnsupportedMetric
-from vdesk.harness.documents import kind_of, read_pdf_text, read_text_document
+from vdesk.documents import kind_of, read_pdf_text, read_text_document
 from vdesk.osworld.metrics.inputs import paths, read_archive, read_bytes
 from vdesk.osworld.metrics.registry import metric
 

@@ -2,7 +2,7 @@
 
 Every file out of a desktop is untrusted: it is read up to :data:`FILE_LIMIT` bytes (past that
 it is refused), an office archive is checked for zip bombs before a library opens it
-(:func:`vdesk.harness.documents.check_archive`), and XML is parsed without entity expansion.
+(:func:`vdesk.documents.check_archive`), and XML is parsed without entity expansion.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from vdesk.errors import DocumentError
-from vdesk.harness.documents import check_archive
+from vdesk.documents import check_archive
 
 FILE_LIMIT = 64 << 20  # bytes a metric reads from one file
 
