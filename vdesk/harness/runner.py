@@ -90,6 +90,8 @@ class LocalPlacement:
                 episodes.cancel.set()  # running episodes stop between actions and release their desktops
                 _wait_all(futures, interruptible=False)
                 raise
+        for future in futures:  # an episode that raised (a fault of vdesk's, not of the task) is not lost
+            future.result()
 
 
 def _wait_all(futures: list[Future[None]], interruptible: bool = True) -> None:
