@@ -94,3 +94,16 @@ def program_receiving_keys(desktop: Desktop, tag: str) -> Iterator[Callable[[], 
             return desktop.run(["cat", path], wait=True).stdout
 
         yield received
+
+
+def listening_addresses(port: int) -> set[str]:
+    """Local addresses listening on ``port``, from /proc/net/tcp (hex, little-endian IPv4)."""
+    import socket
+
+    found = set()
+    for line in open("/proc/net/tcp").read().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, hex_port = local.split(":")
+        if int(hex_port, 16) == port and state == "0A":
+            found.add(socket.inet_ntoa(bytes.fromhex(address)[::-1]))
+    return found

@@ -89,7 +89,7 @@ def test_exec_speaks_model_formats(shared_desktop, probe):
 def test_vnc_forwards_a_loopback_port_that_needs_the_password(shared_desktop):
     import socket
 
-    from tests.harness.test_view import listening_addresses
+    from tests.desktop.helpers import listening_addresses
     from vdesk.frames import LiveFramebuffer, PasswordRefused
 
     with socket.socket() as probe:
