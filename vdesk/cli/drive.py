@@ -58,6 +58,9 @@ def exec_command(
         "Also read actions from FILE ('-': stdin), after the arguments."))] = None,
     format: Annotated[str, typer.Option(metavar="FORMAT", help=_FORMAT_HELP + ". All but uitars are JSON.")] = "base",
     settle: Annotated[bool, typer.Option("--settle", help="Return once the screen has stopped changing.")] = False,
+    receipt: Annotated[bool, typer.Option("--receipt", help=(
+        "Also say which screen regions the actions changed (connects to the desktop's screen: "
+        "about half a second more for this one command)."))] = False,
 ) -> None:
     payloads = list(actions or [])
     model_format(format)  # an unknown --format is a usage error, before any desktop is reached
@@ -75,7 +78,7 @@ def exec_command(
         except InvalidAction as error:  # the same channel as an action the desktop cannot honour
             result = ExecuteResult(status="failed", error_message=str(error))
         else:
-            result = desktop.execute(batch, settle=settle)
+            result = desktop.execute(batch, settle=settle, receipt=receipt)
     say(result.model_dump_json(exclude_none=True))
     if result.status != "success":
         raise typer.Exit(1)
