@@ -128,7 +128,7 @@ def test_the_pytest_example_passes_with_the_installed_plugin(tmp_path):
     (tmp_path / "test_example.py").write_text(block)
     run = subprocess.run([str(BIN / "pytest"), "-q", "-p", "no:cacheprovider", "test_example.py"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout + run.stderr
+    assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout + run.stderr
 
 
 def test_the_task_example_is_solved_by_its_own_solution(tmp_path):

@@ -210,10 +210,26 @@ class _Engine:
         self._api: tesserocr.PyTessBaseAPI = tesserocr.PyTessBaseAPI(
             path=f"{tessdata_dir()}/", lang=LANGUAGE, psm=tesserocr.PSM.AUTO)
         self._api.SetVariable("thresholding_method", SAUVOLA)
+        self._auto, self._sparse = tesserocr.PSM.AUTO, tesserocr.PSM.SPARSE_TEXT
 
     def read_tsv(self, picture: Image.Image) -> str:
         self._api.SetImage(picture)
-        return self._api.GetTSVText(0)
+        tsv = self._api.GetTSVText(0)
+        if _has_words(tsv):
+            return tsv
+        # The page layout found no text at all: one big light window on the dark desktop reads
+        # as a picture. Read it again as scattered text, which looks everywhere.
+        self._api.SetPageSegMode(self._sparse)
+        try:
+            self._api.SetImage(picture)
+            return self._api.GetTSVText(0)
+        finally:
+            self._api.SetPageSegMode(self._auto)
+
+
+def _has_words(tsv: str) -> bool:
+    return any(len(fields := row.split("\t", 11)) == 12 and fields[0] == _WORD_LEVEL and fields[11].strip()
+               for row in tsv.splitlines())
 
 
 _engines = threading.local()

@@ -71,8 +71,9 @@ SERVE_ROOT = "/tmp/vdesk-serve"  # out of the home, where a file manager would s
 IDLE_SHARE = 0.03  # of one CPU: a program using less than this is idle (a blinking caret, a timer)
 # Runs in the desktop: sums what every process of the name wanted of the CPUs over one quiet
 # period — the time it ran and the time it waited runnable on a run queue (from each thread's
-# /proc/PID/task/TID/schedstat) — and exits 0 once that was under IDLE_SHARE of the period. The
-# wait counts because on a busy machine a starved program runs little while it is still loading.
+# /proc/PID/task/TID/schedstat) — and exits 0 once that was under IDLE_SHARE of the period and no
+# thread is runnable. The wait counts because on a busy machine a starved program runs little while
+# it is still loading; the state too, because the kernel adds a wait up only when the thread runs.
 WAIT_IDLE = f"""
 import os, sys, time
 name, quiet, timeout = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
@@ -83,7 +84,7 @@ def read(path):
     except OSError:  # the process or thread ended meanwhile
         return ""
 def wanted():
-    total, found = 0, False
+    total, runnable, found = 0, False, False
     for pid in filter(str.isdigit, os.listdir("/proc")):
         if read(f"/proc/{{pid}}/stat").rsplit(")", 1)[0].partition("(")[2] != name:
             continue
@@ -94,13 +95,14 @@ def wanted():
             continue
         for tid in threads:
             total += sum(int(n) for n in read(f"/proc/{{pid}}/task/{{tid}}/schedstat").split()[:2])
-    return total / 1e9 if found else None
+            runnable = runnable or read(f"/proc/{{pid}}/task/{{tid}}/stat").rsplit(")", 1)[-1].split()[:1] == ["R"]
+    return (total / 1e9, runnable) if found else None
 deadline = time.monotonic() + timeout
 before = wanted()
 while time.monotonic() < deadline:
     time.sleep(quiet)
     now = wanted()
-    if before is not None and now is not None and now - before < {IDLE_SHARE} * quiet:
+    if before is not None and now is not None and not now[1] and now[0] - before[0] < {IDLE_SHARE} * quiet:
         sys.exit(0)
     before = now
 sys.exit(f"{{name}} did not go idle within {{timeout:g}} s")
