@@ -130,6 +130,10 @@ class OpenAIChatAgent(Agent):
                            self._headers(), self.settings.timeout)
         text = _chat_text(answer)
         self._turns[-1] = (self._turns[-1][0], text)
+        return self._reply(text, observation)
+
+    def _reply(self, text: str, observation: Observation) -> AgentReply:
+        """The model's text read as actions (UI-TARS's format here)."""
         try:
             parsed = uitars.parse(text, mode=self.settings.coordinates, image=observation.image_space)
         except InvalidAction as error:

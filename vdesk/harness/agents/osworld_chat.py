@@ -13,10 +13,9 @@ from typing import Any
 
 from vdesk.adapters import computer13, pyautogui
 from vdesk.errors import AgentError, InvalidAction, InvalidArgument
-from vdesk.harness.agents.base import Agent, AgentReply
-from vdesk.harness.agents.models import ChatSettings, _chat_text, data_url, post_json
+from vdesk.harness.agents.base import AgentReply
+from vdesk.harness.agents.models import ChatSettings, OpenAIChatAgent
 from vdesk.harness.env import Observation
-from vdesk.harness.tasks import Task
 
 SPACES = ("pyautogui", "computer_13")
 _SPACE_RULES = {
@@ -30,31 +29,22 @@ _SPACE_RULES = {
 PASSWORD = "password"
 
 
-class OSWorldChatAgent(Agent):
-    """OSWorld's prompt and action space over a chat endpoint (settings as ``openai-chat``)."""
+class OSWorldChatAgent(OpenAIChatAgent):
+    """OSWorld's prompt and action space over a chat endpoint (settings and turns as ``openai-chat``)."""
 
     name = "osworld-chat"
 
     def __init__(self, settings: ChatSettings, action_space: str = "pyautogui") -> None:
         if action_space not in SPACES:
             raise InvalidArgument(f"action space must be one of {', '.join(SPACES)}, got {action_space!r}")
-        self.settings, self.action_space = settings, action_space
-        self._instruction = ""
-        self._turns: list[tuple[str, str | None]] = []
+        super().__init__(settings)
+        self.action_space = action_space
 
     @classmethod
-    def from_env(cls, action_space: str = "pyautogui") -> OSWorldChatAgent:
+    def from_env(cls, action_space: str = "pyautogui") -> OSWorldChatAgent:  # type: ignore[override]
         return cls(ChatSettings.from_env(), action_space)
 
-    def reset(self, task: Task) -> None:
-        self._instruction, self._turns = task.instruction, []
-
-    def act(self, observation: Observation) -> AgentReply:
-        self._turns.append((data_url(observation), None))
-        answer = post_json(f"{self.settings.base_url.rstrip('/')}/chat/completions", self._request(observation),
-                           self._headers(), self.settings.timeout)
-        text = _chat_text(answer)
-        self._turns[-1] = (self._turns[-1][0], text)
+    def _reply(self, text: str, observation: Observation) -> AgentReply:
         try:
             parsed = (pyautogui.parse(text) if self.action_space == "pyautogui"
                       else computer13.parse(text))
@@ -69,13 +59,13 @@ class OSWorldChatAgent(Agent):
                 f"reply FAIL; to wait reply WAIT. My computer's password is '{PASSWORD}'.")
 
     def _request(self, observation: Observation) -> dict[str, Any]:
+        task = f"Task: {self._instruction}"
+        if observation.text:  # the tree or the marks (DesktopEnv's observation mode)
+            task = f"{task}\n\n{observation.text}"
         messages: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt(observation)},
-                                          {"role": "user", "content": f"Task: {self._instruction}"}]
+                                          {"role": "user", "content": task}]
         for screenshot, reply in self._turns[-self.settings.history:]:
             messages.append({"role": "user", "content": [{"type": "image_url", "image_url": {"url": screenshot}}]})
             if reply is not None:
                 messages.append({"role": "assistant", "content": reply})
         return {"model": self.settings.model, "messages": messages, "max_tokens": self.settings.max_tokens}
-
-    def _headers(self) -> dict[str, str]:
-        return {"authorization": f"Bearer {self.settings.api_key}"} if self.settings.api_key else {}
