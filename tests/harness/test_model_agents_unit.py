@@ -155,3 +155,27 @@ def test_settings_come_from_the_environment_and_bad_ones_are_named(monkeypatch):
         ChatSettings.from_env()
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:5/v1")
     assert OpenAIComputerAgent.from_env().settings.base_url == "http://127.0.0.1:5/v1"
+
+
+def tree_observation(step: int, results: tuple[ExecuteResult, ...] = ()) -> Observation:
+    """What DesktopEnv(observation="a11y_tree") gives an agent: the frame and the linearized tree."""
+    return Observation(Image.new("RGB", (800, 600), (0, 0, 40)), SCREEN, "Write hello.", step, results,
+                       accessibility_tree="tag\tname\ttext\tposition (top-left x&y)\tsize (w&h)\npush-button\tSave\t\t(10, 20)\t(30, 40)")
+
+
+def test_the_computer_use_agents_put_the_tree_in_every_turn_under_the_tree_observation():
+    with FakeModelServer.recorded("anthropic_messages") as server:
+        agent = AnthropicAgent(AnthropicSettings(base_url=server.url, api_key="secret", tool="computer_20250124"))
+        agent.reset(make_task(instruction="Write hello."))
+        agent.act(tree_observation(1))
+        agent.act(tree_observation(2, (ExecuteResult(),)))
+    for request in server.received[:2]:
+        last = request.body["messages"][-1]["content"]
+        assert last[-1]["type"] == "text" and "push-button\tSave" in last[-1]["text"], last[-1]
+    with FakeModelServer.recorded("openai_responses") as server:
+        agent = OpenAIComputerAgent(OpenAISettings(base_url=server.url + "/v1", api_key="sk"))
+        agent.reset(make_task(instruction="Write hello."))
+        agent.act(tree_observation(1))
+        agent.act(tree_observation(2))
+    for request in server.received[:2]:
+        assert "push-button\tSave" in request.body["input"][-1]["content"], request.body["input"][-1]

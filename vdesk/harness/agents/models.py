@@ -234,14 +234,15 @@ class AnthropicAgent(Agent):
 
     def _user_content(self, observation: Observation) -> list[dict[str, Any]]:
         frame = observation.frame_base64()
+        seen = [{"type": "text", "text": observation.text}] if observation.text else []  # the tree or the marks
         if not self._pending:
-            return [{"type": "text", "text": self._instruction}, anthropic_adapter.image_block(frame)]
+            return [{"type": "text", "text": self._instruction}, anthropic_adapter.image_block(frame), *seen]
         error = _failures(observation)
         content = [anthropic_adapter.ToolResult(error=error, base64_image=_zoomed(observation, region) if region else frame
                                                 ).to_api(call_id) for call_id, region in self._pending]
         if observation.user_reply:
             content.append({"type": "text", "text": observation.user_reply})
-        return content
+        return content + seen
 
     def _request(self) -> dict[str, Any]:
         tool = anthropic_adapter.tool_definition(self._image, self.settings.tool)
@@ -316,15 +317,16 @@ class OpenAIComputerAgent(Agent):
     def _request(self, observation: Observation) -> dict[str, Any]:
         screenshot = data_url(observation)
         tool = openai_adapter.tool_definition(ImageSpace(observation.frame.width, observation.frame.height))
+        seen = [{"role": "user", "content": observation.text}] if observation.text else []  # the tree or the marks
         if self._previous is None:
             return openai_adapter.responses_request(self.settings.model, tool,
-                                                    openai_adapter.first_input(self._instruction, screenshot))
+                                                    [*openai_adapter.first_input(self._instruction, screenshot), *seen])
         answers = [openai_adapter.screenshot_output(call.get("call_id"), screenshot,
                                                     call.get("pending_safety_checks", []))
                    for call in self._calls]
         if observation.user_reply:
             answers.append({"role": "user", "content": observation.user_reply})
-        return openai_adapter.responses_request(self.settings.model, tool, answers, self._previous)
+        return openai_adapter.responses_request(self.settings.model, tool, answers + seen, self._previous)
 
     def _headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self.settings.api_key}"} if self.settings.api_key else {}
