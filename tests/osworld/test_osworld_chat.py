@@ -49,3 +49,21 @@ def test_code_outside_the_space_is_an_agent_error_not_execution() -> None:
         agent = OSWorldChatAgent(ChatSettings(base_url=server.url), "pyautogui")
         with pytest.raises(AgentError, match="could not be parsed as pyautogui"):
             agent.act(observation())
+
+
+def test_under_set_of_marks_a_reply_clicks_a_tag_at_its_marks_centre() -> None:
+    task = osworld_task({"id": "t", "instruction": "press Save", "evaluator": {"func": "infeasible"}},
+                        source="t", base_dir=Path("."), domain="os")
+    marked = Observation(Image.new("RGB", (1920, 1080)), screen_context(Screen(1920, 1080)), "press Save", 1,
+                         marks="index\ttag\tname\ttext\tsource\n1\tpush-button\tOpen\t\ttree\n2\tpush-button\tSave\t\ttree",
+                         mark_centres=((100.0, 50.0), (300.5, 50.0)))
+    with FakeModelServer([chat("pyautogui.click(tag_2)"), chat("pyautogui.click(tag_7)")]) as server:
+        agent = OSWorldChatAgent(ChatSettings(base_url=server.url), "pyautogui")
+        agent.reset(task)
+        answer = agent.act(marked)
+        with pytest.raises(AgentError, match="tag_7"):  # no such mark: a clean error, nothing clicked
+            agent.act(marked)
+    (click,) = answer.actions
+    assert click.type.value == "click" and (click.inputs.point.raw.x, click.inputs.point.raw.y) == (300.5, 50.0)
+    prompt = server.received[0].body["messages"][1]["content"]
+    assert "2\tpush-button\tSave" in prompt and "tag_1, tag_2" in prompt

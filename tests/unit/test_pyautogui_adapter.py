@@ -253,3 +253,14 @@ def test_fuzzed_computer_13_replies_raise_only_parse_errors(reply: Any) -> None:
         computer13.parse(reply, pointer=(0, 0))
     except ParseError:
         pass
+
+
+def test_set_of_marks_tags_are_points_only_when_given():
+    tags = {"tag_1": (12.0, 34.0)}
+    (click,) = pyautogui.parse("pyautogui.click(tag_1)", tags=tags).actions
+    assert (click.inputs.point.raw.x, click.inputs.point.raw.y) == (12.0, 34.0)
+    (move,) = pyautogui.parse("pyautogui.moveTo(tag_1, duration=0.2)", tags=tags).actions
+    assert move.type.value == "mouse_move"
+    for code, named in (("pyautogui.click(tag_1)", "tag_1"), ("pyautogui.click(tag_2)", "tag_2")):
+        with pytest.raises(ParseError, match=named):
+            pyautogui.parse(code, tags={} if named == "tag_1" else tags)

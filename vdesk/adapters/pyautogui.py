@@ -13,7 +13,9 @@ one function each:
    or ``pyautogui.PAUSE`` (no effect here), or a call of ``pyautogui.<function>`` or
    ``time.sleep``.
 4. :func:`_arguments`: every argument is a literal — a number, string, boolean, ``None``, a
-   tuple or list of literals — or arithmetic (``+ - * / // %``, unary ``-``) on numbers.
+   tuple or list of literals — or arithmetic (``+ - * / // %``, unary ``-``) on numbers; with
+   set-of-marks, ``tag_N`` names the centre of mark N (OSWorld's som agents write
+   ``pyautogui.click(tag_3)``) when the caller gives the marks' centres.
 5. :class:`Translator` binds the arguments to the function's pyautogui signature and builds the
    BaseActions, tracking the pointer so that ``moveRel``, ``dragTo`` and ``click()`` without a
    point know where they start.
@@ -30,7 +32,7 @@ import ast
 import inspect
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -81,11 +83,13 @@ class PyAutoGUIReply:
     code: str
 
 
-def parse(text: str, *, pointer: Point | None = None) -> PyAutoGUIReply:
+def parse(text: str, *, pointer: Point | None = None, tags: Mapping[str, Point] | None = None) -> PyAutoGUIReply:
     """Parse one reply of pyautogui code into BaseActions without running any of it.
 
     ``pointer`` is where the mouse is (screenshot pixels), for calls that start from it
     (``moveRel``, ``dragTo``, ``click()`` with no point); without it they are an error.
+    ``tags`` are the set-of-marks names the code may use as points (``{"tag_1": (x, y)}``,
+    screenshot pixels); any other name is an error.
     Raises :class:`~vdesk.errors.ParseError` quoting the part at fault.
     """
     if not isinstance(text, str):
@@ -101,7 +105,7 @@ def parse(text: str, *, pointer: Point | None = None) -> PyAutoGUIReply:
         if isinstance(statement, ast.Expr):
             call = statement.value
             assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-            positional, keywords = _arguments(call, code)
+            positional, keywords = _arguments(call, code, tags or {})
             translator.call(_dotted(call.func), positional, keywords, ast.get_source_segment(code, statement) or "")
     return PyAutoGUIReply(translator.actions, None, code)
 
@@ -189,32 +193,35 @@ _OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
 }
 
 
-def _arguments(call: ast.Call, code: str) -> tuple[list[Any], dict[str, Any]]:
+def _arguments(call: ast.Call, code: str, tags: Mapping[str, Point]) -> tuple[list[Any], dict[str, Any]]:
     source = ast.get_source_segment(code, call) or ""
     positional = []
     for node in call.args:
         if isinstance(node, ast.Starred):
             raise ParseError(f"*arguments are not allowed: {_quote(source)}")
-        positional.append(_literal(node, source))
+        positional.append(_literal(node, source, tags))
     keywords = {}
     for keyword in call.keywords:
         if keyword.arg is None:
             raise ParseError(f"**arguments are not allowed: {_quote(source)}")
-        keywords[keyword.arg] = _literal(keyword.value, source)
+        keywords[keyword.arg] = _literal(keyword.value, source, tags)
     return positional, keywords
 
 
-def _literal(node: ast.expr, source: str) -> Any:
-    """The value of a literal argument; anything that would need running code is refused."""
+def _literal(node: ast.expr, source: str, tags: Mapping[str, Point]) -> Any:
+    """The value of a literal argument (or a set-of-marks tag); anything that would need
+    running code is refused."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool, type(None))):
         return node.value
+    if isinstance(node, ast.Name) and node.id in tags:
+        return list(tags[node.id])
     if isinstance(node, (ast.Tuple, ast.List)):
-        return [_literal(item, source) for item in node.elts]
+        return [_literal(item, source, tags) for item in node.elts]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        value = _number(node.operand, source)
+        value = _number(node.operand, source, tags)
         return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        left, right = _number(node.left, source), _number(node.right, source)
+        left, right = _number(node.left, source, tags), _number(node.right, source, tags)
         try:
             value = _OPERATORS[type(node.op)](left, right)
         except ZeroDivisionError:
@@ -226,8 +233,8 @@ def _literal(node: ast.expr, source: str) -> Any:
                      f"{_quote(ast.unparse(node))} in {_quote(source)}")
 
 
-def _number(node: ast.expr, source: str) -> int | float:
-    value = _literal(node, source)
+def _number(node: ast.expr, source: str, tags: Mapping[str, Point]) -> int | float:
+    value = _literal(node, source, tags)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ParseError(f"arithmetic works on numbers only: {_quote(source)}")
     if not math.isfinite(value) or abs(value) > 1e9:

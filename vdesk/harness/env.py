@@ -121,6 +121,12 @@ class Observation:
     user_reply: str | None = None          # a person's answer after call_user
     accessibility_tree: str | None = None  # a11y modes: the linearized tree (OSWorld's table)
     marks: str | None = None               # som: the marks' table; ``frame`` has their boxes drawn
+    mark_centres: tuple[tuple[float, float], ...] = ()  # som: mark N's centre at [N - 1], in frame pixels
+
+    @property
+    def tags(self) -> dict[str, tuple[float, float]]:
+        """OSWorld's set-of-marks names for the marks' centres: ``tag_1``, ``tag_2``, …"""
+        return {f"tag_{number}": centre for number, centre in enumerate(self.mark_centres, start=1)}
 
     @property
     def text(self) -> str | None:
@@ -367,13 +373,13 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         self._settle(self.step_quiet)
         self._step += 1
         if self.observation == "screenshot":
-            frame, tree, marks = self.desktop.screenshot(self.image_space.size, fresh=True), None, None
+            frame, tree, marks, centres = self.desktop.screenshot(self.image_space.size, fresh=True), None, None, ()
         else:
-            frame, tree, marks = self.desktop.call(observe_screen, self.observation, self.image_space,
-                                                   timeout=OBSERVE_TIMEOUT)
+            frame, tree, marks, centres = self.desktop.call(observe_screen, self.observation, self.image_space,
+                                                            timeout=OBSERVE_TIMEOUT)
         instruction = self._task.instruction if self._task else ""
         self._last = Observation(frame, screen_context(self.desktop.screen), instruction, self._step,
-                                 tuple(results), user_reply, tree, marks)
+                                 tuple(results), user_reply, tree, marks, centres)
         return self._last
 
     def final_frame(self) -> Image.Image:
@@ -447,15 +453,18 @@ gymnasium.register(id=ENV_ID, entry_point="vdesk.harness.env:DesktopEnv", nondet
 
 
 # -- what runs next to the desktop (through DesktopHost.call) ---------------------------------
-def observe_screen(desktop: Desktop, mode: str, image: ImageSpace) -> tuple[Image.Image, str | None, str | None]:
+def observe_screen(desktop: Desktop, mode: str, image: ImageSpace
+                   ) -> tuple[Image.Image, str | None, str | None, tuple[tuple[float, float], ...]]:
     """The frame at ``image``'s size and, by ``mode``, the linearized tree or the marks' table
-    (``som``: the frame is the marked screenshot; the marks stay on the desktop for the
-    actions that name them)."""
+    and centres in ``image``'s pixels (``som``: the frame is the marked screenshot; the marks
+    stay on the desktop for the actions that name them)."""
     if mode == "som":
         marks = desktop.marks()
-        return desktop.to_image(marks.image, image), None, marks.table()
+        sx, sy = image.width / desktop.screen.size[0], image.height / desktop.screen.size[1]
+        centres = tuple((mark.centre[0] * sx, mark.centre[1] * sy) for mark in marks.marks)
+        return desktop.to_image(marks.image, image), None, marks.table(), centres
     frame = desktop.screenshot(image.size, fresh=True)
-    return frame, linearize(desktop.accessibility_tree()), None
+    return frame, linearize(desktop.accessibility_tree()), None, ()
 
 
 def prepare(desktop: Desktop, task: Task, files: Mapping[str, bytes] | None = None) -> None:

@@ -46,7 +46,7 @@ class OSWorldChatAgent(OpenAIChatAgent):
 
     def _reply(self, text: str, observation: Observation) -> AgentReply:
         try:
-            parsed = (pyautogui.parse(text) if self.action_space == "pyautogui"
+            parsed = (pyautogui.parse(text, tags=observation.tags) if self.action_space == "pyautogui"
                       else computer13.parse(text))
         except InvalidAction as error:
             raise AgentError(f"the model's reply could not be parsed as {self.action_space}: {error}") from None
@@ -62,6 +62,8 @@ class OSWorldChatAgent(OpenAIChatAgent):
         task = f"Task: {self._instruction}"
         if observation.text:  # the tree or the marks (DesktopEnv's observation mode)
             task = f"{task}\n\n{observation.text}"
+        if observation.mark_centres and self.action_space == "pyautogui":
+            task += "\n\nThe variables tag_1, tag_2, … hold the centres of the numbered elements: pyautogui.click(tag_2)."
         messages: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt(observation)},
                                           {"role": "user", "content": task}]
         for screenshot, reply in self._turns[-self.settings.history:]:
