@@ -7,6 +7,7 @@ of :data:`DESKTOP_FOLDERS` needs a Docker engine and the desktop images, and car
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,14 @@ from tests.desktop.probe import EventProbe
 from vdesk.desktop import Desktop
 
 DESKTOP_FOLDERS = ("desktop", "protocols")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A run started as a background job without job control inherits SIGINT ignored, and so would
+    # every vdesk process the tests start and then interrupt (an ignored signal stays ignored
+    # across exec): with a handler here, each child starts with the default again.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -28,10 +28,12 @@ def main() -> None:
 
 def run(argv: list[str]) -> int:
     """Run one command line and return its exit code; nothing escapes but the code."""
+    swallowed = _UnraisableInterrupts()
     try:
         from vdesk.cli.app import invoke  # the heavy imports happen inside the boundary
 
-        return invoke(argv)
+        code = invoke(argv)
+        return _fail("interrupted", INTERRUPTED) if swallowed.seen else code
     except KeyboardInterrupt as interrupt:  # a command may say how far it got
         return _fail(one_line(str(interrupt)) or "interrupted", INTERRUPTED)
     except BrokenPipeError:  # `vdesk ls | head`: the reader left; say nothing more
@@ -42,7 +44,43 @@ def run(argv: list[str]) -> int:
             import traceback
 
             traceback.print_exc()
-        return _fail(*describe_error(error))
+        return _fail("interrupted", INTERRUPTED) if swallowed.seen else _fail(*describe_error(error))
+    finally:
+        swallowed.close()
+
+
+class _UnraisableInterrupts:
+    """A Ctrl-C that lands in code the interpreter runs for itself (an import's module-lock
+    callback, a finalizer) cannot be raised there: the interpreter prints "Exception ignored"
+    with a traceback and goes on. While a command runs such an interrupt is delivered again, as
+    a fresh SIGINT that surfaces in the command's own code, and a command that still finishes
+    ends as interrupted; every other unraisable exception is reported as before."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._previous = sys.unraisablehook
+        sys.unraisablehook = self._hook
+
+    def _hook(self, unraisable: "sys.UnraisableHookArgs") -> None:
+        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            import _thread  # built into the interpreter
+
+            self.seen = True
+            _thread.start_new_thread(_interrupt_soon, ())  # from here it would surface in this hook again
+            return
+        self._previous(unraisable)
+
+    def close(self) -> None:
+        sys.unraisablehook = self._previous
+
+
+def _interrupt_soon() -> None:
+    """From another thread: a SIGINT for the main thread once it is back in the command's code."""
+    import _thread
+    import time
+
+    time.sleep(0.01)
+    _thread.interrupt_main()
 
 
 def describe_error(error: Exception) -> tuple[str, int]:
