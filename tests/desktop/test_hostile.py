@@ -227,7 +227,10 @@ def test_a_sparse_100_gb_file_is_refused_at_once(desktop: Desktop, tmp_path: Pat
 # -- the channel ------------------------------------------------------------------------------
 def test_a_killed_channel_helper_is_not_a_lost_desktop(desktop: Desktop) -> None:
     helper = "^/usr/bin/python3 /usr/local/bin/vdesk-channel$"
-    desktop.run(["sh", "-c", 'sleep 1; exec pkill -f "$1"', "sh", helper])
+    # It kills the helper once the command below runs (a fixed delay lost the race on a loaded
+    # machine: the helper died first, and the command then ran on a fresh channel).
+    desktop.run(["sh", "-c", 'until pgrep -xf "sleep 20" >/dev/null; do sleep 0.05; done; exec pkill -f "$1"',
+                 "sh", helper])
     before = desktop.channel.reopened
     with bounded(30), pytest.raises(ChannelLost, match="the channel closed while running sleep"):
         desktop.run(["sleep", "20"], wait=True, timeout=30)
