@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from rapidfuzz import fuzz
 
 from vdesk.errors import DocumentError, UnsupportedMetric
 from vdesk.documents import kind_of, read_pdf_text, read_text_document
 from vdesk.osworld.metrics.inputs import paths, read_archive, read_bytes
+
+T = TypeVar("T")
 from vdesk.osworld.metrics.registry import metric
 
 
@@ -29,6 +31,18 @@ def _paragraphs(path: str) -> list[str]:
     return [p.text for p in read_text_document(read_archive(path), kind)]
 
 
+def _both(read: Callable[[str], T], result: Any, expected: Any) -> tuple[T, T] | None:
+    """Both files read with ``read``, or None when the result is missing or unreadable (it
+    scores 0); an unreadable expected file is the task's fault and raises."""
+    if result is None or expected is None:
+        return None
+    try:
+        got = read(str(result))
+    except DocumentError:
+        return None
+    return got, read(str(expected))
+
+
 @metric("compare_docx_files", options=("ignore_blanks", "ignore_case", "ignore_order", "content_only",
                                        "fuzzy_match", "delete_empty_lines"))
 def compare_docx_files(result: Any, expected: Any, ignore_blanks: bool = True, ignore_case: bool = False,
@@ -37,13 +51,9 @@ def compare_docx_files(result: Any, expected: Any, ignore_blanks: bool = True, i
     """Two text documents say the same. ``content_only``: how alike their whole texts are;
     ``ignore_blanks`` (the default): the same text with runs of whitespace as one space; else
     paragraph by paragraph. ``fuzzy_match`` scores by similarity instead of equality."""
-    if result is None or expected is None:
+    if (pair := _both(_paragraphs, result, expected)) is None:
         return 0.0
-    try:
-        got = _paragraphs(str(result))
-    except DocumentError:
-        return 0.0
-    want = _paragraphs(str(expected))
+    got, want = pair
     if delete_empty_lines:
         got, want = [p for p in got if p.strip()], [p for p in want if p.strip()]
     if ignore_case:
@@ -152,13 +162,9 @@ def _run(run: Any) -> Run:
 def compare_pptx_files(result: Any, expected: Any, **options: bool) -> float:
     """Two presentations agree slide by slide and shape by shape on what is examined (every
     ``examine_*`` option is on by default, as in the reference)."""
-    if result is None or expected is None:
+    if (pair := _both(read_slides, result, expected)) is None:
         return 0.0
-    try:
-        got = read_slides(str(result))
-    except DocumentError:
-        return 0.0
-    want = read_slides(str(expected))
+    got, want = pair
     on = {name: bool(options.get(f"examine_{name}", True)) for name in EXAMINED}
     if on["number_of_slides"] and len(got) != len(want):
         return 0.0
@@ -224,22 +230,10 @@ def _docx(path: str) -> Any:
         raise DocumentError(f"{path}: not a readable docx document: {type(error).__name__}: {str(error)[:160]}") from None
 
 
-def _docx_pair(result: Any, expected: Any) -> tuple[Any, Any] | None:
-    """Both documents, or None when the result is missing or unreadable (it scores 0); an
-    unreadable expected document is the task's fault and raises."""
-    if result is None or expected is None:
-        return None
-    try:
-        got = _docx(str(result))
-    except DocumentError:
-        return None
-    return got, _docx(str(expected))
-
-
 @metric("compare_docx_tables")
 def compare_docx_tables(result: Any, expected: Any) -> float:
     """Two docx documents hold the same tables, cell by cell (their text)."""
-    if (pair := _docx_pair(result, expected)) is None:
+    if (pair := _both(_docx, result, expected)) is None:
         return 0.0
     got, want = pair[0].tables, pair[1].tables
     cells = lambda table: [[cell.text.strip() for cell in row.cells] for row in table.rows]  # noqa: E731
@@ -249,7 +243,7 @@ def compare_docx_tables(result: Any, expected: Any) -> float:
 @metric("compare_line_spacing")
 def compare_line_spacing(result: Any, expected: Any) -> float:
     """Two docx documents have the same paragraphs' line spacing, paragraph by paragraph."""
-    if (pair := _docx_pair(result, expected)) is None:
+    if (pair := _both(_docx, result, expected)) is None:
         return 0.0
     got, want = pair[0].paragraphs, pair[1].paragraphs
     return float(len(got) == len(want) and all(a.paragraph_format.line_spacing == b.paragraph_format.line_spacing
