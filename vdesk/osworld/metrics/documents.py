@@ -19,8 +19,9 @@ from vdesk.errors import DocumentError, UnsupportedMetric
 from vdesk.documents import kind_of, read_pdf_text, read_text_document
 from vdesk.osworld.metrics.inputs import paths, read_archive, read_bytes
 
-T = TypeVar("T")
 from vdesk.osworld.metrics.registry import metric
+
+T = TypeVar("T")
 
 
 # -- text documents --------------------------------------------------------------------------
