@@ -1,0 +1,59 @@
+"""When a replay's final frame counts as the original's: equal pixels, or a few pixels a level
+or two apart (Chromium's tab strip corners under load); a real difference never does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image, ImageDraw
+
+from vdesk.harness.record import FINAL_FRAME, Outcome, frame_hash
+from vdesk.harness.replay import FRAME_TOLERANCE, frame_difference
+
+
+def episode(folder: Path, image: Image.Image | None) -> Outcome:
+    folder.mkdir()
+    if image is not None:
+        image.save(folder / FINAL_FRAME)
+    return Outcome(task_id="t", agent="scripted", status="finished", success=True, steps=1, elapsed_s=1.0,
+                   final_hash=frame_hash(image) if image is not None else None)
+
+
+def screen() -> Image.Image:
+    image = Image.new("RGB", (320, 200), (211, 227, 253))
+    ImageDraw.Draw(image).text((20, 20), "Shop home", fill=(60, 64, 67))
+    return image
+
+
+def test_equal_pixels_are_the_same_frame(tmp_path):
+    a, b = episode(tmp_path / "a", screen()), episode(tmp_path / "b", screen())
+    assert frame_difference(tmp_path / "a", tmp_path / "b", a, b) == 0
+
+
+def test_corner_pixels_a_level_apart_are_the_same_frame(tmp_path):
+    nudged = screen()
+    for x, y in ((0, 46), (0, 47), (267, 7)):
+        r, g, b_ = nudged.getpixel((x, y))
+        nudged.putpixel((x, y), (r - FRAME_TOLERANCE, g - 1, b_))
+    a, b = episode(tmp_path / "a", screen()), episode(tmp_path / "b", nudged)
+    assert 0 < frame_difference(tmp_path / "a", tmp_path / "b", a, b) <= FRAME_TOLERANCE
+
+
+def test_a_character_more_is_a_different_frame(tmp_path):
+    typed = screen()
+    ImageDraw.Draw(typed).text((20, 60), "x", fill=(60, 64, 67))
+    a, b = episode(tmp_path / "a", screen()), episode(tmp_path / "b", typed)
+    assert frame_difference(tmp_path / "a", tmp_path / "b", a, b) > FRAME_TOLERANCE
+
+
+def test_a_faint_change_of_colour_everywhere_is_a_different_frame(tmp_path):
+    tinted = Image.new("RGB", (320, 200), (211, 227, 253 - FRAME_TOLERANCE - 1))
+    a, b = episode(tmp_path / "a", Image.new("RGB", (320, 200), (211, 227, 253))), episode(tmp_path / "b", tinted)
+    assert frame_difference(tmp_path / "a", tmp_path / "b", a, b) > FRAME_TOLERANCE
+
+
+def test_a_missing_frame_or_another_size_is_not_comparable(tmp_path):
+    a = episode(tmp_path / "a", screen())
+    assert frame_difference(tmp_path / "a", tmp_path / "b", a, episode(tmp_path / "b", None)) is None
+    assert frame_difference(tmp_path / "a", tmp_path / "c", a, episode(tmp_path / "c", screen().resize((160, 100)))) is None
+    assert frame_difference(tmp_path / "a", tmp_path / "b", None, a) is None
