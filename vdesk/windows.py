@@ -167,6 +167,19 @@ class Windows:
                 raise DesktopTimeout(f"window {window.title!r} did not take the focus within {timeout:g} s")
             time.sleep(0.01)
 
+    def pid(self, window: Window) -> int | None:
+        """The process id the window's program gave it (``_NET_WM_PID``, in the desktop's
+        process namespace); None when it gave none or the window is gone."""
+        def ask(link: _Link) -> int | None:
+            resource = link.display.create_resource_object("window", window.id)
+            try:
+                reply = resource.get_property(link.display.intern_atom("_NET_WM_PID"), Xatom.CARDINAL, 0, 1)
+            except (xerror.BadWindow, xerror.BadDrawable):
+                return None
+            return int(reply.value[0]) if reply is not None and len(reply.value) else None
+
+        return self._x(ask)
+
     def request(self, send: Callable[[xdisplay.Display], T]) -> T:
         """Run ``send(display)`` on this connection, alone; it runs again on a new connection
         when the old one turns out closed, so it must be safe to repeat."""

@@ -13,6 +13,7 @@ import pytest
 from vdesk.desktop import Desktop
 from vdesk.errors import SetupError
 from vdesk.harness.env import run_setup
+from vdesk.idle import program, wait_idle
 from vdesk.harness.tasks import Task
 
 SPIN = "while :; do :; done"
@@ -50,3 +51,18 @@ def test_a_sleeping_program_is_idle(desktop):
     desktop.run(named("sleeper", "sleep 600; exit"))  # not the last command: bash would exec it
     run_setup(desktop, waiting_for("sleeper", quiet=0.3, timeout=30))
     desktop.run(["pkill", "-x", "sleeper"], wait=True)
+
+
+def test_a_window_names_its_program_and_that_program_can_be_waited_for(desktop):
+    """What the OSWorld `open` step waits for: the window's own process, from its _NET_WM_PID."""
+    desktop.run(["xterm", "-title", "idle-probe", "-e", "sleep", "600"])
+    window = desktop.windows.wait_for("idle-probe", timeout=30)
+    try:
+        pid = desktop.windows.pid(window)
+        assert pid is not None
+        listed = desktop.run(["pgrep", "-x", "xterm"], wait=True).stdout.split()
+        assert str(pid) in listed
+        assert program(desktop, window) == "xterm"
+        wait_idle(desktop, "xterm", quiet=0.3, timeout=30)
+    finally:
+        desktop.run(["pkill", "-f", "xterm -title idle-probe"], wait=True)

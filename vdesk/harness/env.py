@@ -46,6 +46,7 @@ from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
 from vdesk.harness.desktop_files import pack, unpack_into
 from vdesk.harness.tasks import (BrowserStep, DesktopSettings, RunStep, ServeStep, SetupStep, StartStep, Task,
                                  UploadStep, WaitIdleStep, WaitWindowStep, WriteStep, in_home, load_task, parse_task)
+from vdesk.idle import wait_idle
 from vdesk.images import IMAGE
 from vdesk.operator import Operator, ScreenContext, encode, screen_context
 from vdesk.osworld.session import OSWorldSession
@@ -68,45 +69,6 @@ MAX_ACTION_CHARS = 6 * MAX_TYPED_CHARS + 10_000
 ACTION_CHARSET = string.printable
 NO_TASK_LIMITS = (15, 300.0)  # max steps, seconds: a task's defaults, for a desktop without one
 SERVE_ROOT = "/tmp/vdesk-serve"  # out of the home, where a file manager would show it
-IDLE_SHARE = 0.03  # of one CPU: a program using less than this is idle (a blinking caret, a timer)
-# Runs in the desktop: sums what every process of the name wanted of the CPUs over one quiet
-# period — the time it ran and the time it waited runnable on a run queue (from each thread's
-# /proc/PID/task/TID/schedstat) — and exits 0 once that was under IDLE_SHARE of the period and no
-# thread is runnable. The wait counts because on a busy machine a starved program runs little while
-# it is still loading; the state too, because the kernel adds a wait up only when the thread runs.
-WAIT_IDLE = f"""
-import os, sys, time
-name, quiet, timeout = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-def read(path):
-    try:
-        with open(path) as file:
-            return file.read()
-    except OSError:  # the process or thread ended meanwhile
-        return ""
-def wanted():
-    total, runnable, found = 0, False, False
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        if read(f"/proc/{{pid}}/stat").rsplit(")", 1)[0].partition("(")[2] != name:
-            continue
-        found = True
-        try:
-            threads = os.listdir(f"/proc/{{pid}}/task")
-        except OSError:
-            continue
-        for tid in threads:
-            total += sum(int(n) for n in read(f"/proc/{{pid}}/task/{{tid}}/schedstat").split()[:2])
-            runnable = runnable or read(f"/proc/{{pid}}/task/{{tid}}/stat").rsplit(")", 1)[-1].split()[:1] == ["R"]
-    return (total / 1e9, runnable) if found else None
-deadline = time.monotonic() + timeout
-before = wanted()
-while time.monotonic() < deadline:
-    time.sleep(quiet)
-    now = wanted()
-    if before is not None and now is not None and not now[1] and now[0] - before[0] < {IDLE_SHARE} * quiet:
-        sys.exit(0)
-    before = now
-sys.exit(f"{{name}} did not go idle within {{timeout:g}} s")
-"""
 
 
 @dataclass(frozen=True)
@@ -535,11 +497,7 @@ def _setup_step(desktop: Desktop, step: SetupStep, files: Mapping[str, bytes]) -
     elif isinstance(step, BrowserStep):
         desktop.browser.open(step.browser, timeout=step.timeout)
     elif isinstance(step, WaitIdleStep):
-        argv = ["python3", "-c", WAIT_IDLE, step.wait_idle, str(step.quiet), str(step.timeout)]
-        # vdesk's own probe, not the task's program: on the desktop's real clock.
-        done = desktop.run(argv, wait=True, timeout=step.timeout + 5, clock=False)
-        if done.returncode != 0:
-            raise DesktopTimeout(done.stderr.strip() or f"{step.wait_idle} did not go idle within {step.timeout:g} s")
+        wait_idle(desktop, step.wait_idle, quiet=step.quiet, timeout=step.timeout)
 
 
 def serve(desktop: Desktop, archive: bytes, step: ServeStep) -> None:

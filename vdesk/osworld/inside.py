@@ -20,6 +20,7 @@ from Xlib.protocol import event as xevent
 from vdesk.channel import Completed
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopTimeout
+from vdesk.idle import program, wait_idle
 from vdesk.windows import Window
 
 MAX_CLASS_BYTES = 512
@@ -161,15 +162,27 @@ def close(desktop: Desktop, name: str, strict: bool, by_class: bool) -> str | No
 
 def open_path(desktop: Desktop, path: str, timeout: float) -> str | None:
     """``xdg-open`` a file (or run ``path`` as a command when it is no file), wait for a window
-    whose title holds its name and activate it (``/setup/open_file``); a note when none came."""
+    whose title holds its name and activate it (``/setup/open_file``); a note when none came.
+
+    Unlike the reference it also waits (within ``timeout``) for the window's program to go idle
+    before activating it: an office program shows its window while the document still loads and
+    raises it again once loaded, taking the focus from whatever a later step activated (a
+    terminal launched next got Calc's keys on a loaded machine)."""
     is_file = desktop.run(["test", "-e", path], wait=True, timeout=10).returncode == 0
     start(desktop, ["xdg-open", path] if is_file else ["sh", "-c", path])
     name = path.rstrip("/").rsplit("/", 1)[-1] if is_file else path.split()[0].rsplit("/", 1)[-1]
+    started = time.monotonic()
     window = wait_window(desktop, name, False, False, timeout)
     if window is None:
         return f"no window titled {name!r} within {timeout:g} s of opening {path!r}"
+    note = None
+    if (program_name := program(desktop, window)) is not None:
+        try:
+            wait_idle(desktop, program_name, timeout=max(1.0, timeout - (time.monotonic() - started)))
+        except DesktopTimeout as error:  # still busy: activate it anyway, as the reference does
+            note = f"opening {path!r}: {error}"
     desktop.windows.focus(window)
-    return None
+    return note
 
 
 def window_size(desktop: Desktop, class_name: str) -> dict[str, int] | None:
