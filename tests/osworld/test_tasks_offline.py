@@ -94,8 +94,9 @@ def skip_of(data: dict[str, Any], files: Path | None = None) -> str | None:
     ({"evaluator": {**RULE_OK, "result": {"type": "vscode_config"}}}, "vscode_config getter is not supported"),
     ({"evaluator": {**RULE_OK, "options": {"no_such_option": 1}}}, "option 'no_such_option'"),
     ({"evaluator": {**RULE_OK, "result": {"type": "vm_terminal_output"}}}, "needs GNOME Terminal"),
-    ({"evaluator": {**RULE_OK, "expected": {"type": "rule_relativeTime", "rules": {"relativeTime": {"from": "10th next month"}}}}},
-     "the phrase '10th next month' is not supported"),
+    ({"evaluator": {**RULE_OK, "expected": {"type": "rule_relativeTime", "rules": {
+        "relativeTime": {"from": "10th of never"}, "expected": {"time": "{DayD}"}}}}},
+     "the phrase '10th of never' is not supported"),
 ])
 def test_what_vdesk_cannot_offer_offline_is_a_skip_reason(change: dict[str, Any], reason: str) -> None:
     assert reason in (skip_of(task_data(**change)) or "")
@@ -204,7 +205,7 @@ def test_tasks_check_lists_needs_and_fails_on_a_task_that_would_be_skipped(tmp_p
 
     assert invoke(["tasks", "check", str(EXAMPLES), "--json"]) == 0
     needs = {item["task_id"]: item for item in json.loads(capsys.readouterr().out)}
-    assert len(needs) == 29 and {"chrome", "xterm"} <= set(needs["multi-browser-code"]["apps"])
+    assert len(needs) == 30 and {"chrome", "xterm"} <= set(needs["multi-browser-code"]["apps"])
     assert any("found" in f for f in needs["os-count-lines"]["files"])
     write(tmp_path / "os" / "gd.json", task_data("gd", config=[{"type": "googledrive", "parameters": {}}]))
     assert invoke(["tasks", "check", str(tmp_path)]) == 1
@@ -226,15 +227,12 @@ def test_tasks_convert_both_ways_says_what_it_cannot_carry(tmp_path: Path, capsy
     assert again.osworld is not None and again.osworld.file.evaluator.metrics()[0][0] == "exact_match"
 
 
-def test_relative_dates_are_days_from_the_desktops_now() -> None:
-    from datetime import datetime
+def test_a_tasks_clock_is_its_desktops_and_converts_both_ways(tmp_path: Path) -> None:
+    from vdesk.osworld.convert import to_osworld, to_vdesk
 
-    from vdesk.errors import UnsupportedGetter
-    from vdesk.osworld.getters import _relative_date
-
-    monday = datetime(2026, 11, 30, 9, 0)
-    assert _relative_date(monday, "tomorrow").day == 1 and _relative_date(monday, "today") == monday
-    assert _relative_date(monday, "next Friday").strftime("%A %d") == "Friday 04"
-    assert _relative_date(monday, "next Monday").day == 7
-    with pytest.raises(UnsupportedGetter, match="10th next month"):
-        _relative_date(monday, "10th next month")
+    task = osworld_task(task_data(clock="2026-03-04 10:00:00"), source="t", base_dir=tmp_path, domain="os")
+    assert task.desktop.clock == "2026-03-04 10:00:00"
+    assert to_vdesk(task).data["desktop"]["clock"] == "2026-03-04 10:00:00"
+    assert to_osworld(task).data["clock"] == "2026-03-04 10:00:00"
+    with pytest.raises(TaskError, match="clock"):
+        osworld_task(task_data(clock="next Tuesday"), source="t", base_dir=tmp_path, domain="os")

@@ -16,6 +16,7 @@ check_include_exclude(vm_command_line, rule)   ``command`` check with ``stdout_c
 file_contains(vm_file, rule)                   ``file`` check with ``contains``
 exact_match(vm_file-less cat …)                —
 solution (pyautogui / computer_13)             ``solution`` (BaseActions)
+clock (vdesk's own key)                        ``desktop.clock``
 ============================================== ===============================================
 
 Back from vdesk: ``start``/``run``/``upload``/``browser`` steps, ``command`` checks on
@@ -49,7 +50,9 @@ def to_vdesk(task: Task) -> Conversion:
         raise ValueError(f"task {task.id} is not an OSWorld task")
     file = task.osworld.file
     out = Conversion({"id": task.id, "instruction": task.instruction,
-                      "desktop": {"size": task.desktop.size, "image": task.desktop.image}, "setup": [], "checks": []})
+                      "desktop": {"size": task.desktop.size, "image": task.desktop.image,
+                                  **({"clock": task.desktop.clock} if task.desktop.clock else {})},
+                      "setup": [], "checks": []})
     for step in file.config:
         _step_to_vdesk(step, out)
     for step in file.evaluator.postconfig:
@@ -123,7 +126,8 @@ def _vdesk_command(command: Any, shell: bool) -> Any:
 def to_osworld(task: Task, domain: str = "os") -> Conversion:
     """A vdesk task as OSWorld task data."""
     out = Conversion({"id": task.id, "snapshot": domain, "instruction": task.instruction, "source": "vdesk",
-                      "config": [], "related_apps": [domain], "proxy": False, "evaluator": {}})
+                      "config": [], "related_apps": [domain], "proxy": False, "evaluator": {},
+                      **({"clock": task.desktop.clock} if task.desktop.clock else {})})
     for step in task.setup:
         if isinstance(step, StartStep):
             out.data["config"].append(_step("launch", step.start))

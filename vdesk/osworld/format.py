@@ -9,7 +9,9 @@ Keys vdesk does not read are kept (``extra="allow"``), so a file converts back u
 key is vdesk's own: ``solution``, the scripted agent's steps in one of OSWorld's action
 spaces, ``{"pyautogui": ["pyautogui.click(10, 20)", …]}`` or
 ``{"computer_13": [[{"action_type": "CLICK", …}], …]}`` (one entry per step); OSWorld ignores it.
-vdesk's examples also carry ``wrong_solution``, a deliberately wrong one their tests play.
+vdesk's examples also carry ``wrong_solution``, a deliberately wrong one their tests play, and
+may carry ``clock``, the desktop's time at the start (``"YYYY-MM-DD HH:MM:SS"``, UTC; see
+:mod:`vdesk.clock`), so a task whose dates are relative to "now" is judged on a known day.
 
 :class:`OSWorldSpec` is what a vdesk :class:`~vdesk.harness.tasks.Task` carries of such a file:
 the file itself, its domain, the local task-files folder its downloads come from, and the
@@ -90,6 +92,7 @@ class OSWorldTask(_Open):
     proxy: bool = False
     fixed_ip: bool = False
     solution: dict[ActionSpace, list[Any]] | None = None
+    clock: str | None = None        # vdesk's own: the desktop's time at the start (UTC)
 
     def steps(self) -> list[StepSpec]:
         """Every setup and postconfig step."""

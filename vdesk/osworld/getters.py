@@ -20,8 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from vdesk.errors import UnsupportedGetter
-from vdesk.osworld import inside
+from vdesk.errors import CommandFailed, UnsupportedGetter
+from vdesk.osworld import inside, relative_time
 from vdesk.osworld.steps import COMMAND_TIMEOUT, Context, _cache_path
 
 READ_LIMIT = 64 * 1024 * 1024       # bytes of one file brought out of a desktop
@@ -109,45 +109,21 @@ def rule(context: Context, settings: dict[str, Any]) -> Any:
     return settings["rules"]
 
 
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-
-
 def rule_relative_time(context: Context, settings: dict[str, Any]) -> Any:
-    """``rules.relativeTime`` (``{"from": "today"|"tomorrow"|"yesterday"|"next Monday"|…}``)
-    turned into dates of the desktop's "now", written in ``rules.expected`` (``{Year}``,
-    ``{Month}``, ``{MonthD}``, ``{Day0D}``, ``{DayD}``, ``{DoW}``)."""
-    rules = settings["rules"]
-    now = datetime.fromisoformat(context.call(inside.run, ["date", "+%Y-%m-%dT%H:%M:%S"], 30).stdout.strip())
-    relative, expected = rules.get("relativeTime", {}), dict(rules.get("expected", {}))
-    for key, phrase in relative.items():
-        when = _relative_date(now, str(phrase))
-        template = str(expected.get(key, "{Year}-{MonthD}-{DayD}"))
-        expected[key] = template.format(Year=when.year, Month=when.strftime("%B"), MonthD=f"{when.month:02d}",
-                                        Month0D=f"{when.month:02d}", Day0D=f"{when.day:02d}", DayD=str(when.day),
-                                        DoW=when.strftime("%A"))
-    return {**rules, "expected": expected}
+    """The rule with the dates its ``relativeTime`` phrases name written into ``expected``
+    (see :mod:`vdesk.osworld.relative_time`), counted from the desktop's "now": its clock, as
+    the programs in it see it, not this machine's."""
+    stamp = context.call(inside.run, ["date", "+%Y-%m-%dT%H:%M:%S%:z"], 30).stdout.strip()
+    try:
+        now = datetime.fromisoformat(stamp)
+    except ValueError:
+        raise CommandFailed(f"rule_relativeTime: the desktop's date printed {stamp[:80]!r}, not a time") from None
+    return relative_time.fill(settings["rules"], now)
 
 
 def check_relative_time(settings: dict[str, Any]) -> None:
-    """:class:`UnsupportedGetter` for a ``relativeTime`` phrase vdesk cannot turn into a date."""
-    rules = settings.get("rules")
-    for phrase in (rules.get("relativeTime", {}) if isinstance(rules, dict) else {}).values():
-        _relative_date(datetime(2026, 1, 1), str(phrase))
-
-
-def _relative_date(now: datetime, phrase: str) -> datetime:
-    from datetime import timedelta
-
-    words = phrase.strip().lower()
-    if words in ("today", "now"):
-        return now
-    if words in ("tomorrow", "yesterday"):
-        return now + timedelta(days=1 if words == "tomorrow" else -1)
-    for index, day in enumerate(_WEEKDAYS):
-        if words in (f"next {day.lower()}", f"this {day.lower()}"):
-            ahead = (index - now.weekday()) % 7 or 7
-            return now + timedelta(days=ahead)
-    raise UnsupportedGetter(f"rule_relativeTime: the phrase {phrase!r} is not supported")
+    """:class:`UnsupportedGetter` for a ``rule_relativeTime`` rule vdesk cannot fill."""
+    relative_time.check(settings.get("rules"))
 
 
 # -- the browser ------------------------------------------------------------------------------

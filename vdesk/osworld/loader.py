@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from vdesk.actions import validation_message
 from vdesk.adapters import computer13, pyautogui
 from vdesk.errors import InvalidAction, TaskError
-from vdesk.harness.tasks import TASK_SUFFIXES, DesktopSettings, Task, load_task
+from vdesk.harness.tasks import TASK_SUFFIXES, Task, load_task
 from vdesk.osworld.evaluator import unsupported
 from vdesk.osworld.format import ActionSpace, OSWorldSpec, OSWorldTask
 from vdesk.osworld.steps import OFFLINE, STEPS
@@ -140,7 +140,7 @@ def osworld_task(data: Any, *, source: str, base_dir: Path, domain: str, task_fi
     spec = OSWorldSpec(file=file, domain=domain, task_files=str(folder) if folder else None,
                        skip=skip_reason(file, TaskFiles(folder, file.id, base_dir)))
     fields = {"id": file.id, "instruction": file.instruction, "osworld": spec,
-              "desktop": DesktopSettings(size=screen, image=image), "solution": _solution(file, source)}
+              "desktop": {"size": screen, "image": image, "clock": file.clock}, "solution": _solution(file, source)}
     try:
         task = Task.model_validate(fields)
     except ValidationError as error:

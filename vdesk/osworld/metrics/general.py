@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import operator
 import re
 from collections.abc import Callable, Mapping
@@ -74,7 +75,14 @@ def check_list(result: Any, expected: Any) -> float:
 def check_direct_json_object(result: Any, expected: Any, expect_in_result: bool = False) -> float:
     """``result`` (a dict) holds each key of ``expected["expected"]`` with that value; with
     ``expect_in_result`` (in the rule or as an option), the expected value is contained in
-    the result's. An expected list of candidates accepts any of them."""
+    the result's. An expected list of candidates accepts any of them. A string ``result`` (a
+    command's output) is read as JSON first, single quotes taken for double ones, as the
+    reference reads it; one that is not JSON scores 0."""
+    if isinstance(result, str):
+        try:
+            result = json.loads(result.strip().replace("'", '"'))
+        except json.JSONDecodeError:
+            return 0.0
     if not isinstance(result, Mapping):
         return 0.0
     wanted = _rule(expected, "expected")
