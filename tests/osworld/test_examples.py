@@ -53,3 +53,5 @@ def test_every_example_fails_with_its_wrong_solution(tmp_path: Path) -> None:
     assert not passed and len(summary.episodes) == len(tasks)
     errors = {o.task_id: o.error for o in summary.episodes if o.status == "error"}
     assert not errors, errors  # they failed on their merits, not because a desktop broke
+    unjudged = {o.task_id: c.detail for o in summary.episodes for c in o.checks if "could not evaluate" in c.detail}
+    assert not unjudged, unjudged  # nor because the evaluator could not run (a postconfig wait ran out)
