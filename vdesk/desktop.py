@@ -5,7 +5,8 @@
         desktop.screenshot().save("shot.png")
 
 A desktop owns its container, a held VNC connection (frames), a persistent exec channel
-(commands) and, when started from Python, a lease: if this process dies in any way, the
+(commands), an X connection (windows, keymap, pointer and key input) and, when started from
+Python, a lease: if this process dies in any way, the
 container stops and removes itself. How the container is started is :mod:`vdesk.container`;
 the desktops on an engine are :mod:`vdesk.inventory`; what a batch of actions turns into is
 :mod:`vdesk.plan`, which :meth:`Desktop.execute` runs.
@@ -51,10 +52,11 @@ from vdesk.interrupts import Interrupted, SignalGuard
 from vdesk.inventory import DesktopInfo, desktop_info, find_desktop
 from vdesk.keymap import ScratchKeymap, XKeyboardMapping
 from vdesk.lease import Lease
-from vdesk.plan import Mark, Sleep, Step, TypeText, Xdo, chained, plan
+from vdesk.plan import Input, Mark, Sleep, Step, TypeText, chained, plan
 from vdesk.progress import Progress
 from vdesk.tunnel import Tunnel
 from vdesk.windows import Windows, open_display
+from vdesk.xtest import XTest
 
 if TYPE_CHECKING:  # imported on first use: the VNC client library takes ~0.3 s to load, Playwright more
     from vdesk.browser import Browser
@@ -62,7 +64,7 @@ if TYPE_CHECKING:  # imported on first use: the VNC client library takes ~0.3 s 
 
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
 WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
-XDOTOOL_TIMEOUT = 30.0  # one chained xdotool invocation
+XDOTOOL_TIMEOUT = 30.0  # one xdotool invocation (typing, keys XTEST does not take)
 RECEIPT_QUIET = 0.03  # seconds the screen must hold still after a batch for its receipt
 RECEIPT_SETTLE_TIMEOUT = 3.0  # then a screen still changing is taken as it is
 TYPED_TREE_TIMEOUT = 3.0  # seconds for the tree a typing receipt reads
@@ -89,8 +91,9 @@ class Desktop:
         self.clipboard = Clipboard(self.channel)
         self.files = Files(client.api, container.id, self.name, self.channel)
         self.clock = ClockSettings.from_labels(container.labels or {})
-        self._windows = Windows(lambda: self._guard(self.x_display))
+        self._windows = Windows(lambda: self._guard(self.x_display), self.name)
         self.keymap = ScratchKeymap(XKeyboardMapping(self._windows.request))
+        self._input = XTest(self._windows, self._xdotool)
         self._vnc_tunnel: Tunnel | None = None
         self._frames: LiveFramebuffer | None = None
         self._browser: Browser | None = None  # made on first use
@@ -455,7 +458,7 @@ class Desktop:
     def execute(self, actions: Any, *, image: ImageSpace | None = None, settle: bool = False,
                 receipt: bool = True) -> ExecuteResult:
         """Validate the whole batch (names, inputs, keys, every point against the screen), then
-        run it in order through the channel.
+        run it in order: pointer and keys over X (:mod:`vdesk.xtest`), typing through the channel.
 
         ``actions`` are BaseActions or their dicts or JSON; ``raw`` points are pixels of
         ``image`` (default: a screenshot at the logical size). A malformed action fails the
@@ -639,8 +642,8 @@ class Desktop:
 
     def _run(self, steps: list[Step]) -> Iterator[Step]:
         for batch in chained(steps):
-            if isinstance(batch, Xdo):
-                self.channel.run(["xdotool", *batch.args], timeout=XDOTOOL_TIMEOUT).check()
+            if isinstance(batch, Input):
+                self._guard(lambda: self._input.send(batch.events))
             elif isinstance(batch, TypeText) and batch.paste:
                 self.clipboard.paste(batch.text)
             elif isinstance(batch, TypeText):
@@ -648,6 +651,9 @@ class Desktop:
             elif isinstance(batch, Sleep):
                 time.sleep(batch.seconds)
             yield batch
+
+    def _xdotool(self, args: tuple[str, ...]) -> None:
+        self.channel.run(["xdotool", *args], timeout=XDOTOOL_TIMEOUT).check()
 
     def _type(self, text: str) -> None:
         # The text travels on stdin: a leading '-', quotes and shell characters are just text.

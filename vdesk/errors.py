@@ -9,7 +9,7 @@
     ├── DesktopGone           the desktop's container went away
     │   └── DesktopLost       the Ray actor or node hosting it died
     ├── DesktopTimeout        an operation did not finish within its timeout
-    ├── ChannelLost           the command channel of a living desktop broke
+    ├── ChannelLost           the command channel (or X connection) of a living desktop broke
     ├── TooLarge              a value out of a desktop is past its bound
     ├── PasswordRefused       the VNC server refused the password
     ├── ForkedProcess         frames asked for in a process forked from one that held them
@@ -152,7 +152,8 @@ def first_line(error: BaseException | str, limit: int = 300) -> str:
     return line[:limit]
 class ChannelLost(VdeskError):
     """The command channel into a desktop that still runs broke (its helper was killed, or it
-    sent more than its bound); the command's end is unknown. The next call opens a new channel."""
+    sent more than its bound), or the X connection input was sent on; the command's end (how
+    much input arrived) is unknown. The next call opens a new channel (connection)."""
 
 
 class TooLarge(VdeskError):

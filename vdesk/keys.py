@@ -113,6 +113,24 @@ def _is_x_keysym(name: str) -> bool:
     return bool(XK.string_to_keysym(name) or XK.string_to_keysym(name.replace("XF86", "XF86_", 1)))
 
 
+def keysym_number(name: str) -> int:
+    """The number of a keysym :func:`keysym` names, as X knows it; 0 when python-xlib does not.
+
+    ``U20AC`` is the Unicode keysym 0x010020AC and ``U00E9`` the Latin-1 keysym 0xE9 (X gives a
+    Latin-1 character that one, and :mod:`vdesk.keymap` binds it so).
+
+    >>> hex(keysym_number("Return")), hex(keysym_number("XF86AudioMute")), hex(keysym_number("U20AC"))
+    ('0xff0d', '0x1008ff12', '0x10020ac')
+    """
+    if _UNICODE_KEYSYM.fullmatch(name):
+        code = int(name[1:], 16)
+        return code if 0x20 <= code < 0x7F or 0xA0 <= code < 0x100 else 0x01000000 | code
+    return XK.string_to_keysym(name) or XK.string_to_keysym(name.replace("XF86", "XF86_", 1))
+
+
+_UNICODE_KEYSYM = re.compile(r"U[0-9A-F]{4,6}")
+
+
 def combination(spec: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """Split a key combination into keysym names, in press order.
 

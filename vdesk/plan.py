@@ -1,9 +1,11 @@
-"""The planner: validated actions → the input commands that perform them. Pure: it resolves
-every coordinate against a screen and builds steps, and touches no desktop.
+"""The planner: validated actions → the input that performs them. Pure: it resolves every
+coordinate against a screen and builds steps, and touches no desktop.
 
-Consecutive pointer and key steps are chained into one xdotool invocation (:func:`chained`);
-text becomes a typing step whose text travels on stdin, so no user text ever becomes an
-argument. :meth:`vdesk.desktop.Desktop.execute` runs a plan.
+Pointer and key actions become :class:`Input` steps of typed events (motion to a pixel, a button
+or key going down or up, a drag's short pause); consecutive ones are chained into one
+(:func:`chained`), which :mod:`vdesk.xtest` sends. Text becomes a typing step whose text travels
+on stdin, so no user text ever becomes an argument. :meth:`vdesk.desktop.Desktop.execute` runs a
+plan.
 """
 
 from __future__ import annotations
@@ -17,22 +19,56 @@ from vdesk.coords import ImageSpace, PhysicalPoint, Screen
 from vdesk.errors import InvalidAction
 from vdesk.keymap import normalise
 
-BUTTONS = {"left": "1", "middle": "2", "right": "3"}
-SCROLL_BUTTONS = {"up": "4", "down": "5", "left": "6", "right": "7"}
-CLICK_BUTTON = {ActionType.CLICK: "1", ActionType.DOUBLE_CLICK: "1", ActionType.TRIPLE_CLICK: "1",
-                ActionType.RIGHT_CLICK: "3", ActionType.MIDDLE_CLICK: "2"}
+BUTTONS = {"left": 1, "middle": 2, "right": 3}
+SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}  # X's scroll notches are buttons
+CLICK_BUTTON = {ActionType.CLICK: 1, ActionType.DOUBLE_CLICK: 1, ActionType.TRIPLE_CLICK: 1,
+                ActionType.RIGHT_CLICK: 3, ActionType.MIDDLE_CLICK: 2}
 CLICK_REPEAT = {ActionType.DOUBLE_CLICK: 2, ActionType.TRIPLE_CLICK: 3}
 DRAG_STEPS = 4  # intermediate motion events, so toolkits recognise a drag
-DRAG_PAUSE = "0.02"  # seconds between a drag's events
+DRAG_PAUSE = 0.02  # seconds between a drag's events
+
+
+@dataclass(frozen=True)
+class Motion:
+    """The pointer moves to a physical pixel of the screen."""
+
+    x: int
+    y: int
+
+
+@dataclass(frozen=True)
+class Button:
+    """A pointer button goes down or up: 1 left, 2 middle, 3 right, 4-7 scroll up, down, left, right."""
+
+    number: int
+    down: bool
+
+
+@dataclass(frozen=True)
+class Key:
+    """A key goes down or up, named by its X keysym (as :mod:`vdesk.keys` spells it)."""
+
+    keysym: str
+    down: bool
+
+
+@dataclass(frozen=True)
+class Pause:
+    """A short wait between input events, so a window manager or toolkit sees a drag."""
+
+    seconds: float
+
+
+InputEvent = Motion | Button | Key | Pause
 
 
 # Each step remembers the index of the action it belongs to, so a failure can say how many
 # actions completed even after steps of several actions were chained into one.
 @dataclass(frozen=True)
-class Xdo:
-    """xdotool arguments; consecutive ones are chained into one invocation."""
+class Input:
+    """Pointer and key events, in order; consecutive ones are chained into one step."""
 
-    args: tuple[str, ...]
+    events: tuple[InputEvent, ...]
     action: int = field(default=0, compare=False)
 
 
@@ -58,7 +94,7 @@ class Mark:
     action: int = field(default=0, compare=False)
 
 
-Step = Xdo | TypeText | Sleep | Mark
+Step = Input | TypeText | Sleep | Mark
 
 
 @dataclass
@@ -99,31 +135,30 @@ class _Planner:
     def add(self, action: BaseAction, plan: Plan) -> None:
         kind, inputs = action.type, action.inputs
         point = self.point(action)
-        move = ("mousemove", str(point.x), str(point.y)) if point else ()
+        move: tuple[InputEvent, ...] = (Motion(point.x, point.y),) if point else ()
         press_mods, release_mods = _key_downs(inputs.modifier_keysyms), _key_ups(inputs.modifier_keysyms)
         if kind in CLICK_BUTTON:
             clicks = _presses(CLICK_BUTTON[kind], CLICK_REPEAT.get(kind, 1))
-            plan.add(Xdo(move + press_mods + clicks + release_mods))
+            plan.add(Input(move + press_mods + clicks + release_mods))
         elif kind is ActionType.MOUSE_MOVE:
-            plan.add(Xdo(move))
+            plan.add(Input(move))
         elif kind in (ActionType.MOUSE_DOWN, ActionType.MOUSE_UP):
-            verb = "mousedown" if kind is ActionType.MOUSE_DOWN else "mouseup"
-            plan.add(Xdo(move + (verb, BUTTONS[inputs.button or "left"])))
+            plan.add(Input(move + (Button(BUTTONS[inputs.button or "left"], kind is ActionType.MOUSE_DOWN),)))
         elif kind is ActionType.DRAG:
-            plan.add(Xdo(_drag(self.point(action, "start"), self.point(action, "end"))))  # type: ignore[arg-type]
+            plan.add(Input(_drag(self.point(action, "start"), self.point(action, "end"))))  # type: ignore[arg-type]
         elif kind is ActionType.SCROLL:
             notches = _presses(SCROLL_BUTTONS[inputs.direction or "down"], inputs.amount or DEFAULT_SCROLL_AMOUNT)
-            plan.add(Xdo(move + press_mods + notches + release_mods))
+            plan.add(Input(move + press_mods + notches + release_mods))
         elif kind is ActionType.TYPE:
             plan.add(TypeText(normalise(inputs.content or ""), paste=inputs.method == "paste"))
         elif kind is ActionType.HOTKEY:
-            plan.add(Xdo(_key_downs(inputs.keysyms) + _key_ups(inputs.keysyms)))
+            plan.add(Input(_key_downs(inputs.keysyms) + _key_ups(inputs.keysyms)))
         elif kind is ActionType.PRESS:
-            plan.add(Xdo(_key_downs(inputs.keysyms)))
+            plan.add(Input(_key_downs(inputs.keysyms)))
         elif kind is ActionType.RELEASE:
-            plan.add(Xdo(_key_ups(inputs.keysyms)))
+            plan.add(Input(_key_ups(inputs.keysyms)))
         elif kind is ActionType.HOLD_KEY:
-            plan.add(Xdo(_key_downs(inputs.keysyms)), Sleep(inputs.time or 0.5), Xdo(_key_ups(inputs.keysyms)))
+            plan.add(Input(_key_downs(inputs.keysyms)), Sleep(inputs.time or 0.5), Input(_key_ups(inputs.keysyms)))
         elif kind is ActionType.WAIT:
             plan.add(Sleep(DEFAULT_WAIT_SECONDS if inputs.time is None else inputs.time))
         elif kind in (ActionType.FINISHED, ActionType.CALL_USER):
@@ -131,43 +166,41 @@ class _Planner:
         # SCREENSHOT: nothing to do on the desktop; the caller takes frames.
 
 
-def _drag(start: PhysicalPoint, end: PhysicalPoint) -> tuple[str, ...]:
+def _drag(start: PhysicalPoint, end: PhysicalPoint) -> tuple[InputEvent, ...]:
     # Short pauses let a window manager or toolkit see the press and each move as a drag.
-    args: tuple[str, ...] = ("mousemove", str(start.x), str(start.y), "mousedown", "1", "sleep", DRAG_PAUSE)
+    events: tuple[InputEvent, ...] = (Motion(start.x, start.y), Button(1, down=True), Pause(DRAG_PAUSE))
     for step in range(1, DRAG_STEPS + 1):
         x = start.x + (end.x - start.x) * step // DRAG_STEPS
         y = start.y + (end.y - start.y) * step // DRAG_STEPS
-        args += ("mousemove", str(x), str(y), "sleep", DRAG_PAUSE)
-    return args + ("mouseup", "1")
+        events += (Motion(x, y), Pause(DRAG_PAUSE))
+    return events + (Button(1, down=False),)
 
 
-# xdotool waits 12 ms after each keydown/keyup unless told otherwise.
-def _key_downs(keysyms: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(arg for sym in keysyms for arg in ("keydown", "--delay", "0", sym))
+def _key_downs(keysyms: tuple[str, ...]) -> tuple[Key, ...]:
+    return tuple(Key(sym, down=True) for sym in keysyms)
 
 
-def _key_ups(keysyms: tuple[str, ...]) -> tuple[str, ...]:
+def _key_ups(keysyms: tuple[str, ...]) -> tuple[Key, ...]:
     # Released in reverse, as a person lets go of a chord.
-    return tuple(arg for sym in reversed(keysyms) for arg in ("keyup", "--delay", "0", sym))
+    return tuple(Key(sym, down=False) for sym in reversed(keysyms))
 
 
-def _presses(button: str, times: int) -> tuple[str, ...]:
-    # xdotool's `click` sleeps 100 ms after every click; bare down/up events do not.
-    return ("mousedown", button, "mouseup", button) * times
+def _presses(button: int, times: int) -> tuple[Button, ...]:
+    return (Button(button, down=True), Button(button, down=False)) * times
 
 
 def chained(steps: list[Step]) -> Iterator[Step]:
-    """Merge runs of consecutive xdotool steps into one."""
-    pending: list[str] = []
+    """Merge runs of consecutive input steps into one."""
+    pending: list[InputEvent] = []
     last = 0
     for step in steps:
-        if isinstance(step, Xdo):
-            pending.extend(step.args)
+        if isinstance(step, Input):
+            pending.extend(step.events)
             last = step.action
             continue
         if pending:
-            yield Xdo(tuple(pending), last)
+            yield Input(tuple(pending), last)
             pending = []
         yield step
     if pending:
-        yield Xdo(tuple(pending), last)
+        yield Input(tuple(pending), last)

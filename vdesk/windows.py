@@ -3,16 +3,19 @@
 xdotool answers these with a process per question and polling; talking X directly through a
 tunnel into the desktop costs a fraction of a millisecond per request and sees the window
 manager's own view (``_NET_CLIENT_LIST``, ``_NET_ACTIVE_WINDOW``). The keyboard mapping
-(:mod:`vdesk.keymap`) shares the connection.
+(:mod:`vdesk.keymap`) and the input events (:mod:`vdesk.xtest`) share the connection.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import re
+import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -20,7 +23,7 @@ import docker
 from Xlib import X, Xatom, display as xdisplay, error as xerror
 from Xlib.protocol import event as xevent
 
-from vdesk.errors import DesktopGone, DesktopTimeout, InvalidArgument, VdeskError
+from vdesk.errors import ChannelLost, DesktopGone, DesktopTimeout, InvalidArgument, VdeskError
 from vdesk.tunnel import Tunnel
 
 X_SOCKET = "UNIX-CONNECT:/tmp/.X11-unix/X0"
@@ -28,6 +31,7 @@ X_SOCKET = "UNIX-CONNECT:/tmp/.X11-unix/X0"
 MAX_WINDOWS = 1000  # windows list() describes: the newest ones
 MAX_TITLE_BYTES = 4096  # of a title; longer ones are cut
 MAX_CLIENT_IDS = 1 << 16  # ids read from _NET_CLIENT_LIST
+CONNECT_TIMEOUT = 15.0  # seconds for a new connection: its tunnel's docker exec is slow on a loaded machine
 T = TypeVar("T")
 
 
@@ -45,8 +49,10 @@ class Window:
     viewable: bool = True
 
 
-def open_display(api: docker.APIClient, container_id: str) -> tuple[xdisplay.Display, Tunnel]:
-    """Connect python-xlib to a desktop's X server through a tunnel; the caller owns both."""
+def open_display(api: docker.APIClient, container_id: str,
+                 timeout: float = CONNECT_TIMEOUT) -> tuple[xdisplay.Display, Tunnel]:
+    """Connect python-xlib to a desktop's X server through a tunnel; the caller owns both.
+    A server that does not answer within ``timeout`` seconds raises :class:`DesktopTimeout`."""
     for _ in range(50):
         number = random.randint(100, 3000)  # python-xlib reaches TCP displays at port 6000 + N
         try:
@@ -56,11 +62,84 @@ def open_display(api: docker.APIClient, container_id: str) -> tuple[xdisplay.Dis
             continue
     else:
         raise VdeskError("no free local port for the X tunnel")
+    with _cut_after(timeout, tunnel.close) as late:
+        try:
+            return xdisplay.Display(f"127.0.0.1:{number}"), tunnel
+        except BaseException:
+            tunnel.close()
+            if late.is_set():
+                raise DesktopTimeout(f"the desktop's X server did not answer a new connection within {timeout:g} s") from None
+            raise
+
+
+@contextmanager
+def _cut_after(timeout: float, cut: Callable[[], None]) -> Iterator[threading.Event]:
+    """Run the block; when it lasts past ``timeout`` seconds, ``cut()`` (from another thread)
+    ends the connection it waits on: python-xlib's waits have no timeout of their own. The
+    event yielded says whether that happened."""
+    late = threading.Event()
+
+    def expire() -> None:
+        late.set()
+        cut()
+
+    watchdog = threading.Timer(timeout, expire)
+    watchdog.daemon = True
+    watchdog.start()
     try:
-        return xdisplay.Display(f"127.0.0.1:{number}"), tunnel
-    except BaseException:
-        tunnel.close()
-        raise
+        yield late
+    finally:
+        watchdog.cancel()
+
+
+class _Watchdog:
+    """Cuts the connection under a request that outlives its deadline: one thread serves every
+    input request of a connection (a timer thread per request cost 0.1 ms of CPU each)."""
+
+    def __init__(self) -> None:
+        self._wake = threading.Condition()
+        self._armed: tuple[float, Callable[[], None], threading.Event] | None = None
+        self._sleeps_until = math.inf  # when the thread wakes next on its own
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    @contextmanager
+    def guard(self, timeout: float, cut: Callable[[], None]) -> Iterator[threading.Event]:
+        """Run the block; past ``timeout`` seconds ``cut()`` ends what it waits on. The event
+        yielded says whether that happened."""
+        late = threading.Event()
+        deadline = time.monotonic() + timeout
+        with self._wake:
+            self._armed = (deadline, cut, late)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, name="vdesk-x-watchdog", daemon=True)
+                self._thread.start()
+            elif self._sleeps_until > deadline:  # else it wakes in time by itself: no switch to it
+                self._wake.notify()
+        try:
+            yield late
+        finally:
+            with self._wake:
+                self._armed = None
+
+    def close(self) -> None:
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+
+    def _watch(self) -> None:
+        with self._wake:
+            while not self._closed:
+                now = time.monotonic()
+                if self._armed is not None and self._armed[0] <= now:
+                    _, cut, late = self._armed
+                    self._armed = None
+                    late.set()
+                    cut()  # a socket shutdown: quick
+                    continue
+                self._sleeps_until = self._armed[0] if self._armed is not None else math.inf
+                self._wake.wait(None if self._sleeps_until == math.inf else self._sleeps_until - now)
+                self._sleeps_until = math.inf
 
 
 @dataclass
@@ -79,6 +158,14 @@ class _Link:
             pass  # the X server or the tunnel already closed it
         self.tunnel.close()
 
+    def cut(self) -> None:
+        """End the connection under a request that waits for the server: it then raises
+        ConnectionClosedError."""
+        try:
+            self.display.display.socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # closed already
+
 
 class Windows:
     """Window queries on one desktop's X display. Thread-safe.
@@ -88,10 +175,12 @@ class Windows:
     Other X requests share it through :meth:`request`.
     """
 
-    def __init__(self, connect: Callable[[], tuple[xdisplay.Display, Tunnel]]) -> None:
+    def __init__(self, connect: Callable[[], tuple[xdisplay.Display, Tunnel]], name: str = "") -> None:
         self._connect = connect
+        self._label = f"desktop {name}" if name else "the desktop"  # for errors
         self._lock = threading.Lock()
         self._link: _Link | None = None
+        self._watchdog = _Watchdog()
         self._closed = False
 
     def list(self, limit: int = MAX_WINDOWS) -> list[Window]:
@@ -185,11 +274,45 @@ class Windows:
         when the old one turns out closed, so it must be safe to repeat."""
         return self._x(lambda link: send(link.display))
 
+    def send_once(self, send: Callable[[xdisplay.Display], None], timeout: float) -> None:
+        """Run ``send(display)`` on this connection, alone and at most once: for requests that
+        must not be repeated (input events). A connection that closed while idle (its tunnel
+        died) is replaced before ``send`` starts. One that drops while ``send`` runs raises
+        :class:`ChannelLost`, and one whose server does not answer within ``timeout`` seconds is
+        cut and raises :class:`DesktopTimeout`; how much of it arrived is unknown either way.
+        The next request opens a new connection."""
+        with self._lock:
+            if self._closed:
+                raise DesktopGone("the desktop's X connection is closed")
+            link = self._idle_link()
+            with self._watchdog.guard(timeout, link.cut) as late:
+                try:
+                    send(link.display)
+                except xerror.ConnectionClosedError:
+                    self._drop()
+                    if late.is_set():
+                        raise DesktopTimeout(f"{self._label}: the X server did not take input within {timeout:g} s") from None
+                    raise ChannelLost(f"{self._label}: the X connection dropped while input was sent on it") from None
+
+    def _idle_link(self) -> _Link:
+        """The connection, checked without waiting (what the server sent is read): one it
+        closed is replaced once."""
+        for _ in range(2):
+            try:
+                link = self._connected()
+                while link.display.pending_events():  # e.g. MappingNotify: nobody here reads events
+                    link.display.next_event()
+                return link
+            except xerror.ConnectionClosedError:
+                self._drop()
+        raise DesktopGone("the desktop's X connection dropped twice")
+
     def close(self) -> None:
         """Close the connection and its tunnel; one the X server already closed is fine."""
         with self._lock:
             self._closed = True
             self._drop()
+        self._watchdog.close()
 
     def _x(self, send: Callable[[_Link], T]) -> T:
         with self._lock:

@@ -90,6 +90,30 @@ def test_key_names_reach_the_desktop_as_their_keysym(shared_desktop, probe, spec
     assert keys(probe.events()) == [("key_press", keysym), ("key_release", keysym)]
 
 
+def test_a_key_that_needs_shift_gets_it_inside_a_chord(shared_desktop, probe):
+    act(shared_desktop, {"type": "hotkey", "inputs": {"key": "ctrl+!"}})
+    events = [e for e in probe.events() if e.kind.startswith("key")]
+    assert keys(events)[0] == ("key_press", "Control_L") and keys(events)[-1] == ("key_release", "Control_L")
+    press = next(e for e in events if e.kind == "key_press" and e.keysym == "1")  # '!' is Shift+1 on this keymap
+    assert press.state & 0x5 == 0x5, events  # ShiftMask | ControlMask
+
+
+def test_pointer_and_keymap_keys_reach_the_desktop_without_a_command_in_it(shared_desktop, probe, monkeypatch):
+    commands: list[list[str]] = []
+    run = shared_desktop.channel.run
+    monkeypatch.setattr(shared_desktop.channel, "run", lambda argv, **kw: commands.append(argv) or run(argv, **kw))
+    act(shared_desktop, {"type": "click", "inputs": {"point": raw(30, 40)}},
+        {"type": "scroll", "inputs": {"point": raw(30, 40), "direction": "down", "amount": 2}},
+        {"type": "drag", "inputs": {"start": raw(30, 40), "end": raw(90, 99)}},
+        {"type": "hotkey", "inputs": {"key": "ctrl+a"}}, {"type": "press", "inputs": {"key": "F5"}},
+        {"type": "release", "inputs": {"key": "F5"}})
+    events = probe.events()
+    assert len(buttons(events)) == 8 and len(keys(events)) == 6
+    assert commands == []  # all of it went over the held X connection
+    act(shared_desktop, {"type": "hotkey", "inputs": {"key": "ctrl+!"}})
+    assert [argv[0] for argv in commands] == ["xdotool"]  # the one key XTEST leaves to xdotool
+
+
 def test_press_and_release_send_only_their_half(shared_desktop, probe):
     act(shared_desktop, {"type": "press", "inputs": {"key": "shift"}})
     assert keys(probe.events()) == [("key_press", "Shift_L")]

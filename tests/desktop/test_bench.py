@@ -23,6 +23,7 @@ MEASUREMENTS = {
     "parallel_memory_per_desktop": "MiB",
     "naive_exec_action": "ms", "naive_vnc_screenshot": "ms", "naive_exec_screenshot": "ms",
     "static_idle_cpu": "% core", "busy_idle_cpu": "% core", "busy_fresh_screenshot": "ms", "record_cpu": "% core",
+    "step_container_cpu": "ms", "step_controller_cpu": "ms",
     "channel_output": "MB/s", "channel_in_container": "MB/s", "channel_host_parse": "MB/s",
     "exec_stream": "MB/s", "file_write": "MB/s", "file_read": "MB/s",
 }

@@ -19,6 +19,7 @@ import pytest
 from vdesk import engine
 from vdesk.desktop import Desktop
 from tests.desktop.helpers import PROMPTLY, paints, xterm
+from tests.desktop.probe import EventProbe, buttons
 from vdesk.errors import DesktopGone, DesktopTimeout, EngineUnavailable
 
 VDESK = str(Path(sys.executable).parent / "vdesk")
@@ -125,11 +126,18 @@ def test_when_the_x_connection_drops_window_queries_and_typing_go_on():
         assert desktop.windows.find("after-the-drop").id == window.id  # asked again on a new connection
         result = desktop.execute([{"type": "type", "inputs": {"content": "ça 日本"}}])  # binds keys over X
         assert result.status == "success", result.error_message
+        # Dropped while idle: the next input goes on a new connection (nothing of it was lost).
+        desktop.run(["pkill", "-f", "UNIX-CONNECT:/tmp/.X11-unix/X0"], wait=True).check()
+        time.sleep(0.3)  # the drop reaches this process within milliseconds
+        with EventProbe(desktop) as probe:
+            assert desktop.execute(CLICK, receipt=False).status == "success"
+            assert buttons(probe.events()) == [("button_press", 1, 5, 5), ("button_release", 1, 5, 5)]
 
 
 def test_a_hung_x_and_vnc_server_gives_desktop_timeout_and_frames_come_back_when_it_resumes():
     with Desktop.up() as desktop:
         desktop.screenshot()
+        desktop.windows.count()  # the X connection input goes on is open
         assert in_desktop(desktop, ["pkill", "-STOP", "-x", "Xvnc"]).exit_code == 0
         try:
             started = time.monotonic()
@@ -138,6 +146,12 @@ def test_a_hung_x_and_vnc_server_gives_desktop_timeout_and_frames_come_back_when
             elapsed = time.monotonic() - started
             print(f"hung X and VNC server: DesktopTimeout after {elapsed:.1f} s")
             assert elapsed < 7
+            started = time.monotonic()
+            result = desktop.execute(CLICK, receipt=False)  # input waits for the X server no longer either
+            elapsed = time.monotonic() - started
+            print(f"hung X server: input failed after {elapsed:.1f} s: {result.error_message}")
+            assert result.status == "failed" and desktop.name in result.error_message
+            assert "did not take input" in result.error_message and elapsed < 7
         finally:
             in_desktop(desktop, ["pkill", "-CONT", "-x", "Xvnc"])
         desktop.run(["xsetroot", "-solid", "#00ff00"], wait=True).check()

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from vdesk.actions import BaseAction, parse_batch
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import InvalidAction
-from vdesk.plan import Plan, Sleep, TypeText, Xdo, chained as _chained, plan
+from vdesk.plan import Button, Input, Key, Motion, Pause, Plan, Sleep, TypeText, chained as _chained, plan
 
 
 @dataclass(frozen=True)
@@ -34,33 +34,46 @@ def chained(*actions: dict[str, Any], op: Target | None = None) -> list[Any]:
     return list(_chained(steps(*actions, op=op)))
 
 
-def xdo_args(*actions: dict[str, Any], op: Target | None = None) -> tuple[str, ...]:
+def events(*actions: dict[str, Any], op: Target | None = None) -> tuple[Any, ...]:
     (only,) = chained(*actions, op=op)
-    assert isinstance(only, Xdo)
-    return only.args
+    assert isinstance(only, Input)
+    return only.events
 
 
 def act(kind: str, **inputs: Any) -> dict[str, Any]:
     return {"type": kind, "inputs": inputs}
 
 
-def moves(args: tuple[str, ...]) -> list[tuple[int, int]]:
-    return [(int(args[i + 1]), int(args[i + 2])) for i, a in enumerate(args) if a == "mousemove"]
+def moves(sent: tuple[Any, ...]) -> list[tuple[int, int]]:
+    return [(event.x, event.y) for event in sent if isinstance(event, Motion)]
+
+
+def down(key: str) -> Key:
+    return Key(key, down=True)
+
+
+def up(key: str) -> Key:
+    return Key(key, down=False)
+
+
+def click(button: int) -> tuple[Button, Button]:
+    return Button(button, down=True), Button(button, down=False)
 
 
 # --- shape of the plan ----------------------------------------------------------------------
 
 
-def test_consecutive_pointer_and_key_actions_chain_into_one_xdotool_call() -> None:
+def test_consecutive_pointer_and_key_actions_chain_into_one_input_step() -> None:
     batch = chained(act("click", point=[10, 20]), act("hotkey", key="ctrl+a"),
                     act("scroll", direction="down"), act("mouse_move", point=[5, 5]), act("press", key="shift"))
-    assert len(batch) == 1 and isinstance(batch[0], Xdo)
+    assert len(batch) == 1 and isinstance(batch[0], Input)
+    assert batch[0].action == 4  # the last action it carries: a failure counts them all as begun
 
 
 def test_typing_is_a_separate_step_between_chains() -> None:
     batch = chained(act("click", point=[10, 20]), act("hotkey", key="ctrl+a"), act("type", content="hi"),
                     act("click", point=[1, 1]))
-    assert [type(step) for step in batch] == [Xdo, TypeText, Xdo]
+    assert [type(step) for step in batch] == [Input, TypeText, Input]
     assert batch[1] == TypeText("hi")
 
 
@@ -70,60 +83,62 @@ def test_typed_line_ends_are_normalised() -> None:
 
 def test_a_wait_becomes_a_sleep_that_breaks_the_chain() -> None:
     batch = chained(act("click", point=[1, 1]), act("wait", time=1.5), act("click", point=[2, 2]), act("wait"))
-    assert [type(step) for step in batch] == [Xdo, Sleep, Xdo, Sleep]
+    assert [type(step) for step in batch] == [Input, Sleep, Input, Sleep]
     assert batch[1] == Sleep(1.5) and batch[3] == Sleep(5.0)
 
 
 def test_finished_and_screenshot_send_nothing_to_the_desktop() -> None:
-    assert not any(isinstance(step, Xdo) for step in steps(act("screenshot"), act("finished", content="ok")))
+    assert not any(isinstance(step, Input) for step in steps(act("screenshot"), act("finished", content="ok")))
 
 
 # --- pointer and keys ----------------------------------------------------------------------
 
 
 def test_a_hotkey_presses_in_order_and_releases_in_reverse() -> None:
-    assert xdo_args(act("hotkey", key="ctrl+shift+t")) == (
-        "keydown", "--delay", "0", "Control_L", "keydown", "--delay", "0", "Shift_L", "keydown", "--delay", "0", "t",
-        "keyup", "--delay", "0", "t", "keyup", "--delay", "0", "Shift_L", "keyup", "--delay", "0", "Control_L")
+    assert events(act("hotkey", key="ctrl+shift+t")) == (
+        down("Control_L"), down("Shift_L"), down("t"), up("t"), up("Shift_L"), up("Control_L"))
 
 
 def test_press_and_release_are_key_down_only_and_key_up_only() -> None:
-    assert xdo_args(act("press", key="shift")) == ("keydown", "--delay", "0", "Shift_L")
-    assert xdo_args(act("release", key="shift")) == ("keyup", "--delay", "0", "Shift_L")
+    assert events(act("press", key="shift")) == (down("Shift_L"),)
+    assert events(act("release", key="shift")) == (up("Shift_L"),)
 
 
-@pytest.mark.parametrize("amount, direction, button", [(1, "up", "4"), (3, "down", "5"), (7, "LEFT", "6"), (10, "right", "7")])
-def test_scroll_amount_gives_that_many_button_presses(amount: int, direction: str, button: str) -> None:
-    args = xdo_args(act("scroll", point=[100, 100], direction=direction, amount=amount))
-    assert args[:3] == ("mousemove", "100", "100")
-    assert args[3:] == ("mousedown", button, "mouseup", button) * amount
+def test_hold_key_holds_between_two_input_steps() -> None:
+    assert chained(act("hold_key", key="a", duration=0.3)) == [Input((down("a"),)), Sleep(0.3), Input((up("a"),))]
+
+
+@pytest.mark.parametrize("amount, direction, button", [(1, "up", 4), (3, "down", 5), (7, "LEFT", 6), (10, "right", 7)])
+def test_scroll_amount_gives_that_many_button_presses(amount: int, direction: str, button: int) -> None:
+    sent = events(act("scroll", point=[100, 100], direction=direction, amount=amount))
+    assert sent == (Motion(100, 100),) + click(button) * amount
 
 
 def test_a_click_moves_then_clicks_and_zero_coordinates_are_honoured() -> None:
-    assert xdo_args(act("click", point=[0, 0])) == ("mousemove", "0", "0", "mousedown", "1", "mouseup", "1")
+    assert events(act("click", point=[0, 0])) == (Motion(0, 0),) + click(1)
 
 
 @pytest.mark.parametrize("kind, presses", [("double_click", 2), ("triple_click", 3), ("right_click", 1), ("middle_click", 1)])
 def test_click_kinds_press_the_right_button_the_right_number_of_times(kind: str, presses: int) -> None:
-    button = {"right_click": "3", "middle_click": "2"}.get(kind, "1")
-    assert xdo_args(act(kind, point=[5, 5]))[3:] == ("mousedown", button, "mouseup", button) * presses
+    button = {"right_click": 3, "middle_click": 2}.get(kind, 1)
+    assert events(act(kind, point=[5, 5]))[1:] == click(button) * presses
 
 
 def test_a_modified_click_holds_the_modifier_around_the_click() -> None:
-    args = xdo_args(act("click", point=[5, 5], modifiers=["ctrl", "shift"]))
-    assert args[3:] == ("keydown", "--delay", "0", "Control_L", "keydown", "--delay", "0", "Shift_L", "mousedown", "1", "mouseup", "1",
-                        "keyup", "--delay", "0", "Shift_L", "keyup", "--delay", "0", "Control_L")
+    sent = events(act("click", point=[5, 5], modifiers=["ctrl", "shift"]))
+    assert sent[1:] == (down("Control_L"), down("Shift_L")) + click(1) + (up("Shift_L"), up("Control_L"))
 
 
-def test_a_drag_presses_at_the_start_moves_and_releases_at_the_end() -> None:
-    args = xdo_args(act("drag", start=[10, 20], end=[110, 220]))
-    assert args[:5] == ("mousemove", "10", "20", "mousedown", "1") and args[-2:] == ("mouseup", "1")
-    assert moves(args)[-1] == (110, 220) and len(moves(args)) > 2
+def test_a_drag_presses_at_the_start_moves_with_pauses_and_releases_at_the_end() -> None:
+    sent = events(act("drag", start=[10, 20], end=[110, 220]))
+    assert sent[:2] == (Motion(10, 20), Button(1, down=True)) and sent[-1] == Button(1, down=False)
+    assert moves(sent)[-1] == (110, 220) and len(moves(sent)) > 2
+    assert all(isinstance(event, Pause) and event.seconds > 0 for event in sent[2:-1:2])  # after each event
 
 
 def test_mouse_down_and_up_use_the_named_button() -> None:
-    assert xdo_args(act("mouse_down", point=[3, 4], button="right")) == ("mousemove", "3", "4", "mousedown", "3")
-    assert xdo_args(act("mouse_up")) == ("mouseup", "1")
+    assert events(act("mouse_down", point=[3, 4], button="right")) == (Motion(3, 4), Button(3, down=True))
+    assert events(act("mouse_up")) == (Button(1, down=False),)
 
 
 # --- coordinates ----------------------------------------------------------------------------
@@ -131,16 +146,16 @@ def test_mouse_down_and_up_use_the_named_button() -> None:
 
 def test_raw_coordinates_from_a_model_sized_screenshot_map_to_the_screen() -> None:
     op = Target(Screen(1280, 800), image=ImageSpace(1024, 640))  # both 16:10
-    assert moves(xdo_args(act("click", point=[512, 320]), op=op)) == [(640, 400)]
-    assert moves(xdo_args(act("click", point=[1023, 639]), op=op)) == [(1279, 799)]
-    assert moves(xdo_args(act("click", point=[0, 0]), op=op)) == [(0, 0)]
+    assert moves(events(act("click", point=[512, 320]), op=op)) == [(640, 400)]
+    assert moves(events(act("click", point=[1023, 639]), op=op)) == [(1279, 799)]
+    assert moves(events(act("click", point=[0, 0]), op=op)) == [(0, 0)]
 
 
 def test_hidpi_scale_two_doubles_physical_coordinates() -> None:
     op = Target(Screen(1280, 800, scale=2))
-    (x, y), = moves(xdo_args(act("click", point=[100, 200]), op=op))
+    (x, y), = moves(events(act("click", point=[100, 200]), op=op))
     assert x // 2 == 100 and y // 2 == 200  # a pixel of logical pixel (100, 200)'s 2x2 footprint
-    assert moves(xdo_args(act("click", point={"normalized": {"x": 0.5, "y": 0.5}}), op=op)) == [(1280, 800)]
+    assert moves(events(act("click", point={"normalized": {"x": 0.5, "y": 0.5}}), op=op)) == [(1280, 800)]
 
 
 def test_an_out_of_screen_point_fails_naming_the_action_index() -> None:
@@ -180,5 +195,5 @@ def test_planning_parsed_actions_only_ever_raises_invalid_action(actions: list[d
     except InvalidAction:
         return
     for step in plan.steps:
-        for x, y in moves(step.args) if isinstance(step, Xdo) else []:
+        for x, y in moves(step.events) if isinstance(step, Input) else []:
             assert 0 <= x < 1280 * scale and 0 <= y < 800 * scale

@@ -59,7 +59,7 @@ from vdesk.frames import changed_regions
 from vdesk.errors import BenchError, InvalidArgument
 from vdesk.operator import encode
 from vdesk.progress import Progress
-from vdesk.usage import container_memory_mib
+from vdesk.usage import container_memory_mib, container_usage, process_cpu
 from vdesk.version import __version__
 
 WARMUP = 3  # untimed runs before sampling each operation
@@ -82,8 +82,8 @@ BUSY_SCRIPT = "while :; do date +%N; sleep 0.02; done"
 POINT = {"raw": {"x": 640, "y": 400}}
 CLICK = [{"type": "click", "inputs": {"point": POINT}}]
 KEY = [{"type": "hotkey", "inputs": {"key": "shift"}}]
-# The naive action sends the very xdotool arguments vdesk sends for a click, so the two differ
-# only in how the command reaches the desktop. (`xdotool click 1` would add its own 100 ms sleep.)
+# The naive action: a docker exec of xdotool with the events vdesk sends by XTEST for a click.
+# (`xdotool click 1` would add its own 100 ms sleep.)
 NAIVE_CLICK = ["xdotool", "mousemove", "640", "400", "mousedown", "1", "mouseup", "1"]
 
 # A screenshot tool run inside the desktop: python3 and libX11 are in the image (xwd is not).
@@ -255,6 +255,12 @@ def _operations(client: docker.DockerClient, desktop: Desktop, repeats: int, bas
               "container.exec_run(xdotool …) per click, same xdotool arguments")
     timed("full_step", lambda: _full_step(desktop),
           "click with settle=True and its receipt, then a fresh screenshot, on a static screen")
+    container_cpu, controller_cpu = _step_cpu(desktop, repeats)
+    take(lambda: Measurement.of("step_container_cpu", "ms", container_cpu, note=(
+        f"CPU time of the desktop's container per full step ({repeats} steps a reading, docker stats): "
+        "with this process's, what bounds steps per second on a machine")))
+    take(lambda: Measurement.of("step_controller_cpu", "ms", controller_cpu,
+                                note="this process's CPU time per full step, in the same readings"))
 
     progress("typing into a program")
     results += around(client, lambda: _typing(desktop, repeats, checks))
@@ -465,6 +471,20 @@ def _busy_frame(desktop: Desktop) -> Image.Image:
     frame = desktop.wait_until_settled(quiet=0.3)
     desktop.run(["pkill", "-f", "vdesk-bench-listing"], wait=True)
     return frame
+
+
+def _step_cpu(desktop: Desktop, steps: int) -> tuple[list[float], list[float]]:
+    """CPU milliseconds per full step, of the desktop's container and of this process, over
+    :data:`CPU_READINGS` readings of ``steps`` steps."""
+    container, controller = [], []
+    for _ in range(CPU_READINGS):
+        before, own = container_usage(desktop.container), process_cpu()
+        for _ in range(steps):
+            _full_step(desktop)
+        after = container_usage(desktop.container)
+        controller.append(1000 * (process_cpu() - own) / steps)
+        container.append(1000 * (after.cpu_seconds - before.cpu_seconds) / steps)
+    return container, controller
 
 
 def _full_step(desktop: Desktop) -> None:
