@@ -116,6 +116,12 @@ class Channel:
                          str(reply.get("stderr", "")), int(reply.get("stdout_bytes", 0)),
                          int(reply.get("stderr_bytes", 0)), limit, bool(reply.get("timed_out")))
 
+    def start(self) -> None:
+        """Start the channel's program without waiting for it, so that the first command
+        finds it running instead of waiting for its interpreter to start."""
+        with self._lock:
+            self._open()
+
     def close(self) -> None:
         with self._lock:
             self._drop()

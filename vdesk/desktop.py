@@ -141,11 +141,14 @@ class Desktop:
             desktop: Desktop | None = None
             try:
                 desktop = cls(client, container, options.password, options.screen, owned=True)
+                ready_file = image_labels.get(SESSION_READY_LABEL)
                 with guard.armed():  # waits that Ctrl-C may cut short
+                    if ready_file:  # the session is asked after: its channel starts meanwhile
+                        desktop.channel.start()
                     if lease:
                         desktop._lease = _take_lease(client, container, timeout)
                     desktop._connect_frames(timeout)
-                    if ready_file := image_labels.get(SESSION_READY_LABEL):
+                    if ready_file:
                         desktop._wait_for_session(ready_file, timeout)
                 if announce is not None:
                     announce(desktop)

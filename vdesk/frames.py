@@ -122,6 +122,12 @@ class _LiveUpdates:
                 super().updateRectangle(x, y, width, height, data)
 
     def commitUpdate(self, rectangles: list[tuple[int, int, int, int]] | None = None) -> None:
+        if self.screen is None:
+            # The answer to the first request held no pixels, only a pseudo-rectangle (the
+            # server sends a new cursor shape, e.g. openbox's as it starts, in an update of its
+            # own): ask for the screen again, or the first frame never comes.
+            self.framebufferUpdateRequest(incremental=False)
+            return
         rectangles = rectangles or []
         self.live._on_update(rectangles, changed=len(rectangles) > self._echoes)
         self._echoes = 0

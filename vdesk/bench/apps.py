@@ -121,7 +121,7 @@ def _up(repeats: int) -> Measurement:
         with Desktop.up(size=DEFAULT_SIZE, image="apps", timeout=UP_TIMEOUT):
             samples.append((time.perf_counter() - started) * 1000)
     return Measurement.of("apps_up", "ms", samples,
-                          note="Desktop.up(image='apps') until the first frame and its taskbar")
+                          note="Desktop.up(image='apps') until the first frame, its taskbar drawn, the accessibility bus up")
 
 
 def _launch(desktop: Desktop, launch: Launch, repeats: int) -> list[Measurement]:
