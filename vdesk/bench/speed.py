@@ -366,7 +366,7 @@ def _typing(desktop: Desktop, repeats: int, checks: dict[str, bool]) -> list[Mea
         for index in range(WARMUP + repeats):
             text = "".join(generator.choices(TYPING_ALPHABET, k=length))
             started = time.perf_counter()
-            _act(desktop, [{"type": "type", "inputs": {"content": text}}])
+            _act(desktop, [{"type": "type", "inputs": {"content": text}}], receipt=False)  # as click and key_press
             elapsed = (time.perf_counter() - started) * 1000
             _act(desktop, [{"type": "type", "inputs": {"content": "\n"}}])  # cat reads the line
             received, landed = _read_line(desktop, landed, len(text) + 1)
@@ -377,7 +377,7 @@ def _typing(desktop: Desktop, repeats: int, checks: dict[str, bool]) -> list[Mea
         checks[f"type_{length}_exact"] = exact
         results.append(Measurement.of(
             f"type_{length}", "ms", samples,
-            note=f"{length} ASCII chars into xterm; {'exact' if exact else 'NOT exact'}: {matched}/{repeats} matched"))
+            note=f"execute(receipt=False) of {length} ASCII chars into xterm; {'exact' if exact else 'NOT exact'}: {matched}/{repeats} matched"))
     desktop.run(["pkill", "-f", TYPING_TITLE], wait=True)
     return results
 
