@@ -26,6 +26,9 @@ class ExecStream:
 
     Bytes from stdout are handed to ``on_data`` from a reader thread; ``on_close`` is called
     once when the stream ends (the program exited, the container went away, or :meth:`close`).
+    A program that reads nothing gets ``stdin=False``: half-closing an attached stdin can end
+    the engine's side of the stream before the program's output was copied (its output is then
+    lost, seen under load as an empty ``tar`` from a file that exists).
     """
 
     def __init__(
@@ -38,6 +41,7 @@ class ExecStream:
         user: str = DESKTOP_USER,
         label: str | None = None,
         on_stderr: Callable[[bytes], None] | None = None,
+        stdin: bool = True,
     ) -> None:
         self.argv = argv
         label = label or container_id[:12]
@@ -48,7 +52,7 @@ class ExecStream:
         self._closed = threading.Event()
         self._write_lock = threading.Lock()
         try:
-            exec_id = api.exec_create(container_id, argv, stdin=True, stdout=True,
+            exec_id = api.exec_create(container_id, argv, stdin=stdin, stdout=True,
                                       stderr=on_stderr is not None, tty=False, user=user)["Id"]
             raw = api.exec_start(exec_id, socket=True)
         except docker.errors.NotFound as error:

@@ -276,8 +276,7 @@ class _Outgoing:
         self._at_end = False
         self._abandoned = threading.Event()  # set when we stop reading: the reader must not wait
         self._stream = ExecStream(files._api, files._container_id, argv, on_data=self._put,
-                                  on_stderr=self._errors.add, on_close=self._end, label=files._name)
-        self._stream.finish_input()
+                                  on_stderr=self._errors.add, on_close=self._end, label=files._name, stdin=False)
         try:
             self._archive = tarfile.open(fileobj=self, mode="r|", bufsize=1 << 20)  # type: ignore[call-overload]
         except tarfile.ReadError:
