@@ -14,6 +14,7 @@ the desktops on an engine are :mod:`vdesk.inventory`; what a batch of actions tu
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -47,6 +48,7 @@ from vdesk.container import (DEFAULT_SIZE, VNC_TARGET, Limits, Network, RunOptio
                              stop_reason)
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import ChannelLost, CommandFailed, DesktopGone, ForkedProcess, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
+from vdesk.execstream import plain_sockets, start_exec
 from vdesk.files import Files
 from vdesk.interrupts import Interrupted, SignalGuard
 from vdesk.inventory import DesktopInfo, desktop_info, find_desktop
@@ -60,7 +62,7 @@ from vdesk.xtest import XTest
 
 if TYPE_CHECKING:  # imported on first use: the VNC client library takes ~0.3 s to load, Playwright more
     from vdesk.browser import Browser
-    from vdesk.frames import Frame, LiveFramebuffer, Region
+    from vdesk.frames import Frame, LiveFramebuffer, OpenExec, Region
 
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
 WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
@@ -289,7 +291,12 @@ class Desktop:
         return self.to_image(frame.image, size)
 
     def to_image(self, physical: Image.Image, size: tuple[int, int] | ImageSpace | None = None) -> Image.Image:
-        """Scale a physical frame to the logical size, or to ``size`` for a model."""
+        """A physical frame scaled to the logical size, or to ``size`` for a model: an image of
+        the caller's own (frames are shared, see :meth:`LiveFramebuffer.latest`)."""
+        scaled = self._scaled(physical, size)
+        return scaled.copy() if scaled is physical else scaled
+
+    def _scaled(self, physical: Image.Image, size: tuple[int, int] | ImageSpace | None = None) -> Image.Image:
         target = _image_space(size).size if size is not None else self.screen.size
         if physical.size == target:
             return physical
@@ -365,19 +372,13 @@ class Desktop:
     def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS) -> AbstractContextManager[video.Recording]:
         """Record the screen (logical size) into an MP4 at ``fps`` while inside the ``with``
         block; the frames come from the held VNC connection (see :mod:`vdesk.video`)."""
-        last: list[tuple[LiveFramebuffer, Frame, Image.Image]] = []  # the frame grabbed last, from where
-
-        def since(frames: LiveFramebuffer) -> Frame:
-            # A version counts the updates of one connection: after a reconnection, a new frame.
-            previous = last[0][1] if last and last[0][0] is frames else None
-            frame = frames.fresh_since(previous)
-            if frame is not previous:  # else the screen did not change: the same image again
-                last[:] = [(frames, frame, self.to_image(frame.image))]
-            return frame
+        last: list[tuple[Frame, Image.Image]] = []  # the frame grabbed last, and its image at the logical size
 
         def grab() -> Image.Image:
-            self._with_frames(since)
-            return last[0][2]
+            frame = self._with_frames(lambda frames: frames.fresh())
+            if not last or frame is not last[0][0]:  # else the screen did not change: the same image again
+                last[:] = [(frame, self._scaled(frame.image))]
+            return last[0][1]
 
         return video.record(grab, path, size=self.screen.size, fps=fps)
 
@@ -680,10 +681,15 @@ class Desktop:
     def _connect_frames(self, timeout: float) -> None:
         from vdesk.frames import LiveFramebuffer, PasswordRefused  # not loaded by commands that need no frames
 
-        if self._vnc_tunnel is None:
-            self._vnc_tunnel = Tunnel(self.client.api, self.id, VNC_TARGET)
-        self._frames = LiveFramebuffer(self._vnc_tunnel.address, self.vnc_password, self.name,
-                                       max_size=self.screen.physical_size)
+        api = self.client.api
+        source: str | OpenExec
+        if plain_sockets(api):  # the frames' event loop reads the relay's socket itself
+            source = functools.partial(start_exec, api, self.id, ["socat", "STDIO", VNC_TARGET], label=self.name)
+        else:
+            if self._vnc_tunnel is None:
+                self._vnc_tunnel = Tunnel(api, self.id, VNC_TARGET)
+            source = self._vnc_tunnel.address
+        self._frames = LiveFramebuffer(source, self.vnc_password, self.name, max_size=self.screen.physical_size)
         deadline = time.monotonic() + timeout
         while True:
             try:

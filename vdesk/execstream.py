@@ -2,14 +2,17 @@
 
 The Docker API hands back the exec's connection as a socket: what we write is the program's
 stdin, what we read is its stdout framed with 8-byte headers (no TTY, so binary data passes
-untouched). Channels, tunnels and the lease are all built on this one primitive.
+untouched). Channels, tunnels and the lease are all built on this one primitive; the frames
+connection takes the bare socket (:func:`start_exec`) into its own event loop.
 """
 
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import docker.errors
@@ -19,6 +22,53 @@ from vdesk.errors import DesktopGone
 
 DESKTOP_USER = "desk"
 STDERR = 2  # the stream number of stderr frames
+# What precedes each piece of output: its stream number, three bytes of padding, its length.
+FRAME_HEADER = struct.Struct(">BxxxL")
+
+
+@dataclass
+class ExecSocket:
+    """A started exec's connection: write its stdin, read its output framed by
+    :data:`FRAME_HEADER`. ``raw`` is what docker-py handed back (it holds the HTTP response
+    that must stay alive), ``sock`` the socket under it."""
+
+    exec_id: str
+    raw: Any
+    sock: socket.socket
+
+    @property
+    def plain(self) -> bool:
+        """Whether ``sock`` is an ordinary stream socket (a local engine's, or plain TCP's) that
+        another event loop can take over; TLS and ssh connections are not."""
+        return type(self.sock) is socket.socket and self.sock.family in (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)
+
+    def close(self) -> None:
+        for release in (self.sock.close, self.raw.close):
+            try:
+                release()
+            except OSError:
+                pass
+
+
+def plain_sockets(api: docker.APIClient) -> bool:
+    """Whether this engine hands back ordinary sockets (a local one's or plain TCP's, see
+    :attr:`ExecSocket.plain`), known from its address before any exec starts."""
+    return api.base_url == "http+docker://localhost" or api.base_url.startswith("http://")
+
+
+def start_exec(api: docker.APIClient, container_id: str, argv: list[str], *, user: str = DESKTOP_USER,
+               label: str | None = None, stdin: bool = True, stderr: bool = False) -> ExecSocket:
+    """Run ``argv`` in the container and hand back its connection; DesktopGone when it cannot run."""
+    label = label or container_id[:12]
+    try:
+        exec_id = api.exec_create(container_id, argv, stdin=stdin, stdout=True, stderr=stderr, tty=False,
+                                  user=user)["Id"]
+        raw = api.exec_start(exec_id, socket=True)
+    except docker.errors.NotFound as error:
+        raise DesktopGone(f"desktop {label} is gone (its container was removed)") from error
+    except docker.errors.APIError as error:
+        raise DesktopGone(f"desktop {label} cannot run {argv[0]}: {error.explanation}") from error
+    return ExecSocket(exec_id, raw, _underlying_socket(raw))
 
 
 class ExecStream:
@@ -44,24 +94,16 @@ class ExecStream:
         stdin: bool = True,
     ) -> None:
         self.argv = argv
-        label = label or container_id[:12]
         self._api = api
         self._on_data = on_data
         self._on_stderr = on_stderr
         self._on_close = on_close
         self._closed = threading.Event()
         self._write_lock = threading.Lock()
-        try:
-            exec_id = api.exec_create(container_id, argv, stdin=stdin, stdout=True,
-                                      stderr=on_stderr is not None, tty=False, user=user)["Id"]
-            raw = api.exec_start(exec_id, socket=True)
-        except docker.errors.NotFound as error:
-            raise DesktopGone(f"desktop {label} is gone (its container was removed)") from error
-        except docker.errors.APIError as error:
-            raise DesktopGone(f"desktop {label} cannot run {argv[0]}: {error.explanation}") from error
-        self.exec_id: str = exec_id
-        self._raw = raw
-        self._sock: socket.socket = _underlying_socket(raw)
+        self._exec = start_exec(api, container_id, argv, user=user, label=label, stdin=stdin,
+                                stderr=on_stderr is not None)
+        self.exec_id: str = self._exec.exec_id
+        self._sock: socket.socket = self._exec.sock
         self._reader = threading.Thread(target=self._read, name=f"exec-{argv[0]}", daemon=True)
         self._reader.start()
 
@@ -111,7 +153,7 @@ class ExecStream:
 
     def _read(self) -> None:
         try:
-            for stream, data in frames_iter(self._raw, tty=False):
+            for stream, data in frames_iter(self._exec.raw, tty=False):
                 if stream == STDERR and self._on_stderr is not None:
                     self._on_stderr(data)
                 else:
@@ -120,11 +162,7 @@ class ExecStream:
             pass  # the socket was closed under us: that is the end of the stream
         finally:
             self.close()
-            for release in (self._sock.close, self._raw.close):
-                try:
-                    release()
-                except OSError:
-                    pass
+            self._exec.close()
             self._on_close()
 
 

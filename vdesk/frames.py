@@ -15,6 +15,12 @@ screen (a video, an animation, a blinking cursor) costs this process nothing unt
 
 Pixels come RAW: on this loopback tunnel a full 1280x800 frame of text took 39 ms raw against
 180 ms with ZRLE and 660 ms with Hextile, whose decoders run in Python.
+
+The connection is an exec'd ``socat`` to the VNC server whose socket the event loop reads
+itself (:class:`_ExecFraming` takes off the engine's stream headers): no relay thread and no
+local socket between the server and the client, a third of this process's CPU per step. An
+engine reached over TLS or ssh hands back a socket the loop cannot take; its frames go through
+a :class:`~vdesk.tunnel.Tunnel` at an ``address`` instead.
 """
 
 from __future__ import annotations
@@ -24,16 +30,19 @@ import struct
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from PIL import Image, ImageChops
 from twisted.internet import reactor
-from vncdotool import api as vnc_api, rfb
-from vncdotool.client import AuthenticationError, VNCDoToolClient, VNCDoToolFactory
+from twisted.logger import FilteringLogObserver, LogLevel, LogLevelFilterPredicate, STDLibLogObserver, globalLogPublisher
+from vncdotool import rfb
+from vncdotool.client import AuthenticationError, VNCDoToolClient, VNCDoToolFactory, factory_connect
+from vncdotool.command import parse_server
 
 from vdesk.errors import DesktopGone, DesktopTimeout, ForkedProcess, PasswordRefused, VdeskError
+from vdesk.execstream import FRAME_HEADER, ExecSocket
 from vdesk.vncauth import vnc_auth_response
 
 
@@ -41,6 +50,24 @@ Region = tuple[int, int, int, int]  # left, top, right, bottom (physical pixels)
 CHANGE_TILE = 16  # pixels: changes closer than this are one region
 MAX_REGIONS = 8  # more separate changes than this are reported as the box around them all
 _REACTOR_START = threading.Lock()  # the first connections of a process start the shared reactor
+_reactor_started = False
+
+OpenExec = Callable[[], ExecSocket]  # starts the exec'd relay to the VNC server
+
+
+def _start_reactor() -> None:
+    """Run twisted's reactor in a daemon thread, once per process. Only its errors reach Python's
+    logging: vncdotool logs a message for every rectangle it reads, and handing each one to
+    ``logging`` cost more than decoding the rectangle."""
+    global _reactor_started
+    with _REACTOR_START:
+        if _reactor_started or reactor.running:
+            return
+        _reactor_started = True
+        errors_only = LogLevelFilterPredicate(defaultLogLevel=LogLevel.error)
+        globalLogPublisher.addObserver(FilteringLogObserver(STDLibLogObserver(), [errors_only]))
+        threading.Thread(target=reactor.run, name="Twisted Reactor", kwargs={"installSignalHandlers": False},
+                         daemon=True).start()
 
 
 class _Fork:
@@ -139,6 +166,33 @@ class _LiveUpdates:
         super().connectionLost(reason)
 
 
+class _ExecFraming:
+    """What makes an RFB client read an exec's output: each piece comes behind an 8-byte header
+    (:data:`~vdesk.execstream.FRAME_HEADER`), which is taken off before the bytes reach the
+    client's parser. What the client writes goes to the exec's stdin as it is."""
+
+    _header = b""  # a header not yet complete
+    _left = 0  # bytes of the current piece still to come
+
+    def dataReceived(self, data: bytes) -> None:
+        view, payload = memoryview(data), []
+        while view:
+            if self._left:
+                piece = view[:self._left]
+                payload.append(piece)
+                self._left -= len(piece)
+                view = view[len(piece):]
+                continue
+            missing = FRAME_HEADER.size - len(self._header)
+            self._header += view[:missing]
+            view = view[missing:]
+            if len(self._header) == FRAME_HEADER.size:
+                _, self._left = FRAME_HEADER.unpack(self._header)
+                self._header = b""
+        if payload:
+            super().dataReceived(b"".join(payload))  # type: ignore[misc]
+
+
 with warnings.catch_warnings():
     # vncdotool warns each subclass that overrides updateRectangle that its signature may
     # change; ours only wraps the inherited method and calls it with the same arguments.
@@ -146,6 +200,20 @@ with warnings.catch_warnings():
 
     class _LiveClient(_LiveUpdates, VNCDoToolClient):
         """An RFB client that keeps ``screen`` current and reports each update."""
+
+    class _ExecLiveClient(_ExecFraming, _LiveClient):
+        """A :class:`_LiveClient` reading an exec's framed output."""
+
+
+def _adopt(stream: ExecSocket, factory: _LiveFactory) -> None:
+    """In the reactor: read and write the exec's socket from the event loop, which takes a
+    duplicate of it (so ours is closed)."""
+    try:
+        reactor.adoptStreamConnection(stream.sock.fileno(), stream.sock.family, factory)
+    except OSError as error:  # the connection already broke
+        factory.deferred.errback(error)
+    finally:
+        stream.close()
 
 
 def _ask_for_changes(client: _LiveClient) -> None:
@@ -182,12 +250,14 @@ class _LiveFactory(VNCDoToolFactory):
 class LiveFramebuffer:
     """The live screen of one desktop, fed by a held VNC connection.
 
-    ``address`` is a Unix socket path or ``host::port``; ``password`` is the VNC password.
+    ``source`` is how to reach the VNC server: an :data:`OpenExec` that starts a relay in the
+    desktop (read by the event loop itself), or the address of one, a Unix socket path or
+    ``host::port``. ``password`` is the VNC password.
     """
 
-    def __init__(self, address: str, password: str, name: str = "desktop",
+    def __init__(self, source: str | OpenExec, password: str, name: str = "desktop",
                  max_size: tuple[int, int] | None = None) -> None:
-        self.address = address
+        self.source = source
         self.name = name
         self.max_size = max_size  # physical pixels; a larger framebuffer is refused
         self.refused: str | None = None
@@ -195,7 +265,7 @@ class LiveFramebuffer:
         self._lock = threading.Lock()
         self._changed = threading.Condition(threading.Lock())
         self._client: _LiveClient | None = None
-        self._proxy: vnc_api.ThreadedVNCClientProxy | None = None
+        self._shared: Frame | None = None  # the copy of the screen at its version (see latest)
         self._version = 0  # counts updates that painted something
         self._updates = 0  # counts every update message
         self._last_change = 0.0
@@ -206,29 +276,41 @@ class LiveFramebuffer:
     # -- connection -------------------------------------------------------------------------
     def connect(self, timeout: float = 10.0) -> None:
         """Open the connection and wait for the first full frame."""
-        # Each connection gets its own factory, which binds its client to this framebuffer.
-        factory_class = type("BoundLiveFactory", (_LiveFactory,), {"live": self})
-        done = threading.Event()
-        outcome: list[object] = []
         if _Fork.inherited_reactor:
             raise ForkedProcess(f"{self.name}: this process was forked from one that already held frames of a "
                              "desktop, and a forked child cannot run their event loop; start it with "
                              "multiprocessing's 'spawn' method (e.g. AsyncVectorEnv(..., context='spawn'))")
-        with _REACTOR_START:
-            proxy = vnc_api.connect(self.address, self._password, factory_class=factory_class, timeout=timeout)
-        factory = proxy.factory
+        # Each connection gets its own factory, which binds its client to this framebuffer.
+        client_class = _LiveClient if isinstance(self.source, str) else _ExecLiveClient
+        factory = type("BoundLiveFactory", (_LiveFactory,), {"live": self, "protocol": client_class})()
+        factory.password = self._password
+        stream = None if isinstance(self.source, str) else self._open_exec(self.source)
+        done, abandoned = threading.Event(), threading.Event()
+        outcome: list[object] = []
 
         def made(protocol: _LiveClient) -> _LiveClient:
             outcome.append(protocol)
             done.set()
+            if abandoned.is_set():  # came after the wait gave up: not kept
+                protocol.transport.loseConnection()
             return protocol
 
         def failed(reason) -> None:  # type: ignore[no-untyped-def]
             outcome.append(reason.value)
             done.set()
 
+        _start_reactor()
         reactor.callFromThread(factory.deferred.addCallbacks, made, failed)
+        if stream is not None:
+            reactor.callFromThread(_adopt, stream, factory)
+        else:
+            assert isinstance(self.source, str)
+            family, host, port = parse_server(self.source)
+            reactor.callFromThread(factory_connect, factory, host, port, family)
         if not done.wait(timeout):
+            abandoned.set()
+            if outcome and isinstance(outcome[0], _LiveClient):  # made it between the two lines above
+                reactor.callFromThread(outcome[0].transport.loseConnection)
             raise DesktopTimeout(f"{self.name}: no VNC handshake within {timeout:g} s")
         if isinstance(outcome[0], AuthenticationError):
             raise PasswordRefused(f"{self.name}: the VNC server refused the password ({outcome[0]})")
@@ -237,8 +319,20 @@ class LiveFramebuffer:
         if not isinstance(outcome[0], _LiveClient):
             raise VdeskError(f"{self.name}: VNC connection failed: {outcome[0]}")
         client = self._client = outcome[0]
-        self._proxy, self._connected = proxy, True
-        self._wait(lambda: client.screen is not None, timeout, "the first frame")
+        self._connected = True
+        try:
+            self._wait(lambda: client.screen is not None, timeout, "the first frame")
+        except VdeskError:
+            self.close()  # a retry opens a connection of its own
+            raise
+
+    def _open_exec(self, open_exec: OpenExec) -> ExecSocket:
+        stream = open_exec()
+        if not stream.plain:
+            stream.close()
+            raise VdeskError(f"{self.name}: the engine's exec connection ({type(stream.sock).__name__}) cannot be "
+                             "read by the event loop; reach the VNC server through a Tunnel's address instead")
+        return stream
 
     def close(self) -> None:
         """Drop the connection (idempotent)."""
@@ -253,25 +347,27 @@ class LiveFramebuffer:
 
     # -- frames -----------------------------------------------------------------------------
     def latest(self) -> Frame:
-        """The screen as last pulled (by a fresh frame, a wait or a recording): no round trip."""
+        """The screen as last pulled (by a fresh frame, a wait or a recording): no round trip.
+
+        One copy of the screen is made per version and handed to every caller until the next
+        change (a step's receipt, its settle and its screenshot share it): never draw on a
+        frame's image, copy it first (:meth:`~vdesk.Desktop.screenshot` hands out copies).
+        """
         client = self._require()
         version = self._version  # read first: the copy is at least this new
+        shared = self._shared
+        if shared is not None and shared.version == version:
+            return shared
         with self._lock:
             assert client.screen is not None
             image = client.screen.copy()
-        return Frame(image, version)
+        self._shared = Frame(image, version)
+        return self._shared
 
     def fresh(self, timeout: float = 5.0) -> Frame:
-        """The screen including every change the server knew of when asked: one round trip."""
+        """The screen including every change the server knew of when asked: one round trip.
+        The very frame of the last call when nothing was painted since."""
         self.sync(timeout)
-        return self.latest()
-
-    def fresh_since(self, previous: Frame | None, timeout: float = 5.0) -> Frame:
-        """Like :meth:`fresh`, but ``previous`` itself when nothing was painted since it was
-        taken: a recording of a still screen copies no pixels."""
-        self.sync(timeout)
-        if previous is not None and previous.version == self._version:
-            return previous
         return self.latest()
 
     def sync(self, timeout: float = 5.0) -> None:
@@ -299,24 +395,26 @@ class LiveFramebuffer:
         """Return once the screen has not changed for ``quiet`` seconds.
 
         The quiet period counts from this call at the earliest: a program still reacting to
-        the last input (it has not drawn yet) is not mistaken for calm.
+        the last input (it has not drawn yet) is not mistaken for calm. Changes stream in
+        meanwhile; the server is asked for what it holds only once the screen should have been
+        calm for ``quiet``, so a screen that holds still costs one round trip.
         """
         started = time.monotonic()
         deadline = started + timeout
         first_version = self._version
         with self.watching():
             while True:
+                calm_since = max(self._last_change, started)
+                time.sleep(max(0.0, min(calm_since + quiet, deadline) - time.monotonic()))
                 self.sync(max(0.1, deadline - time.monotonic()))
                 now = time.monotonic()
-                calm_since = max(self._last_change, started)
-                if now - calm_since >= quiet:
+                if now - max(self._last_change, started) >= quiet:
                     return self.latest()
                 if now >= deadline:
                     raise DesktopTimeout(
                         f"{self.name}: the screen kept changing for {timeout:g} s "
                         f"({self._version - first_version} updates, last {(now - self._last_change) * 1000:.0f} ms ago)"
                     )
-                time.sleep(min(quiet - (now - calm_since), max(deadline - now, 0.001)))
 
     def wait_for_change(self, region: Region | None = None, timeout: float = 10.0,
                         since_version: int | None = None) -> Frame:

@@ -506,7 +506,8 @@ def _naive_exec_action(desktop: Desktop) -> None:
 
 
 def _naive_vnc_screenshot(desktop: Desktop) -> Image.Image:
-    client = vnc_api.connect(desktop.frames.address, desktop.vnc_password, timeout=30)
+    tunnel = desktop.forward_vnc()
+    client = vnc_api.connect(f"127.0.0.1::{tunnel.port}", desktop.vnc_password, timeout=30)
     try:
         with warnings.catch_warnings():  # vncdotool's own client takes DES from its deprecated home
             warnings.filterwarnings("ignore", message="TripleDES has been moved")
@@ -515,6 +516,7 @@ def _naive_vnc_screenshot(desktop: Desktop) -> Image.Image:
         return client.protocol.screen.copy()
     finally:
         client.disconnect()  # never vnc_api.shutdown(): the reactor is shared with the held connection
+        tunnel.close()
 
 
 def _naive_exec_screenshot(desktop: Desktop) -> Image.Image:
