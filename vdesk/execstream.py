@@ -4,10 +4,18 @@ The Docker API hands back the exec's connection as a socket: what we write is th
 stdin, what we read is its stdout framed with 8-byte headers (no TTY, so binary data passes
 untouched). Channels, tunnels and the lease are all built on this one primitive; the frames
 connection takes the bare socket (:func:`start_exec`) into its own event loop.
+
+The engine writes the upgrade's HTTP headers and then starts the program, so on a busy machine
+the program's first output can arrive before the client has read the headers; the HTTP client
+reads ahead into its buffer, and docker-py hands back the socket beneath it, where those bytes
+no longer are. :attr:`ExecSocket.early` takes them back out of that buffer (without them, a
+loaded machine lost most short outputs: an empty ``tar`` from a file that exists, a VNC
+handshake that never began).
 """
 
 from __future__ import annotations
 
+import io
 import socket
 import struct
 import threading
@@ -16,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import docker.errors
-from docker.utils.socket import frames_iter
 
 from vdesk.errors import DesktopGone
 
@@ -24,17 +31,48 @@ DESKTOP_USER = "desk"
 STDERR = 2  # the stream number of stderr frames
 # What precedes each piece of output: its stream number, three bytes of padding, its length.
 FRAME_HEADER = struct.Struct(">BxxxL")
+READ_SIZE = 65536  # bytes asked of the socket at a time
+
+
+class FrameReader:
+    """Takes the headers off an exec's output, however its bytes arrive (a header split
+    between reads, many pieces in one read): :meth:`feed` gives each piece's stream number and
+    bytes."""
+
+    def __init__(self) -> None:
+        self._header = b""  # a header not yet complete
+        self._stream = 1
+        self._left = 0  # bytes of the current piece still to come
+
+    def feed(self, data: bytes) -> list[tuple[int, bytes]]:
+        pieces: list[tuple[int, bytes]] = []
+        view = memoryview(data)
+        while view:
+            if self._left:
+                piece = view[:self._left]
+                pieces.append((self._stream, bytes(piece)))
+                self._left -= len(piece)
+                view = view[len(piece):]
+                continue
+            missing = FRAME_HEADER.size - len(self._header)
+            self._header += view[:missing]
+            view = view[missing:]
+            if len(self._header) == FRAME_HEADER.size:
+                self._stream, self._left = FRAME_HEADER.unpack(self._header)
+                self._header = b""
+        return pieces
 
 
 @dataclass
 class ExecSocket:
-    """A started exec's connection: write its stdin, read its output framed by
-    :data:`FRAME_HEADER`. ``raw`` is what docker-py handed back (it holds the HTTP response
-    that must stay alive), ``sock`` the socket under it."""
+    """A started exec's connection: write its stdin to ``sock``, read its output framed by
+    :data:`FRAME_HEADER` from ``early`` and then from ``sock``. ``raw`` is what docker-py handed
+    back (it holds the HTTP response that must stay alive)."""
 
     exec_id: str
     raw: Any
     sock: socket.socket
+    early: bytes = b""  # the output read ahead with the HTTP headers (see the module's docstring)
 
     @property
     def plain(self) -> bool:
@@ -68,7 +106,27 @@ def start_exec(api: docker.APIClient, container_id: str, argv: list[str], *, use
         raise DesktopGone(f"desktop {label} is gone (its container was removed)") from error
     except docker.errors.APIError as error:
         raise DesktopGone(f"desktop {label} cannot run {argv[0]}: {error.explanation}") from error
-    return ExecSocket(exec_id, raw, _underlying_socket(raw))
+    sock = _underlying_socket(raw)
+    early = _read_ahead(raw, sock)
+    sock.settimeout(None)  # the API's timeout is for requests: a stream may be quiet for hours
+    return ExecSocket(exec_id, raw, sock, early)
+
+
+def _read_ahead(raw: Any, sock: socket.socket) -> bytes:
+    """The bytes the HTTP client's buffer holds past the upgrade's headers (often none)."""
+    response = getattr(getattr(raw, "_response", None), "raw", None)  # requests' response, then urllib3's
+    buffered = getattr(getattr(response, "_fp", None), "fp", None)  # http.client's reader
+    if not isinstance(buffered, io.BufferedReader):
+        return b""
+    timeout = sock.gettimeout()
+    sock.settimeout(0)  # peek() reads the socket only when nothing is buffered: never wait there
+    try:
+        held = buffered.peek()
+    except OSError:
+        held = b""
+    finally:
+        sock.settimeout(timeout)
+    return buffered.read(len(held)) if held else b""
 
 
 class ExecStream:
@@ -76,9 +134,7 @@ class ExecStream:
 
     Bytes from stdout are handed to ``on_data`` from a reader thread; ``on_close`` is called
     once when the stream ends (the program exited, the container went away, or :meth:`close`).
-    A program that reads nothing gets ``stdin=False``: half-closing an attached stdin can end
-    the engine's side of the stream before the program's output was copied (its output is then
-    lost, seen under load as an empty ``tar`` from a file that exists).
+    A program that reads nothing gets ``stdin=False``.
     """
 
     def __init__(
@@ -152,13 +208,17 @@ class ExecStream:
             pass
 
     def _read(self) -> None:
+        frames, data = FrameReader(), self._exec.early
         try:
-            for stream, data in frames_iter(self._exec.raw, tty=False):
-                if stream == STDERR and self._on_stderr is not None:
-                    self._on_stderr(data)
-                else:
-                    self._on_data(data)
-        except (OSError, ValueError):
+            while True:
+                for stream, piece in frames.feed(data):
+                    if stream == STDERR and self._on_stderr is not None:
+                        self._on_stderr(piece)
+                    else:
+                        self._on_data(piece)
+                if not (data := self._sock.recv(READ_SIZE)):
+                    break
+        except OSError:
             pass  # the socket was closed under us: that is the end of the stream
         finally:
             self.close()

@@ -42,7 +42,7 @@ from vncdotool.client import AuthenticationError, VNCDoToolClient, VNCDoToolFact
 from vncdotool.command import parse_server
 
 from vdesk.errors import DesktopGone, DesktopTimeout, ForkedProcess, PasswordRefused, VdeskError
-from vdesk.execstream import FRAME_HEADER, ExecSocket
+from vdesk.execstream import ExecSocket, FrameReader
 from vdesk.vncauth import vnc_auth_response
 
 
@@ -168,29 +168,16 @@ class _LiveUpdates:
 
 class _ExecFraming:
     """What makes an RFB client read an exec's output: each piece comes behind an 8-byte header
-    (:data:`~vdesk.execstream.FRAME_HEADER`), which is taken off before the bytes reach the
+    (:class:`~vdesk.execstream.FrameReader`), which is taken off before the bytes reach the
     client's parser. What the client writes goes to the exec's stdin as it is."""
 
-    _header = b""  # a header not yet complete
-    _left = 0  # bytes of the current piece still to come
+    _frames: FrameReader | None = None
 
     def dataReceived(self, data: bytes) -> None:
-        view, payload = memoryview(data), []
-        while view:
-            if self._left:
-                piece = view[:self._left]
-                payload.append(piece)
-                self._left -= len(piece)
-                view = view[len(piece):]
-                continue
-            missing = FRAME_HEADER.size - len(self._header)
-            self._header += view[:missing]
-            view = view[missing:]
-            if len(self._header) == FRAME_HEADER.size:
-                _, self._left = FRAME_HEADER.unpack(self._header)
-                self._header = b""
-        if payload:
-            super().dataReceived(b"".join(payload))  # type: ignore[misc]
+        if self._frames is None:
+            self._frames = FrameReader()
+        if payload := b"".join(piece for _, piece in self._frames.feed(data)):
+            super().dataReceived(payload)  # type: ignore[misc]
 
 
 with warnings.catch_warnings():
@@ -209,7 +196,9 @@ def _adopt(stream: ExecSocket, factory: _LiveFactory) -> None:
     """In the reactor: read and write the exec's socket from the event loop, which takes a
     duplicate of it (so ours is closed)."""
     try:
-        reactor.adoptStreamConnection(stream.sock.fileno(), stream.sock.family, factory)
+        transport = reactor.adoptStreamConnection(stream.sock.fileno(), stream.sock.family, factory)
+        if stream.early:  # the server's first bytes (its version) came with the HTTP headers
+            transport.protocol.dataReceived(stream.early)
     except OSError as error:  # the connection already broke
         factory.deferred.errback(error)
     finally:

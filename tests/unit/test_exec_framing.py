@@ -1,5 +1,6 @@
-"""The frames connection reads an exec's output itself: the engine's 8-byte stream headers are
-taken off however the bytes arrive (a header split across reads, many pieces in one read)."""
+"""An exec's output comes in pieces behind the engine's 8-byte headers: they are taken off however
+the bytes arrive (a header split across reads, many pieces in one read), by the exec streams'
+reader and by the frames connection, which reads an exec's socket in its event loop."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from vdesk.errors import VdeskError
-from vdesk.execstream import FRAME_HEADER, ExecSocket
+from vdesk.execstream import FRAME_HEADER, STDERR, ExecSocket, FrameReader
 from vdesk.frames import LiveFramebuffer, _ExecFraming
 
 STDOUT = 1
@@ -29,8 +30,8 @@ class _Framed(_ExecFraming, _Parser):
     pass
 
 
-def _framed(pieces: list[bytes]) -> bytes:
-    return b"".join(FRAME_HEADER.pack(STDOUT, len(piece)) + piece for piece in pieces)
+def _framed(pieces: list[bytes], stream: int = STDOUT) -> bytes:
+    return b"".join(FRAME_HEADER.pack(stream, len(piece)) + piece for piece in pieces)
 
 
 def _cut(data: bytes, sizes: list[int]) -> list[bytes]:
@@ -50,6 +51,18 @@ def test_the_payload_comes_out_whole_and_in_order_however_it_is_cut(pieces: list
     for chunk in _cut(_framed(pieces), sizes):
         client.dataReceived(chunk)
     assert bytes(client.received) == b"".join(pieces)
+
+
+@given(pieces=st.lists(st.tuples(st.sampled_from([STDOUT, STDERR]), st.binary(max_size=100)), max_size=12),
+       sizes=st.lists(st.integers(min_value=1, max_value=30), max_size=200))
+def test_each_stream_gets_its_own_bytes_in_order(pieces: list[tuple[int, bytes]], sizes: list[int]) -> None:
+    frames = FrameReader()
+    received = {STDOUT: b"", STDERR: b""}
+    for chunk in _cut(b"".join(_framed([piece], stream) for stream, piece in pieces), sizes):
+        for stream, piece in frames.feed(chunk):
+            received[stream] += piece
+    for stream in (STDOUT, STDERR):
+        assert received[stream] == b"".join(piece for s, piece in pieces if s == stream)
 
 
 def test_a_read_of_headers_alone_hands_the_parser_nothing() -> None:

@@ -1,0 +1,70 @@
+"""An exec's first output is never lost, however slowly this process reads the engine's answer.
+
+The engine writes the upgrade's headers, then starts the program: when this process is slow to
+read them (a busy machine, or a thread holding the interpreter lock), the program's first bytes
+arrive in the same read and land in the HTTP client's buffer. Here another thread holds the
+lock for 50 ms at a time, which made most short outputs vanish before they were taken back."""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from vdesk.container import VNC_TARGET
+from vdesk.desktop import Desktop
+from vdesk.execstream import ExecStream, start_exec
+from vdesk.frames import LiveFramebuffer
+
+RUNS = 10
+
+
+@contextmanager
+def slow_to_read() -> Iterator[None]:
+    """Another thread keeps the interpreter busy, handing over the lock every 50 ms."""
+    interval, stop = sys.getswitchinterval(), threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            pass
+
+    sys.setswitchinterval(0.05)
+    spinner = threading.Thread(target=spin, daemon=True)
+    spinner.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        spinner.join()
+        sys.setswitchinterval(interval)
+
+
+def output_of(desktop: Desktop, argv: list[str]) -> bytes:
+    received: list[bytes] = []
+    ended = threading.Event()
+    ExecStream(desktop.client.api, desktop.id, argv, on_data=received.append, on_close=ended.set, stdin=False)
+    assert ended.wait(30), f"{argv} did not end"
+    return b"".join(received)
+
+
+def test_a_short_output_comes_whole_while_this_process_is_slow_to_read(shared_desktop: Desktop) -> None:
+    with slow_to_read():
+        outputs = [output_of(shared_desktop, ["printf", "line %s\\n", str(run)]) for run in range(RUNS)]
+    assert outputs == [f"line {run}\n".encode() for run in range(RUNS)]
+
+
+def test_files_and_the_vnc_handshake_come_whole_while_this_process_is_slow_to_read(shared_desktop: Desktop) -> None:
+    shared_desktop.write_file("/tmp/read-ahead.txt", b"all of it\n")
+    open_vnc = functools.partial(start_exec, shared_desktop.client.api, shared_desktop.id, ["socat", "STDIO", VNC_TARGET])
+    with slow_to_read():
+        copies = [shared_desktop.read_file("/tmp/read-ahead.txt") for _ in range(3)]
+        for _ in range(2):  # the server speaks first: a lost version string would stall the handshake
+            frames = LiveFramebuffer(open_vnc, shared_desktop.vnc_password, "slow-reader")
+            try:
+                frames.connect(timeout=20)
+                assert frames.latest().image.size == shared_desktop.screen.physical_size
+            finally:
+                frames.close()
+    assert copies == [b"all of it\n"] * 3
