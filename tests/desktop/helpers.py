@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import docker
 
 from vdesk.desktop import Desktop
+from vdesk.execstream import ExecStream
 from vdesk.windows import Window
 
 
@@ -17,6 +20,26 @@ from vdesk.windows import Window
 # so) takes 0.01–0.2 s on an idle machine. The bound is what it may take on a loaded 2-core
 # machine, measured from the event itself; speed belongs to `vdesk bench`.
 PROMPTLY = 5.0
+
+@dataclass(frozen=True)
+class Ran:
+    exit_code: int | None
+    output: bytes
+
+
+def separate_exec(desktop: Desktop, argv: list[str], timeout: float = 30.0) -> Ran:
+    """Run ``argv`` through a ``docker exec`` of its own, not through the desktop's channel.
+    (Not docker-py's ``exec_run``: on a loaded machine it can lose the start of the output, see
+    :mod:`vdesk.execstream`.)"""
+    received: list[bytes] = []
+    ended = threading.Event()
+    stream = ExecStream(desktop.client.api, desktop.id, argv, on_data=received.append, on_close=ended.set, stdin=False)
+    assert ended.wait(timeout), f"{argv} did not end within {timeout:g} s"
+    deadline = time.monotonic() + 5  # the engine records the exit code just after the output ends
+    while (code := stream.exit_code()) is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return Ran(code, b"".join(received))
+
 
 def vdesk_containers(client: docker.DockerClient) -> set[str]:
     """Names of every container labelled as a vdesk desktop, running or not."""

@@ -15,8 +15,9 @@ from contextlib import contextmanager
 
 from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
-from vdesk.execstream import ExecStream, start_exec
+from vdesk.execstream import start_exec
 from vdesk.frames import LiveFramebuffer
+from tests.desktop.helpers import separate_exec
 
 RUNS = 10
 
@@ -41,17 +42,9 @@ def slow_to_read() -> Iterator[None]:
         sys.setswitchinterval(interval)
 
 
-def output_of(desktop: Desktop, argv: list[str]) -> bytes:
-    received: list[bytes] = []
-    ended = threading.Event()
-    ExecStream(desktop.client.api, desktop.id, argv, on_data=received.append, on_close=ended.set, stdin=False)
-    assert ended.wait(30), f"{argv} did not end"
-    return b"".join(received)
-
-
 def test_a_short_output_comes_whole_while_this_process_is_slow_to_read(shared_desktop: Desktop) -> None:
     with slow_to_read():
-        outputs = [output_of(shared_desktop, ["printf", "line %s\\n", str(run)]) for run in range(RUNS)]
+        outputs = [separate_exec(shared_desktop, ["printf", "line %s\\n", str(run)]).output for run in range(RUNS)]
     assert outputs == [f"line {run}\n".encode() for run in range(RUNS)]
 
 

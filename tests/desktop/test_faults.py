@@ -13,12 +13,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import docker
 import pytest
 
 from vdesk import engine
 from vdesk.desktop import Desktop
-from tests.desktop.helpers import PROMPTLY, paints, xterm
+from tests.desktop.helpers import PROMPTLY, paints, separate_exec, xterm
 from tests.desktop.probe import EventProbe, buttons
 from vdesk.errors import DesktopGone, DesktopTimeout, EngineUnavailable
 
@@ -42,9 +41,6 @@ class ApiCalls:
         api.request = counting  # type: ignore[method-assign]
 
 
-def in_desktop(desktop: Desktop, argv: list[str]) -> docker.models.containers.ExecResult:
-    """Run ``argv`` through a separate ``docker exec``, not through the desktop's channel."""
-    return desktop.container.exec_run(argv, user="desk")
 
 
 # -- the container is killed -------------------------------------------------------------------
@@ -138,7 +134,7 @@ def test_a_hung_x_and_vnc_server_gives_desktop_timeout_and_frames_come_back_when
     with Desktop.up() as desktop:
         desktop.screenshot()
         desktop.windows.count()  # the X connection input goes on is open
-        assert in_desktop(desktop, ["pkill", "-STOP", "-x", "Xvnc"]).exit_code == 0
+        assert separate_exec(desktop, ["pkill", "-STOP", "-x", "Xvnc"]).exit_code == 0
         try:
             started = time.monotonic()
             with pytest.raises(DesktopTimeout, match=desktop.name):
@@ -153,7 +149,7 @@ def test_a_hung_x_and_vnc_server_gives_desktop_timeout_and_frames_come_back_when
             assert result.status == "failed" and desktop.name in result.error_message
             assert "did not take input" in result.error_message and elapsed < 7
         finally:
-            in_desktop(desktop, ["pkill", "-CONT", "-x", "Xvnc"])
+            separate_exec(desktop, ["pkill", "-CONT", "-x", "Xvnc"])
         desktop.run(["xsetroot", "-solid", "#00ff00"], wait=True).check()
         paints(desktop, (0, 255, 0))
 
@@ -200,10 +196,10 @@ def test_commands_that_fail_do_not_harm_the_channel(shared_desktop):
 
 def test_a_dropped_channel_is_reopened_on_the_next_request(shared_desktop):
     shared_desktop.run(["true"], wait=True).check()
-    processes = in_desktop(shared_desktop, ["ps", "-eo", "args="]).output.decode().splitlines()
+    processes = separate_exec(shared_desktop, ["ps", "-eo", "args="]).output.decode().splitlines()
     assert processes.count(CHANNEL_CMDLINE) == 1, processes  # the serving end, as killed below
     reopened = shared_desktop.channel.reopened
-    killed = in_desktop(shared_desktop, ["pkill", "-f", f"^{CHANNEL_CMDLINE}$"])
+    killed = separate_exec(shared_desktop, ["pkill", "-f", f"^{CHANNEL_CMDLINE}$"])
     assert killed.exit_code == 0
     time.sleep(0.3)  # the drop reaches this process within milliseconds
     assert shared_desktop.run(["echo", "again"], wait=True).check().stdout == "again\n"
@@ -224,7 +220,7 @@ def test_a_command_that_runs_too_long_gets_desktop_timeout_and_the_channel_goes_
 
 def test_a_channel_that_stops_answering_gives_desktop_timeout_then_a_fresh_channel_works(shared_desktop):
     shared_desktop.run(["true"], wait=True).check()
-    assert in_desktop(shared_desktop, ["pkill", "-STOP", "-f", f"^{CHANNEL_CMDLINE}$"]).exit_code == 0
+    assert separate_exec(shared_desktop, ["pkill", "-STOP", "-f", f"^{CHANNEL_CMDLINE}$"]).exit_code == 0
     try:
         started = time.monotonic()
         with pytest.raises(DesktopTimeout, match=shared_desktop.name):
@@ -234,9 +230,9 @@ def test_a_channel_that_stops_answering_gives_desktop_timeout_then_a_fresh_chann
         assert elapsed < 8
         assert shared_desktop.run(["echo", "fresh"], wait=True).check().stdout == "fresh\n"
     finally:
-        in_desktop(shared_desktop, ["pkill", "-CONT", "-f", f"^{CHANNEL_CMDLINE}$"])
+        separate_exec(shared_desktop, ["pkill", "-CONT", "-f", f"^{CHANNEL_CMDLINE}$"])
     time.sleep(0.3)  # the resumed old end finds its stdin closed and exits
-    processes = in_desktop(shared_desktop, ["ps", "-eo", "args="]).output.decode().splitlines()
+    processes = separate_exec(shared_desktop, ["ps", "-eo", "args="]).output.decode().splitlines()
     assert processes.count(CHANNEL_CMDLINE) == 1, processes
 
 
