@@ -262,7 +262,12 @@ class Desktop:
             published = published_port(self.container)
         if published:
             return f"127.0.0.1::{published}"
-        return self.frames.address
+        return self._private_vnc_tunnel().address
+
+    def _private_vnc_tunnel(self) -> Tunnel:
+        if self._vnc_tunnel is None:
+            self._vnc_tunnel = Tunnel(self.client.api, self.id, VNC_TARGET)
+        return self._vnc_tunnel
 
     def forward_vnc(self, port: int = 0) -> Tunnel:
         """A tunnel from ``127.0.0.1:port`` on this machine (0: a free port) to the desktop's
@@ -686,9 +691,7 @@ class Desktop:
         if plain_sockets(api):  # the frames' event loop reads the relay's socket itself
             source = functools.partial(start_exec, api, self.id, ["socat", "STDIO", VNC_TARGET], label=self.name)
         else:
-            if self._vnc_tunnel is None:
-                self._vnc_tunnel = Tunnel(api, self.id, VNC_TARGET)
-            source = self._vnc_tunnel.address
+            source = self._private_vnc_tunnel().address
         self._frames = LiveFramebuffer(source, self.vnc_password, self.name, max_size=self.screen.physical_size)
         deadline = time.monotonic() + timeout
         while True:

@@ -185,7 +185,7 @@ def test_the_view_only_password_watches_and_the_vnc_server_drops_its_input(share
 
     assert shared_desktop.vnc_view_password != shared_desktop.vnc_password
     shared_desktop.execute([{"type": "mouse_move", "inputs": {"point": [10, 10]}}])
-    address = shared_desktop.frames.address
+    address = shared_desktop.vnc_address
     watcher = vnc_api.connect(address, shared_desktop.vnc_view_password, timeout=30)
     try:
         watcher.mouseMove(300, 200)

@@ -14,6 +14,7 @@ from tests.desktop.probe import EventProbe, buttons
 from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopTimeout
+from vdesk.frames import LiveFramebuffer
 from vdesk.operator import Operator
 
 WHITE = (255, 255, 255)
@@ -164,3 +165,16 @@ def test_a_process_forked_after_frames_ran_gets_a_clear_error_not_a_hang(shared_
     os.close(read)
     assert answer == "ForkedProcess: spawn" and status == 0, answer
     assert time.monotonic() - started < 25, "the child waited for a connection that could never come"
+
+
+def test_a_desktop_without_a_network_gives_viewers_a_private_socket_that_shows_its_screen(shared_desktop):
+    """The held frames read their relay in the event loop; a viewer gets a tunnel of its own."""
+    address = shared_desktop.vnc_address
+    assert address.startswith("/") and address == shared_desktop.vnc_address  # one tunnel, kept
+    viewer = LiveFramebuffer(address, shared_desktop.vnc_password, "viewer")
+    try:
+        viewer.connect(timeout=20)
+        shared_desktop.frames.wait_until_settled()
+        assert viewer.fresh().image.tobytes() == shared_desktop.frames.fresh().image.tobytes()
+    finally:
+        viewer.close()

@@ -283,7 +283,7 @@ def _recv(sock: socket.socket, size: int) -> bytes:
 
 
 def test_vnc_offers_password_authentication_only_and_refuses_a_client_without_it(shared_desktop):
-    address = shared_desktop.frames.address
+    address = shared_desktop.vnc_address  # a private tunnel socket (no network)
     # A raw RFB handshake: the server offers VNC authentication and nothing else...
     with socket.socket(socket.AF_UNIX) as raw:
         raw.settimeout(5)
