@@ -18,7 +18,7 @@ Pixels come RAW: on this loopback tunnel a full 1280x800 frame of text took 39 m
 
 The connection is an exec'd ``socat`` to the VNC server whose socket the event loop reads
 itself (:class:`_ExecFraming` takes off the engine's stream headers): no relay thread and no
-local socket between the server and the client, a third of this process's CPU per step. An
+local socket between the server and the client (a fifth of this process's CPU per step). An
 engine reached over TLS or ssh hands back a socket the loop cannot take; its frames go through
 a :class:`~vdesk.tunnel.Tunnel` at an ``address`` instead.
 """
