@@ -210,6 +210,11 @@ def release_input():
 
 
 def stop_everything(*_):
+    # From here on no reply goes out: the commands below are killed, not finished, and the
+    # controller must see the channel close under them (a reply written while the keys are
+    # released would report a killed command as done, and its next request would be lost).
+    # Not waited on for ever: a reply being written now finishes first.
+    _write_lock.acquire(timeout=1)
     with _groups_lock:
         groups = [pgid for pgid in _groups if _group_alive(pgid)]
     for pgid in groups:
