@@ -15,9 +15,17 @@ INTERRUPTED = 130
 FAILED = 2
 
 
+_decided: list[int] = []  # each command's exit code, once it has said how it ended
+
+
 def main() -> None:
     """Console entry point (``vdesk = "vdesk.cli:main"``)."""
-    code = run(sys.argv[1:])
+    try:
+        code = run(sys.argv[1:])
+    except KeyboardInterrupt:
+        # A Ctrl-C in the boundary's own teardown, after the command said how it ended: that
+        # ending stands (else the interpreter prints a traceback under the command's line).
+        code = _decided[-1] if _decided else INTERRUPTED
     import signal
 
     # The command is over and has said how it ended: a Ctrl-C while the interpreter shuts down
@@ -29,6 +37,15 @@ def main() -> None:
 def run(argv: list[str]) -> int:
     """Run one command line and return its exit code; nothing escapes but the code."""
     swallowed = _UnraisableInterrupts()
+    try:
+        code = _outcome(argv, swallowed)
+        _decided.append(code)
+        return code
+    finally:
+        swallowed.close()
+
+
+def _outcome(argv: list[str], swallowed: _UnraisableInterrupts) -> int:
     try:
         from vdesk.cli.app import invoke  # the heavy imports happen inside the boundary
 
@@ -45,8 +62,6 @@ def run(argv: list[str]) -> int:
 
             traceback.print_exc()
         return _fail("interrupted", INTERRUPTED) if swallowed.seen else _fail(*describe_error(error))
-    finally:
-        swallowed.close()
 
 
 class _UnraisableInterrupts:
