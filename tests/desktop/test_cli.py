@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import docker
 import pytest
 from PIL import Image
 
@@ -15,7 +14,7 @@ from tests.desktop.helpers import vdesk_containers
 from tests.desktop.probe import buttons, keys
 
 VDESK = str(Path(sys.executable).parent / "vdesk")
-CLIENT = docker.from_env()
+from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 
 
 def vdesk(*args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
