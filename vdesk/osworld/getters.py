@@ -192,8 +192,7 @@ def gimp_config_file(context: Context, settings: dict[str, Any]) -> str | None:
 
 # -- the machine ------------------------------------------------------------------------------
 def vm_screen_size(context: Context, settings: dict[str, Any]) -> dict[str, int]:
-    width, height = context.screen
-    return {"width": width, "height": height}
+    return context.call(inside.screen_size)
 
 
 def vm_window_size(context: Context, settings: dict[str, Any]) -> dict[str, int] | None:

@@ -191,6 +191,13 @@ def window_size(desktop: Desktop, class_name: str) -> dict[str, int] | None:
     return {"width": found[-1].width, "height": found[-1].height} if found else None
 
 
+def screen_size(desktop: Desktop) -> dict[str, int]:
+    """The root window's size as the X server answers now (``vm_screen_size``): not the size the
+    desktop was asked for, so a screen changed since (xrandr) is seen as it is."""
+    geometry = desktop.windows.request(lambda display: display.screen().root.get_geometry())
+    return {"width": int(geometry.width), "height": int(geometry.height)}
+
+
 def accessibility_xml(desktop: Desktop) -> str:
     """The whole accessibility tree in OSWorld's XML (``accessibility_tree``)."""
     from vdesk.accessibility.osworld_xml import to_xml
