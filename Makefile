@@ -17,7 +17,7 @@ test: venv engine image docs
 # The documentation site (docs/, mkdocs.yml) into site/: a warning (a broken link, a docstring
 # the API reference cannot read) is an error. A few seconds.
 docs: venv
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # The pictures of the README and the docs (docs/images is a link to images/), refreshed on
 # purpose: images/demo.png from the demo, images/report.png from the report test's headless browser.
