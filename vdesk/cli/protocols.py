@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Annotated, BinaryIO, Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -128,7 +128,7 @@ def osworld_serve(
         with desktop, serve(desktop, host=host, port=port, token=token) as served:
             say(served.model_dump_json())
             if watch_stdin:
-                threading.Thread(target=_until_eof, args=(sys.stdin.buffer, stop), name="stdin-watch", daemon=True).start()
+                threading.Thread(target=_until_eof, args=(sys.stdin.fileno(), stop), name="stdin-watch", daemon=True).start()
             while not stop.wait(1.0):
                 if not desktop.is_alive():
                     raise DesktopGone(f"desktop {desktop.name} stopped")
@@ -136,9 +136,13 @@ def osworld_serve(
         signal.signal(signal.SIGTERM, previous)
 
 
-def _until_eof(stream: BinaryIO, stop: threading.Event) -> None:
+def _until_eof(fd: int, stop: threading.Event) -> None:
+    # The descriptor, not sys.stdin: a daemon thread blocked in a buffered read aborts the
+    # interpreter's shutdown ("could not acquire lock for <stdin>").
+    import os
+
     try:
-        while stream.read(65536):
+        while os.read(fd, 65536):
             pass
     except (OSError, ValueError):
         pass

@@ -505,17 +505,17 @@ class OSWorldServer:
         body = await _json(request, CommandBody)
         argv = argv_of(body.command, body.shell, self.home)
         try:
-            shown = await self._call(_launch, argv, body.shell)
+            await self._call(_launch, argv, body.shell)
         except _NoProgram as error:
             return JSONResponse({"status": "error", "message": str(error)}, status_code=500)
-        return _text(f"{shown} launched successfully")
+        return _text(f"{body.command if body.shell else ' '.join(argv)} launched successfully")
 
     async def run_python(self, request: Request) -> Response:
         body = await _json(request, PythonBody)
         if not body.code:
             return JSONResponse(_error_body("Code not supplied!"), status_code=400)
         try:
-            ran = await self._call(_run_file, ["python3"], body.code, "py", PYTHON_TIMEOUT, "~", False)
+            ran = await self._call(_run_file, ["python3"], body.code, "py", PYTHON_TIMEOUT, self.home, False)
         except DesktopTimeout:
             return JSONResponse({"status": "error", "message": "Execution timeout: Code took too long to execute",
                                  "error": "TimeoutExpired", "need_more": False, "output": None}, status_code=500)
@@ -635,13 +635,12 @@ def _run_program(desktop: Desktop, argv: list[str], timeout: float) -> inside.Ra
     return inside.Ran(done.returncode, done.stdout, done.stderr)
 
 
-def _launch(desktop: Desktop, argv: list[str], shell: bool) -> str:
+def _launch(desktop: Desktop, argv: list[str], shell: bool) -> None:
     if not shell and argv[0] == "google-chrome" and not inside.has_command(desktop, "google-chrome"):
         argv = ["chromium", *argv[1:]]  # the apps image's browser, as the reference does on ARM
     if not inside.has_command(desktop, argv[0]):
         raise _NoProgram(f"[Errno 2] No such file or directory: {argv[0]!r}")
     inside.start(desktop, argv)
-    return str(argv[2:]) if shell else " ".join(argv)
 
 
 def _run_file(desktop: Desktop, interpreter: list[str], code: str, suffix: str, timeout: float,
