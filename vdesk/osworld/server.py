@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
@@ -107,8 +107,8 @@ class Served(BaseModel):
     chromium_port: int
     vnc_port: int
     vlc_port: int
-    token: str | None
-    vnc_password: str
+    token: str | None = Field(repr=False)
+    vnc_password: str = Field(repr=False)
 
     @property
     def url(self) -> str:
@@ -339,7 +339,7 @@ class OSWorldServer:
         self.home = home
         self._recording_lock = threading.Lock()
         self._recording: tuple[AbstractContextManager[Any], Path] | None = None
-        self._recordings = tempfile.TemporaryDirectory(prefix="vdesk-osworld-recording-")
+        self._recordings: tempfile.TemporaryDirectory[str] | None = None  # made by the first recording
         get, post = ["GET"], ["POST"]
         routes = [
             ("/screenshot", get, self.screenshot), ("/accessibility", get, self.accessibility),
@@ -370,7 +370,8 @@ class OSWorldServer:
                 recording[0].__exit__(None, None, None)
             except VdeskError:
                 pass
-        self._recordings.cleanup()
+        if self._recordings is not None:
+            self._recordings.cleanup()
 
     async def _http_error(self, request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPException)
@@ -592,6 +593,8 @@ class OSWorldServer:
         with self._recording_lock:
             if self._recording is not None:
                 return error_response(400, "Recording is already in progress.")
+            if self._recordings is None:
+                self._recordings = tempfile.TemporaryDirectory(prefix="vdesk-osworld-recording-")
             path = Path(self._recordings.name) / f"recording-{secrets.token_hex(4)}.mp4"
             recording = self.desktop.record(path)
             recording.__enter__()
