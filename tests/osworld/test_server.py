@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -24,6 +25,7 @@ from lxml import etree
 from PIL import Image
 
 from vdesk.desktop import Desktop
+from vdesk.errors import VdeskError
 from vdesk.osworld import pointer
 from vdesk.osworld.server import Served, serve
 
@@ -57,7 +59,7 @@ def until(check: Callable[[], Any], what: str, timeout: float = 90.0) -> Any:
     while time.monotonic() < deadline:
         try:
             last = check()
-        except (requests.RequestException, OSError) as error:
+        except (requests.RequestException, OSError, VdeskError) as error:
             last = error
         else:
             if last:
@@ -122,6 +124,27 @@ def test_execute_shapes_shell_strings_and_home(url):
     missing = execute(url, ["no-such-program-here"])
     assert missing.status_code == 500 and missing.json()["status"] == "error"
     assert "no-such-program-here" in missing.json()["message"]
+
+
+def test_output_out_of_the_desktop_is_bounded(url):
+    out = execute(url, "head -c 5000000 /dev/zero | tr '\\0' x", shell=True).json()
+    assert out["returncode"] == 0 and len(out["output"]) == 1 << 20  # the first MiB
+
+
+def test_frames_do_not_wait_for_a_long_command(url, desktop):
+    done = threading.Event()
+
+    def long_command() -> None:
+        execute(url, "touch /tmp/long-started; sleep 30", shell=True)
+        done.set()
+
+    threading.Thread(target=long_command, daemon=True).start()
+    # Files travel on an exec of their own, beside the channel the command holds.
+    until(lambda: desktop.read_file("/tmp/long-started") == b"", "the long command to start")
+    assert requests.get(url + "/screenshot", timeout=25).status_code == 200
+    assert requests.get(url + "/cursor_position", timeout=25).status_code == 200
+    assert not done.is_set()  # answered while the command still ran
+    assert done.wait(timeout=150)
 
 
 def test_screenshot_is_a_png_of_the_screen_with_the_cursor_drawn_in(url, desktop):
