@@ -115,15 +115,6 @@ class Served(BaseModel):
         return f"http://{self.host}:{self.server_port}"
 
 
-class BadRequest(Exception):
-    """A request the server cannot take: its status and the JSON it gets back."""
-
-    def __init__(self, status: int, message: str, body: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.body = body if body is not None else _error_body(message)
-
-
 def _error_body(message: str) -> dict[str, Any]:
     # Both keys: the reference answers errors with "message" or "error", and clients read either.
     return {"status": "error", "message": message, "error": message}
@@ -257,12 +248,8 @@ def _authorized(header: bytes, token: str) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
 
 
-class BodyTooLarge(Exception):
-    pass
-
-
 def _bounded(receive: Receive, limit: int) -> Receive:
-    """``receive`` that raises :class:`BodyTooLarge` once the body passed ``limit`` bytes."""
+    """``receive`` that raises :class:`TooLarge` once the body passed ``limit`` bytes."""
     seen = 0
 
     async def bounded() -> Message:
@@ -271,7 +258,7 @@ def _bounded(receive: Receive, limit: int) -> Receive:
         if message["type"] == "http.request":
             seen += len(message.get("body", b""))
             if seen > limit:
-                raise BodyTooLarge(f"the request body is over {limit} bytes")
+                raise TooLarge(f"the request body is over {limit} bytes")
         return message
     return bounded
 
@@ -285,10 +272,8 @@ def _guarded(handler: Handler) -> Handler:
     async def run(request: Request) -> Response:
         try:
             return await handler(request)
-        except BadRequest as error:
-            return JSONResponse(error.body, status_code=error.status)
-        except BodyTooLarge as error:
-            return error_response(413, str(error))
+        except HTTPException:
+            raise  # answered as JSON by the application's handler
         except InvalidArgument as error:
             return error_response(400, str(error))
         except TooLarge as error:
@@ -303,28 +288,28 @@ def _guarded(handler: Handler) -> Handler:
 async def _json(request: Request, model: type[B]) -> B:
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
-        raise BadRequest(415, f"the body must be JSON sent as Content-Type: application/json, not {kind or 'none'!r}")
+        raise HTTPException(415, f"the body must be JSON sent as Content-Type: application/json, not {kind or 'none'!r}")
     raw = await request.body()
     try:
         data = json.loads(raw) if raw.strip() else {}
     except (ValueError, UnicodeDecodeError) as error:
-        raise BadRequest(400, f"the request body is not JSON: {error}") from None
+        raise HTTPException(400, f"the request body is not JSON: {error}") from None
     if not isinstance(data, dict):
-        raise BadRequest(400, f"the request body must be a JSON object, not {type(data).__name__}")
+        raise HTTPException(400, f"the request body must be a JSON object, not {type(data).__name__}")
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        raise BadRequest(400, f"bad request body: {validation_message(error)}") from None
+        raise HTTPException(400, f"bad request body: {validation_message(error)}") from None
 
 
 async def _form(request: Request) -> Any:
     try:
         return await request.form(max_files=4, max_fields=16)
-    except BodyTooLarge:
+    except TooLarge:
         raise
     except (HTTPException, ValueError, KeyError) as error:
         detail = getattr(error, "detail", None) or str(error)
-        raise BadRequest(400, f"the request body is not a form: {detail}") from None
+        raise HTTPException(400, f"the request body is not a form: {detail}") from None
 
 
 def _text(text: str, status: int = 200) -> PlainTextResponse:
@@ -479,7 +464,7 @@ class OSWorldServer:
         argv = argv_of(body.command, body.shell, self.home)
         try:
             ran = await self._call(_run_program, argv, COMMAND_TIMEOUT)
-        except (DesktopTimeout, _NoProgram) as error:
+        except (DesktopTimeout, CommandFailed) as error:
             return JSONResponse({"status": "error", "message": str(error)}, status_code=500)
         return JSONResponse({"status": "success", "output": ran.stdout, "error": ran.stderr,
                              "returncode": ran.returncode})
@@ -489,7 +474,7 @@ class OSWorldServer:
         argv = argv_of(body.command, body.shell, self.home)
         try:
             ran = await self._call(_run_program, argv, COMMAND_TIMEOUT)
-        except (DesktopTimeout, _NoProgram) as error:
+        except (DesktopTimeout, CommandFailed) as error:
             return JSONResponse({"status": "error", "message": str(error)}, status_code=500)
         result: dict[str, Any] = {"output": ran.stdout, "error": ran.stderr, "returncode": ran.returncode}
         check = body.verification
@@ -507,7 +492,7 @@ class OSWorldServer:
         argv = argv_of(body.command, body.shell, self.home)
         try:
             await self._call(_launch, argv, body.shell)
-        except _NoProgram as error:
+        except CommandFailed as error:
             return JSONResponse({"status": "error", "message": str(error)}, status_code=500)
         return _text(f"{body.command if body.shell else ' '.join(argv)} launched successfully")
 
@@ -618,23 +603,19 @@ class OSWorldServer:
 
 
 # -- what the endpoints do in the desktop ------------------------------------------------------------
-class _NoProgram(Exception):
-    pass
-
-
 def _run(desktop: Desktop, argv: list[str], timeout: float) -> inside.Ran:
     return inside.run(desktop, argv, timeout)
 
 
 def _run_program(desktop: Desktop, argv: list[str], timeout: float) -> inside.Ran:
-    """``argv`` run from the home folder and waited for; :class:`_NoProgram` when its program
+    """``argv`` run from the home folder and waited for; :class:`CommandFailed` when its program
     is not there (the reference's ``FileNotFoundError``)."""
     try:
         done = desktop.run(["sh", "-c", EXEC_SCRIPT, "sh", *argv], wait=True, timeout=timeout)
     except DesktopTimeout:
         raise DesktopTimeout(f"Command {argv!r} timed out after {timeout:g} seconds") from None
     if done.returncode == 127 and done.stderr.startswith(NOT_FOUND_MARK):
-        raise _NoProgram(f"[Errno 2] No such file or directory: {argv[0]!r}")
+        raise CommandFailed(f"[Errno 2] No such file or directory: {argv[0]!r}")
     return inside.Ran(done.returncode, done.stdout, done.stderr)
 
 
@@ -642,7 +623,7 @@ def _launch(desktop: Desktop, argv: list[str], shell: bool) -> None:
     if not shell and argv[0] == "google-chrome" and not inside.has_command(desktop, "google-chrome"):
         argv = ["chromium", *argv[1:]]  # the apps image's browser, as the reference does on ARM
     if not inside.has_command(desktop, argv[0]):
-        raise _NoProgram(f"[Errno 2] No such file or directory: {argv[0]!r}")
+        raise CommandFailed(f"[Errno 2] No such file or directory: {argv[0]!r}")
     inside.start(desktop, argv)
 
 
