@@ -402,3 +402,11 @@ def test_the_command_ends_and_removes_its_desktop_when_stdin_closes():
         process.kill()
         for container in client.containers.list(all=True, filters={"name": f"^{name}$"}):
             container.remove(force=True)
+
+
+def test_the_command_refuses_an_address_off_loopback_before_starting_anything():
+    result = subprocess.run([*VDESK, "osworld-serve", "--host", "10.0.0.1"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == ["vdesk: the server listens on an IPv4 loopback address (127.x.y.z) only, "
+                                          "not '10.0.0.1'"]

@@ -108,7 +108,7 @@ def osworld_serve(
     from vdesk.container import parse_size
     from vdesk.desktop import Desktop
     from vdesk.errors import DesktopGone
-    from vdesk.osworld.server import serve
+    from vdesk.osworld.server import check_loopback, serve
 
     if token is not None and len(token) < 16:
         raise InvalidArgument("--token must be at least 16 characters")
@@ -116,6 +116,8 @@ def osworld_serve(
         raise InvalidArgument(f"--port must be 0..65535, got {port}")
     if attach and name:
         raise InvalidArgument("--attach and --name: give one (--name names a desktop it starts)")
+    if host is not None:
+        check_loopback(host)  # before any desktop starts
     token = token or (secrets.token_urlsafe(32) if auth else None)
     stop = threading.Event()
     if attach:

@@ -135,8 +135,7 @@ def serve(desktop: Desktop, *, host: str | None = None, token: str | None = None
     if token is not None and len(token) < 16:
         raise InvalidArgument("a token must be at least 16 characters")
     host = host or random_loopback()
-    if not ipaddress.ip_address(host).is_loopback:
-        raise InvalidArgument(f"the server listens on a loopback address only, not {host}")
+    check_loopback(host)
     listener = bind(host, port)
     tunnels: list[Tunnel] = []
     app: OSWorldServer | None = None
@@ -160,8 +159,18 @@ def serve(desktop: Desktop, *, host: str | None = None, token: str | None = None
             app.close()
 
 
+def check_loopback(host: str) -> None:
+    """:class:`InvalidArgument` unless ``host`` is an IPv4 loopback address (127.0.0.0/8)."""
+    try:
+        loopback = ipaddress.IPv4Address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise InvalidArgument(f"the server listens on an IPv4 loopback address (127.x.y.z) only, not {host!r}")
+
+
 def random_loopback() -> str:
-    """A random address in 127.0.0.0/8 (never 127.0.0.0, .1 or a broadcast-looking .255)."""
+    """A random address in 127.0.0.0/8, none of 127.0.x.x (127.0.0.1's neighbours) nor x.y.z.0/1/255."""
     return f"127.{1 + secrets.randbelow(254)}.{secrets.randbelow(256)}.{2 + secrets.randbelow(253)}"
 
 
