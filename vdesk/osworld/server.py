@@ -31,7 +31,10 @@ cannot reach it by trying ``localhost:5000`` (and a request whose ``Host`` heade
 host, as DNS rebinding makes, is refused with 403). It does not hide the server from local
 processes, which can list sockets (``/proc/net/tcp``): against those, give a token. With a
 token every request must carry ``Authorization: Bearer TOKEN`` (401 JSON without it, compared
-in constant time); clients that can send headers should. JSON bodies must say
+in constant time); clients that can send headers should. The tunnels carry their protocols
+as they are: VNC asks its password, VLC its own, CDP nothing (as on the reference's machine),
+so the random address is all that guards Chromium's port; what reaches it acts inside the
+desktop's sandbox only. Only HTTP is served (no WebSocket). JSON bodies must say
 ``Content-Type: application/json`` (a web page's form cannot), bodies are bounded (16 MiB,
 uploads 256 MiB: 413), and a bad request is a 4xx JSON naming the problem; nothing a request
 does stops the server or the desktop.
@@ -207,7 +210,7 @@ class _Uvicorn:
     def __init__(self, app: ASGIApp, listener: socket.socket) -> None:
         import uvicorn
 
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", ws="none")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [listener]},
                                         name="vdesk-osworld-server", daemon=True)
@@ -234,8 +237,7 @@ class Guard:
         self._token = token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self._app(scope, receive, send)
+        if scope["type"] != "http":  # the protocol is plain HTTP: nothing else is served
             return
         headers = dict(scope["headers"])
         if headers.get(b"host", b"") not in self._hosts:
