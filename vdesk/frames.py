@@ -23,8 +23,9 @@ of Chromium's window, a strip beside Writer's sidebar, the Save dialog's file-na
 while XGetImage of the root had the wallpaper; ``Desktop.up``'s own connection opens on a
 one-colour screen, so it was spared. Measured on such a desktop: the rectangles a client asking
 for RAW and LastRect gets, painted at their places, equal the X server's pixels exactly; painted
-as vncdotool paints them, (1060, 0)–(1280, 770) stays black. The canvas costs one allocation
-per connection.
+as vncdotool paints them, (1060, 0)–(1280, 770) stays black. Not asking for LastRect hides it
+too (Xvnc then sends strips from the top-left), but that order is the server's habit, not the
+protocol's promise; the canvas holds whatever the order, for one allocation per connection.
 
 Pixels come RAW: on this loopback tunnel a full 1280x800 frame of text took 39 ms raw against
 180 ms with ZRLE and 660 ms with Hextile, whose decoders run in Python.

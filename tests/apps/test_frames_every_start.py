@@ -25,10 +25,9 @@ from pathlib import Path
 
 import docker
 import pytest
-from PIL import Image
 from Xlib import X
 
-from tests.apps.screens import differing_box, x_pixels
+from tests.apps.screens import assert_frames_show_what_x_holds
 from vdesk import images
 from vdesk.desktop import Desktop
 
@@ -109,39 +108,6 @@ def wait_for(condition: Callable[[], bool], what: str, timeout: float = 60) -> N
         if time.monotonic() > deadline:
             pytest.fail(f"{what} did not happen within {timeout:g} s")
         time.sleep(0.2)
-
-
-def assert_frames_show_what_x_holds(desktop: Desktop, when: str, quiet: float = 0.5) -> None:
-    """The held connection's frame and a new connection's frame equal X's pixels.
-
-    Both frames are taken before X is read (reading the root's image makes the server finish
-    drawing what it had pending, which would hide a frame that missed it). The comparison
-    counts once nothing moved meanwhile: the held connection's frames before and after, and
-    X's pixels read twice, agree."""
-    for _ in range(20):
-        desktop.wait_until_settled(quiet=quiet, timeout=30)
-        held = desktop.screenshot(fresh=True)
-        with Desktop.attach(desktop.name) as other:
-            new = other.screenshot(fresh=True)
-        x_now, x_again = x_pixels(desktop), x_pixels(desktop)
-        still = differing_box(held, desktop.screenshot(fresh=True)) is None and differing_box(x_now, x_again) is None
-        if still:
-            for label, frame in (("the held connection's frame", held), ("a new connection's frame", new)):
-                box = differing_box(frame, x_now)
-                if box is not None:
-                    save_evidence(when, label, frame, x_now)
-                assert box is None, f"{when}: {label} differs from the X server's pixels in {box}"
-            return
-        time.sleep(0.2)
-    pytest.fail(f"{when}: the screen never held still long enough to compare")
-
-
-def save_evidence(when: str, label: str, frame: Image.Image, x: Image.Image) -> None:
-    folder = Path(os.environ.get("VDESK_TEST_EVIDENCE", "/tmp/vdesk-frames-evidence"))
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = f"{when}-{label}".replace(" ", "-").replace("'", "")
-    frame.save(folder / f"{stem}-frame.png")
-    x.save(folder / f"{stem}-x.png")
 
 
 def act(desktop: Desktop, *actions: dict) -> None:
