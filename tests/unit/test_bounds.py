@@ -93,7 +93,7 @@ def _archive(*members: tuple[str, bytes, bytes, str]) -> tarfile.TarFile:
 
 def _unpacks(archive: tarfile.TarFile, limit: int = 1 << 20, entries: int = 100) -> Path:
     root = Path(tempfile.mkdtemp())
-    _unpack(archive, root, "top", limit, entries, lambda: "")  # type: ignore[arg-type]
+    _unpack(archive, root, "top", limit, entries)  # type: ignore[arg-type]
     return root
 
 
