@@ -55,3 +55,30 @@ def test_every_example_fails_with_its_wrong_solution(tmp_path: Path) -> None:
     assert not errors, errors  # they failed on their merits, not because a desktop broke
     unjudged = {o.task_id: c.detail for o in summary.episodes for c in o.checks if "could not evaluate" in c.detail}
     assert not unjudged, unjudged  # nor because the evaluator could not run (a postconfig wait ran out)
+
+
+def test_a_played_solution_says_finished_and_the_report_counts_the_tables_steps(tmp_path: Path) -> None:
+    import re
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    vdesk = str(Path(sys.executable).parent / "vdesk")
+    ran = subprocess.run([vdesk, "eval", str(EXAMPLES), "--ids", "os-echo-file,os-close-window", "--parallel", "2",
+                          "--action-space", "pyautogui", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    rows = {line.split()[0]: line.split() for line in ran.stdout.splitlines() if line.startswith("os-")}
+    assert {task: row[1:3] for task, row in rows.items()} == {"os-echo-file": ["finished", "yes"],
+                                                              "os-close-window": ["finished", "yes"]}
+    made = subprocess.run([vdesk, "report", str(out)], capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    page = (out / "report.html").read_text()
+    for task, row in rows.items():
+        section = page.split(f'<section class="episode" id="{task}">')[1].split("</section>")[0]
+        counted = re.search(r"· (\d+) steps?</p>", section)
+        assert counted and counted[1] == row[3], (task, row, section[:300])
+        captions = re.findall(r"<figcaption>([^<]*)</figcaption>", section)
+        assert captions[-2] == f"step {row[3]}: finished" and captions[-1] == "final frame"
+        assert all(caption.strip() and not caption.endswith(": ") for caption in captions)
+    traj = (out / "pyautogui" / "screenshot" / "scripted" / "os" / "os-close-window" / "traj.jsonl").read_text()
+    assert json.loads(traj.splitlines()[-1])["action"] == "DONE"  # as an OSWorld agent ends
