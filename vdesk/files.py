@@ -29,6 +29,7 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 import docker
@@ -180,10 +181,7 @@ class Files:
         return done.stdout.strip() or "missing"
 
     def _outgoing(self, remote: str, argv: list[str], timeout: float) -> _Outgoing:
-        try:
-            return _Outgoing(self, argv, timeout)
-        except _NothingCame as nothing:
-            raise self._not_read(remote, str(nothing)) from None
+        return _Outgoing(self, argv, timeout, nothing=lambda tar_error: self._not_read(remote, tar_error))
 
     def _not_read(self, remote: str, tar_error: str) -> VdeskError:
         """Why nothing came out of ``remote``, in vdesk's words when the desktop can say."""
@@ -310,14 +308,16 @@ _KIND_SCRIPT = ('if [ -d "$1" ]; then echo folder; elif [ -e "$1" ] || [ -L "$1"
 
 
 # -- streams -----------------------------------------------------------------------------------
-class _NothingCame(CommandFailed):
-    """The tar in the desktop wrote no archive at all; the message is its stderr."""
+def _nothing_came(tar_error: str) -> VdeskError:
+    return CommandFailed(f"nothing came out of the desktop: {tar_error}")
 
 
 class _Outgoing:
     """``argv`` (a tar writing to stdout) in the desktop, read as a stream of archive members."""
 
-    def __init__(self, files: Files, argv: list[str], timeout: float) -> None:
+    def __init__(self, files: Files, argv: list[str], timeout: float,
+                 nothing: Callable[[str], VdeskError] | None = None) -> None:
+        """``nothing(tar's stderr)`` is the error to raise when no archive came at all."""
         self._deadline = time.monotonic() + timeout
         self._timeout = timeout
         self._name = files._name
@@ -332,7 +332,7 @@ class _Outgoing:
             self._archive = tarfile.open(fileobj=self, mode="r|", bufsize=1 << 20)  # type: ignore[call-overload]
         except tarfile.ReadError:
             self.__exit__()
-            raise _NothingCame(self.error()) from None
+            raise (nothing or _nothing_came)(self.error()) from None
 
     def __enter__(self) -> _Outgoing:
         return self
