@@ -134,3 +134,26 @@ def test_prune_removes_an_expired_desktop_and_keeps_a_live_one(shared_desktop):
     assert expired.name not in vdesk_containers(CLIENT)
     assert shared_desktop.name in vdesk_containers(CLIENT)
     assert vdesk("prune", shared_desktop.name).stdout.strip() == "nothing to prune"
+
+
+def test_run_wait_says_when_output_was_cut_and_keeps_it_all_when_asked(shared_desktop):
+    name = shared_desktop.name
+    whole = "".join(f"{i}\n" for i in range(1, 400_001))  # 2,488,895 bytes: past the default 1 MiB
+    cut = vdesk("run", name, "--wait", "--", "seq", "1", "400000")
+    assert cut.returncode == 2 and cut.stdout == whole[:1 << 20]  # what came, and no more
+    assert cut.stderr.count("\n") == 1 and "Traceback" not in cut.stderr
+    assert f"seq: output cut: kept the first 1048576 of {len(whole)} bytes of stdout" in cut.stderr
+    assert "pass --max-output 3MiB to keep it all" in cut.stderr and f"vdesk cp {name}:PATH ." in cut.stderr
+
+    kept = vdesk("run", name, "--wait", "--max-output", "3MiB", "--", "seq", "1", "400000")
+    assert kept.returncode == 0 and kept.stdout == whole, kept.stderr
+
+    failed = vdesk("run", name, "--wait", "--max-output", "10", "--", "sh", "-c", "seq 1 100; exit 4")
+    assert failed.returncode == 2 and failed.stdout == "1\n2\n3\n4\n5\n"  # the first 10 bytes
+    assert "sh (it exited with 4): output cut: kept the first 10 of 292 bytes of stdout" in failed.stderr
+
+
+def test_a_bad_max_output_is_refused_before_any_desktop_is_reached():
+    for size in ("huge", "0", "65MiB"):
+        bad = vdesk("run", "no-such-desktop", "--wait", "--max-output", size, "--", "true")
+        assert bad.returncode == 2 and f"--max-output {size!r}" in bad.stderr and "Traceback" not in bad.stderr
