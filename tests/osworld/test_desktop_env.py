@@ -42,9 +42,9 @@ MODEL = "gpt-4o"   # PromptAgent sends a "gpt…" model to $OPENAI_BASE_URL/v1/c
 # task -> which of its step lists both harnesses play: right ones score 1, wrong ones 0.
 PLAYS = {
     "os-rename-file": "solution",            # upload_file; vm_file, vm_command_line, cloud_file
-    "os-count-lines": "solution",            # download (the host's cache, uploaded); vm_file
+    "os-make-folder": "solution",            # vm_command_line, list_directory
     "os-screen-size": "solution",            # command; vm_screen_size
-    "multi-calc-terminal": "wrong_solution",  # download + open in LibreOffice; vm_command_line
+    "multi-calc-terminal": "wrong_solution",  # download (the host's cache, uploaded), open in LibreOffice
     "os-infeasible": "wrong_solution",       # DONE on an infeasible task
 }
 
