@@ -94,7 +94,8 @@ def busy_commands(name: str, tmp: Path) -> list[list[str]]:
             ["cp", f"{name}:/etc/os-release", str(tmp)],
             ["eval", str(tmp / "no-suite")], ["replay", str(tmp / "no-run")], ["report", str(tmp / "no-run")],
             ["bench", "--fleet", "--counts", "x"], ["demo", "--out", "/proc/no/such"],
-            ["tree", name, "--format", "table"], ["tasks", "check", str(tmp / "no-tasks")]]
+            ["tree", name, "--format", "table"], ["tasks", "check", str(tmp / "no-tasks")],
+            [*NO_ENGINE, "osworld-serve"]]
 
 
 def progress_notes(command: str) -> set[str]:

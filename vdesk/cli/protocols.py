@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Annotated, BinaryIO, Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -108,7 +108,7 @@ def osworld_serve(
     from vdesk.container import parse_size
     from vdesk.desktop import Desktop
     from vdesk.errors import DesktopGone
-    from vdesk.osworld.server import serve
+    from vdesk.osworld.server import check_loopback, serve
 
     if token is not None and len(token) < 16:
         raise InvalidArgument("--token must be at least 16 characters")
@@ -116,6 +116,8 @@ def osworld_serve(
         raise InvalidArgument(f"--port must be 0..65535, got {port}")
     if attach and name:
         raise InvalidArgument("--attach and --name: give one (--name names a desktop it starts)")
+    if host is not None:
+        check_loopback(host)  # before any desktop starts
     token = token or (secrets.token_urlsafe(32) if auth else None)
     stop = threading.Event()
     if attach:
@@ -128,7 +130,7 @@ def osworld_serve(
         with desktop, serve(desktop, host=host, port=port, token=token) as served:
             say(served.model_dump_json())
             if watch_stdin:
-                threading.Thread(target=_until_eof, args=(sys.stdin.buffer, stop), name="stdin-watch", daemon=True).start()
+                threading.Thread(target=_until_eof, args=(sys.stdin.fileno(), stop), name="stdin-watch", daemon=True).start()
             while not stop.wait(1.0):
                 if not desktop.is_alive():
                     raise DesktopGone(f"desktop {desktop.name} stopped")
@@ -136,9 +138,13 @@ def osworld_serve(
         signal.signal(signal.SIGTERM, previous)
 
 
-def _until_eof(stream: BinaryIO, stop: threading.Event) -> None:
+def _until_eof(fd: int, stop: threading.Event) -> None:
+    # The descriptor, not sys.stdin: a daemon thread blocked in a buffered read aborts the
+    # interpreter's shutdown ("could not acquire lock for <stdin>").
+    import os
+
     try:
-        while stream.read(65536):
+        while os.read(fd, 65536):
             pass
     except (OSError, ValueError):
         pass

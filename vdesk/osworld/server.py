@@ -31,7 +31,10 @@ cannot reach it by trying ``localhost:5000`` (and a request whose ``Host`` heade
 host, as DNS rebinding makes, is refused with 403). It does not hide the server from local
 processes, which can list sockets (``/proc/net/tcp``): against those, give a token. With a
 token every request must carry ``Authorization: Bearer TOKEN`` (401 JSON without it, compared
-in constant time); clients that can send headers should. JSON bodies must say
+in constant time); clients that can send headers should. The tunnels carry their protocols
+as they are: VNC asks its password, VLC its own, CDP nothing (as on the reference's machine),
+so the random address is all that guards Chromium's port; what reaches it acts inside the
+desktop's sandbox only. Only HTTP is served (no WebSocket). JSON bodies must say
 ``Content-Type: application/json`` (a web page's form cannot), bodies are bounded (16 MiB,
 uploads 256 MiB: 413), and a bad request is a 4xx JSON naming the problem; nothing a request
 does stops the server or the desktop.
@@ -54,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
@@ -107,21 +110,12 @@ class Served(BaseModel):
     chromium_port: int
     vnc_port: int
     vlc_port: int
-    token: str | None
-    vnc_password: str
+    token: str | None = Field(repr=False)
+    vnc_password: str = Field(repr=False)
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.server_port}"
-
-
-class BadRequest(Exception):
-    """A request the server cannot take: its status and the JSON it gets back."""
-
-    def __init__(self, status: int, message: str, body: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.body = body if body is not None else _error_body(message)
 
 
 def _error_body(message: str) -> dict[str, Any]:
@@ -144,8 +138,7 @@ def serve(desktop: Desktop, *, host: str | None = None, token: str | None = None
     if token is not None and len(token) < 16:
         raise InvalidArgument("a token must be at least 16 characters")
     host = host or random_loopback()
-    if not ipaddress.ip_address(host).is_loopback:
-        raise InvalidArgument(f"the server listens on a loopback address only, not {host}")
+    check_loopback(host)
     listener = bind(host, port)
     tunnels: list[Tunnel] = []
     app: OSWorldServer | None = None
@@ -169,8 +162,18 @@ def serve(desktop: Desktop, *, host: str | None = None, token: str | None = None
             app.close()
 
 
+def check_loopback(host: str) -> None:
+    """:class:`InvalidArgument` unless ``host`` is an IPv4 loopback address (127.0.0.0/8)."""
+    try:
+        loopback = ipaddress.IPv4Address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise InvalidArgument(f"the server listens on an IPv4 loopback address (127.x.y.z) only, not {host!r}")
+
+
 def random_loopback() -> str:
-    """A random address in 127.0.0.0/8 (never 127.0.0.0, .1 or a broadcast-looking .255)."""
+    """A random address in 127.0.0.0/8, none of 127.0.x.x (127.0.0.1's neighbours) nor x.y.z.0/1/255."""
     return f"127.{1 + secrets.randbelow(254)}.{secrets.randbelow(256)}.{2 + secrets.randbelow(253)}"
 
 
@@ -207,7 +210,7 @@ class _Uvicorn:
     def __init__(self, app: ASGIApp, listener: socket.socket) -> None:
         import uvicorn
 
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", ws="none")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [listener]},
                                         name="vdesk-osworld-server", daemon=True)
@@ -234,8 +237,7 @@ class Guard:
         self._token = token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self._app(scope, receive, send)
+        if scope["type"] != "http":  # the protocol is plain HTTP: nothing else is served
             return
         headers = dict(scope["headers"])
         if headers.get(b"host", b"") not in self._hosts:
@@ -257,12 +259,8 @@ def _authorized(header: bytes, token: str) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
 
 
-class BodyTooLarge(Exception):
-    pass
-
-
 def _bounded(receive: Receive, limit: int) -> Receive:
-    """``receive`` that raises :class:`BodyTooLarge` once the body passed ``limit`` bytes."""
+    """``receive`` that raises :class:`TooLarge` once the body passed ``limit`` bytes."""
     seen = 0
 
     async def bounded() -> Message:
@@ -271,7 +269,7 @@ def _bounded(receive: Receive, limit: int) -> Receive:
         if message["type"] == "http.request":
             seen += len(message.get("body", b""))
             if seen > limit:
-                raise BodyTooLarge(f"the request body is over {limit} bytes")
+                raise TooLarge(f"the request body is over {limit} bytes")
         return message
     return bounded
 
@@ -285,10 +283,8 @@ def _guarded(handler: Handler) -> Handler:
     async def run(request: Request) -> Response:
         try:
             return await handler(request)
-        except BadRequest as error:
-            return JSONResponse(error.body, status_code=error.status)
-        except BodyTooLarge as error:
-            return error_response(413, str(error))
+        except HTTPException:
+            raise  # answered as JSON by the application's handler
         except InvalidArgument as error:
             return error_response(400, str(error))
         except TooLarge as error:
@@ -303,28 +299,28 @@ def _guarded(handler: Handler) -> Handler:
 async def _json(request: Request, model: type[B]) -> B:
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
-        raise BadRequest(415, f"the body must be JSON sent as Content-Type: application/json, not {kind or 'none'!r}")
+        raise HTTPException(415, f"the body must be JSON sent as Content-Type: application/json, not {kind or 'none'!r}")
     raw = await request.body()
     try:
         data = json.loads(raw) if raw.strip() else {}
     except (ValueError, UnicodeDecodeError) as error:
-        raise BadRequest(400, f"the request body is not JSON: {error}") from None
+        raise HTTPException(400, f"the request body is not JSON: {error}") from None
     if not isinstance(data, dict):
-        raise BadRequest(400, f"the request body must be a JSON object, not {type(data).__name__}")
+        raise HTTPException(400, f"the request body must be a JSON object, not {type(data).__name__}")
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        raise BadRequest(400, f"bad request body: {validation_message(error)}") from None
+        raise HTTPException(400, f"bad request body: {validation_message(error)}") from None
 
 
 async def _form(request: Request) -> Any:
     try:
         return await request.form(max_files=4, max_fields=16)
-    except BodyTooLarge:
+    except TooLarge:
         raise
     except (HTTPException, ValueError, KeyError) as error:
         detail = getattr(error, "detail", None) or str(error)
-        raise BadRequest(400, f"the request body is not a form: {detail}") from None
+        raise HTTPException(400, f"the request body is not a form: {detail}") from None
 
 
 def _text(text: str, status: int = 200) -> PlainTextResponse:
@@ -339,7 +335,7 @@ class OSWorldServer:
         self.home = home
         self._recording_lock = threading.Lock()
         self._recording: tuple[AbstractContextManager[Any], Path] | None = None
-        self._recordings = tempfile.TemporaryDirectory(prefix="vdesk-osworld-recording-")
+        self._recordings: tempfile.TemporaryDirectory[str] | None = None  # made by the first recording
         get, post = ["GET"], ["POST"]
         routes = [
             ("/screenshot", get, self.screenshot), ("/accessibility", get, self.accessibility),
@@ -370,7 +366,8 @@ class OSWorldServer:
                 recording[0].__exit__(None, None, None)
             except VdeskError:
                 pass
-        self._recordings.cleanup()
+        if self._recordings is not None:
+            self._recordings.cleanup()
 
     async def _http_error(self, request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPException)
@@ -478,7 +475,7 @@ class OSWorldServer:
         argv = argv_of(body.command, body.shell, self.home)
         try:
             ran = await self._call(_run_program, argv, COMMAND_TIMEOUT)
-        except (DesktopTimeout, _NoProgram) as error:
+        except (DesktopTimeout, CommandFailed) as error:
             return JSONResponse({"status": "error", "message": str(error)}, status_code=500)
         return JSONResponse({"status": "success", "output": ran.stdout, "error": ran.stderr,
                              "returncode": ran.returncode})
@@ -488,7 +485,7 @@ class OSWorldServer:
         argv = argv_of(body.command, body.shell, self.home)
         try:
             ran = await self._call(_run_program, argv, COMMAND_TIMEOUT)
-        except (DesktopTimeout, _NoProgram) as error:
+        except (DesktopTimeout, CommandFailed) as error:
             return JSONResponse({"status": "error", "message": str(error)}, status_code=500)
         result: dict[str, Any] = {"output": ran.stdout, "error": ran.stderr, "returncode": ran.returncode}
         check = body.verification
@@ -505,17 +502,17 @@ class OSWorldServer:
         body = await _json(request, CommandBody)
         argv = argv_of(body.command, body.shell, self.home)
         try:
-            shown = await self._call(_launch, argv, body.shell)
-        except _NoProgram as error:
+            await self._call(_launch, argv, body.shell)
+        except CommandFailed as error:
             return JSONResponse({"status": "error", "message": str(error)}, status_code=500)
-        return _text(f"{shown} launched successfully")
+        return _text(f"{body.command if body.shell else ' '.join(argv)} launched successfully")
 
     async def run_python(self, request: Request) -> Response:
         body = await _json(request, PythonBody)
         if not body.code:
             return JSONResponse(_error_body("Code not supplied!"), status_code=400)
         try:
-            ran = await self._call(_run_file, ["python3"], body.code, "py", PYTHON_TIMEOUT, "~", False)
+            ran = await self._call(_run_file, ["python3"], body.code, "py", PYTHON_TIMEOUT, self.home, False)
         except DesktopTimeout:
             return JSONResponse({"status": "error", "message": "Execution timeout: Code took too long to execute",
                                  "error": "TimeoutExpired", "need_more": False, "output": None}, status_code=500)
@@ -592,6 +589,8 @@ class OSWorldServer:
         with self._recording_lock:
             if self._recording is not None:
                 return error_response(400, "Recording is already in progress.")
+            if self._recordings is None:
+                self._recordings = tempfile.TemporaryDirectory(prefix="vdesk-osworld-recording-")
             path = Path(self._recordings.name) / f"recording-{secrets.token_hex(4)}.mp4"
             recording = self.desktop.record(path)
             recording.__enter__()
@@ -615,33 +614,28 @@ class OSWorldServer:
 
 
 # -- what the endpoints do in the desktop ------------------------------------------------------------
-class _NoProgram(Exception):
-    pass
-
-
 def _run(desktop: Desktop, argv: list[str], timeout: float) -> inside.Ran:
     return inside.run(desktop, argv, timeout)
 
 
 def _run_program(desktop: Desktop, argv: list[str], timeout: float) -> inside.Ran:
-    """``argv`` run from the home folder and waited for; :class:`_NoProgram` when its program
+    """``argv`` run from the home folder and waited for; :class:`CommandFailed` when its program
     is not there (the reference's ``FileNotFoundError``)."""
     try:
         done = desktop.run(["sh", "-c", EXEC_SCRIPT, "sh", *argv], wait=True, timeout=timeout)
     except DesktopTimeout:
         raise DesktopTimeout(f"Command {argv!r} timed out after {timeout:g} seconds") from None
     if done.returncode == 127 and done.stderr.startswith(NOT_FOUND_MARK):
-        raise _NoProgram(f"[Errno 2] No such file or directory: {argv[0]!r}")
+        raise CommandFailed(f"[Errno 2] No such file or directory: {argv[0]!r}")
     return inside.Ran(done.returncode, done.stdout, done.stderr)
 
 
-def _launch(desktop: Desktop, argv: list[str], shell: bool) -> str:
+def _launch(desktop: Desktop, argv: list[str], shell: bool) -> None:
     if not shell and argv[0] == "google-chrome" and not inside.has_command(desktop, "google-chrome"):
         argv = ["chromium", *argv[1:]]  # the apps image's browser, as the reference does on ARM
     if not inside.has_command(desktop, argv[0]):
-        raise _NoProgram(f"[Errno 2] No such file or directory: {argv[0]!r}")
+        raise CommandFailed(f"[Errno 2] No such file or directory: {argv[0]!r}")
     inside.start(desktop, argv)
-    return str(argv[2:]) if shell else " ".join(argv)
 
 
 def _run_file(desktop: Desktop, interpreter: list[str], code: str, suffix: str, timeout: float,
