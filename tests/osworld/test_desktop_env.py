@@ -259,3 +259,30 @@ def test_the_import_registers_vdesk_beside_desktop_envs_own_names(tmp_path: Path
     answer = json.loads(run.stdout.strip().splitlines()[-1])
     assert answer == {"types": ["VdeskVMManager", "VdeskProvider"], "other": "nonesuch not implemented!",
                       "wrapped_once": True, "registered": True, "size": [1920, 1080], "path": "osworld"}
+
+
+COMPUTER_13_SCRIPT = """
+import json, sys
+import vdesk_osworld_provider
+from desktop_env.desktop_env import DesktopEnv
+env = DesktopEnv(provider_name="vdesk", action_space="computer_13", require_a11y_tree=False)
+try:
+    env.reset(task_config=json.loads(sys.argv[1]))
+    for action in json.loads(sys.argv[2]):
+        obs, reward, done, info = env.step(action, 0.5)
+    print(json.dumps({"score": env.evaluate(), "done": done, "png": obs["screenshot"][:8].hex()}))
+finally:
+    env.close()
+"""
+
+
+def test_computer_13_actions_reach_the_desktop_and_osworlds_evaluator_scores_them(tmp_path: Path) -> None:
+    _, task = find_task("os-make-folder")  # a terminal at (100, 100); the folder is checked by OSWorld's getters
+    actions = [{"action_type": "CLICK", "parameters": {"x": 400, "y": 300}},
+               {"action_type": "TYPING", "parameters": {"text": "mkdir -p ~/Projects/alpha"}},
+               {"action_type": "PRESS", "parameters": {"key": "enter"}}, "DONE"]
+    run = subprocess.run([str(osworld_python()), "-c", COMPUTER_13_SCRIPT, json.dumps(task), json.dumps(actions)],
+                         cwd=tmp_path, env=osworld_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert json.loads(run.stdout.strip().splitlines()[-1]) == {"score": 1.0, "done": True, "png": "89504e470d0a1a0a"}
