@@ -29,6 +29,8 @@ import json
 import logging
 import multiprocessing
 import os
+import signal
+import sys
 import time
 from pathlib import Path
 from queue import Empty
@@ -105,6 +107,7 @@ def run_task(agent: PromptAgent, env: DesktopEnv, task: dict[str, Any], args: ar
 def worker(queue: Any, scores: Any, args: argparse.Namespace) -> None:
     """One environment: tasks from the queue until it is empty, then the desktop is removed."""
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s [env {os.getpid()}] %(name)s: %(message)s")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds to env.close(): the desktop goes
     width, height = (int(n) for n in args.screen.split("x"))
     env = DesktopEnv(provider_name="vdesk", path_to_vm=args.image, action_space=args.action_space,
                      screen_size=(width, height), headless=True, os_type="Ubuntu", cache_dir=str(args.cache),
@@ -140,8 +143,16 @@ def main() -> None:
                  for _ in range(max(1, args.envs))]
     for process in processes:
         process.start()
-    for process in processes:
-        process.join()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        for process in processes:
+            process.join()
+    finally:  # stopped early (SIGTERM, Ctrl-C): each environment closes its desktop before it exits
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join()
     print(json.dumps(dict(scores), sort_keys=True))
     failed = [process.exitcode for process in processes if process.exitcode != 0]
     if failed:

@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -286,3 +287,27 @@ def test_computer_13_actions_reach_the_desktop_and_osworlds_evaluator_scores_the
                          timeout=600)
     assert run.returncode == 0, run.stderr[-4000:]
     assert json.loads(run.stdout.strip().splitlines()[-1]) == {"score": 1.0, "done": True, "png": "89504e470d0a1a0a"}
+
+
+def test_a_stopped_run_closes_its_environments_and_leaves_no_desktop(tmp_path: Path) -> None:
+    tasks = write_tree(tmp_path / "tasks", {"os-make-folder": "solution"})
+    cache = osworld_cache(tmp_path / "work", tasks)
+    with ScriptedChatServer({tasks[0][1]["instruction"]: ["WAIT"] * 50}) as model:
+        run = subprocess.Popen(
+            [str(osworld_python()), str(EXAMPLE), str(tmp_path / "tasks"), "--cache", str(cache), "--model", MODEL,
+             "--results", str(tmp_path / "results"), "--max-steps", "50", "--sleep-after-execution", "1"],
+            cwd=tmp_path / "work", env=osworld_env(OPENAI_BASE_URL=model.url, OPENAI_API_KEY="k"),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            assert run.stderr is not None
+            name = next(m.group(1) for line in run.stderr if (m := SERVED.search(line)))
+            threading.Thread(target=run.stderr.read, daemon=True).start()  # keep the pipe drained
+            while not model.asked:
+                time.sleep(0.2)  # polling until the episode runs: the agent has asked once
+            run.send_signal(signal.SIGTERM)
+            assert run.wait(timeout=180) != 0
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+    assert not container_exists(name)  # removed before the run exited, not later by the lease
