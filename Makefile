@@ -4,14 +4,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test docs unit engine image venv bench soak pictures clean
+.PHONY: demo test docs unit engine image venv osworld-venv bench soak pictures clean
 
 # Run outputs go to ignored folders (demo-output/, site/, pytest's temporary ones): `make demo` and
 # `make test` leave `git status` clean.
 demo: venv engine image
 	$(BIN)/vdesk demo --out demo-output
 
-test: venv engine image docs
+test: venv osworld-venv engine image docs
 	$(BIN)/pytest -q tests
 
 # The documentation site (docs/, mkdocs.yml) into site/: a warning (a broken link, a docstring
@@ -43,6 +43,23 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m compileall -q vdesk  # the first command need not compile what it imports
 	touch $(STAMP)
 
+# OSWorld's own harness (desktop-env 1.0.2 and its agents) in a virtualenv of its own: its pins
+# (gymnasium 0.28, numpy<2, Pillow 11) clash with vdesk's, so it never touches .venv. desktop-env
+# goes in with --no-deps plus what it imports (integrations/osworld_provider/requirements-osworld.txt),
+# stubs for the three heavy imports only three metrics use, and the vdesk provider. About 4 min cold.
+OSWORLD_VENV  := .venv-osworld
+OSWORLD_STAMP := $(OSWORLD_VENV)/.installed
+OSWORLD_REQS  := integrations/osworld_provider/requirements-osworld.txt
+osworld-venv: $(OSWORLD_STAMP)
+$(OSWORLD_STAMP): $(OSWORLD_REQS) integrations/osworld_provider/pyproject.toml integrations/osworld_stubs/pyproject.toml
+	$(PYTHON) -m venv $(OSWORLD_VENV)
+	$(OSWORLD_VENV)/bin/pip install --quiet --upgrade pip
+	$(OSWORLD_VENV)/bin/pip install --quiet -r $(OSWORLD_REQS)
+	$(OSWORLD_VENV)/bin/pip install --quiet --no-deps desktop-env==1.0.2
+	$(OSWORLD_VENV)/bin/pip install --quiet --no-deps ./integrations/osworld_stubs -e ./integrations/osworld_provider
+	$(OSWORLD_VENV)/bin/python -c "import vdesk_osworld_provider, mm_agents.agent; from desktop_env.evaluators import metrics, getters"
+	touch $(OSWORLD_STAMP)
+
 # The host's set-up: a Docker engine that answers (Debian's docker.io, dockerd started when
 # needed) and the few host programs the tests use (see the script).
 engine:
@@ -55,4 +72,4 @@ image: venv engine
 
 clean:
 	-$(BIN)/vdesk down --all
-	rm -rf $(VENV) demo-output site
+	rm -rf $(VENV) $(OSWORLD_VENV) demo-output site
