@@ -44,21 +44,14 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # OSWorld's own harness (desktop-env 1.0.2 and its agents) in a virtualenv of its own: its pins
-# (gymnasium 0.28, numpy<2, Pillow 11) clash with vdesk's, so it never touches .venv. desktop-env
-# goes in with --no-deps plus what it imports (integrations/osworld_provider/requirements-osworld.txt),
-# stubs for the three heavy imports only three metrics use, and the vdesk provider. About 4 min cold.
+# (gymnasium 0.28, numpy<2, Pillow 11) clash with vdesk's, so it never touches .venv. Its packages
+# are installed once and kept in ~/.cache/vdesk/ under the hash of their list; the stubs and the
+# provider come from this clone (see the script).
 OSWORLD_VENV  := .venv-osworld
 OSWORLD_STAMP := $(OSWORLD_VENV)/.installed
-OSWORLD_REQS  := integrations/osworld_provider/requirements-osworld.txt
 osworld-venv: $(OSWORLD_STAMP)
-$(OSWORLD_STAMP): $(OSWORLD_REQS) integrations/osworld_provider/pyproject.toml integrations/osworld_stubs/pyproject.toml
-	$(PYTHON) -m venv $(OSWORLD_VENV)
-	$(OSWORLD_VENV)/bin/pip install --quiet --upgrade pip
-	$(OSWORLD_VENV)/bin/pip install --quiet -r $(OSWORLD_REQS)
-	$(OSWORLD_VENV)/bin/pip install --quiet --no-deps desktop-env==1.0.2
-	$(OSWORLD_VENV)/bin/pip install --quiet --no-deps ./integrations/osworld_stubs -e ./integrations/osworld_provider
-	$(OSWORLD_VENV)/bin/python -c "import vdesk_osworld_provider, mm_agents.agent; from desktop_env.evaluators import metrics, getters"
-	touch $(OSWORLD_STAMP)
+$(OSWORLD_STAMP): scripts/osworld-venv.sh integrations/osworld_provider/requirements-osworld.txt integrations/osworld_provider/pyproject.toml integrations/osworld_stubs/pyproject.toml
+	PYTHON=$(PYTHON) bash scripts/osworld-venv.sh $(OSWORLD_VENV)
 
 # The host's set-up: a Docker engine that answers (Debian's docker.io, dockerd started when
 # needed) and the few host programs the tests use (see the script).
