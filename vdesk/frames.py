@@ -381,13 +381,28 @@ class LiveFramebuffer:
                     raise DesktopTimeout(f"{self.name}: no fresh frame within {timeout:g} s") from None
 
     def wait_until_settled(self, quiet: float = 0.03, timeout: float = 10.0) -> Frame:
-        """Return once the screen has not changed for ``quiet`` seconds.
+        """Return once the screen has not changed for ``quiet`` seconds; :class:`DesktopTimeout`
+        when it kept changing for ``timeout``.
 
         The quiet period counts from this call at the earliest: a program still reacting to
         the last input (it has not drawn yet) is not mistaken for calm. Changes stream in
         meanwhile; the server is asked for what it holds only once the screen should have been
         calm for ``quiet``, so a screen that holds still costs one round trip.
         """
+        frame, unsettled = self._settle(quiet, timeout)
+        if unsettled is not None:
+            raise DesktopTimeout(unsettled)
+        return frame
+
+    def settle(self, quiet: float, timeout: float) -> tuple[Frame, bool]:
+        """As :meth:`wait_until_settled`, but a screen that kept changing for ``timeout`` (a
+        video, a spinner) is no error: its frame at that moment comes back with False. Returns
+        within ``timeout`` and one round trip."""
+        frame, unsettled = self._settle(quiet, timeout)
+        return frame, unsettled is None
+
+    def _settle(self, quiet: float, timeout: float) -> tuple[Frame, str | None]:
+        """The frame once calm and None, or the frame at ``timeout`` and what was seen."""
         started = time.monotonic()
         deadline = started + timeout
         first_version = self._version
@@ -398,12 +413,11 @@ class LiveFramebuffer:
                 self.sync(max(0.1, deadline - time.monotonic()))
                 now = time.monotonic()
                 if now - max(self._last_change, started) >= quiet:
-                    return self.latest()
+                    return self.latest(), None
                 if now >= deadline:
-                    raise DesktopTimeout(
+                    return self.latest(), (
                         f"{self.name}: the screen kept changing for {timeout:g} s "
-                        f"({self._version - first_version} updates, last {(now - self._last_change) * 1000:.0f} ms ago)"
-                    )
+                        f"({self._version - first_version} updates, last {(now - self._last_change) * 1000:.0f} ms ago)")
 
     def wait_for_change(self, region: Region | None = None, timeout: float = 10.0,
                         since_version: int | None = None) -> Frame:
