@@ -511,6 +511,12 @@ def changed_regions(before: Image.Image, after: Image.Image) -> list[Region]:
     whole = difference.getbbox()
     if whole is None:
         return []
+    # The rest looks only inside the box around every change (a terminal's worth of a busy
+    # screen, not all of it), its corners on the tile grid so that the tiles are the screen's;
+    # what a corner rounded up adds past the screen's edge is zeros: no difference.
+    x0, y0 = whole[0] - whole[0] % CHANGE_TILE, whole[1] - whole[1] % CHANGE_TILE
+    x1, y1 = (-(-edge // CHANGE_TILE) * CHANGE_TILE for edge in whole[2:])
+    difference = difference.crop((x0, y0, x1, y1))
     # One channel that is non-zero wherever any channel differs, then one cell per tile.
     red, green, blue = difference.convert("RGB").split()
     mask = ImageChops.lighter(ImageChops.lighter(red, green), blue).point(lambda v: 255 if v else 0)
@@ -524,7 +530,7 @@ def changed_regions(before: Image.Image, after: Image.Image) -> list[Region]:
         bottom = min((max(y for _, y in group) + 1) * CHANGE_TILE, mask.height)
         exact = mask.crop((left, top, right, bottom)).getbbox()
         if exact is not None:
-            regions.append((left + exact[0], top + exact[1], left + exact[2], top + exact[3]))
+            regions.append((x0 + left + exact[0], y0 + top + exact[1], x0 + left + exact[2], y0 + top + exact[3]))
     if not regions or len(regions) > MAX_REGIONS:
         return [whole]
     return sorted(regions, key=lambda r: (r[2] - r[0]) * (r[3] - r[1]), reverse=True)
