@@ -403,13 +403,28 @@ class LiveFramebuffer:
                     raise DesktopTimeout(f"{self.name}: no fresh frame within {timeout:g} s") from None
 
     def wait_until_settled(self, quiet: float = 0.03, timeout: float = 10.0) -> Frame:
-        """Return once the screen has not changed for ``quiet`` seconds.
+        """Return once the screen has not changed for ``quiet`` seconds; :class:`DesktopTimeout`
+        when it kept changing for ``timeout``.
 
         The quiet period counts from this call at the earliest: a program still reacting to
         the last input (it has not drawn yet) is not mistaken for calm. Changes stream in
         meanwhile; the server is asked for what it holds only once the screen should have been
         calm for ``quiet``, so a screen that holds still costs one round trip.
         """
+        frame, unsettled = self._settle(quiet, timeout)
+        if unsettled is not None:
+            raise DesktopTimeout(unsettled)
+        return frame
+
+    def settle(self, quiet: float, timeout: float) -> tuple[Frame, bool]:
+        """As :meth:`wait_until_settled`, but a screen that kept changing for ``timeout`` (a
+        video, a spinner) is no error: its frame at that moment comes back with False. Returns
+        within ``timeout`` and one round trip."""
+        frame, unsettled = self._settle(quiet, timeout)
+        return frame, unsettled is None
+
+    def _settle(self, quiet: float, timeout: float) -> tuple[Frame, str | None]:
+        """The frame once calm and None, or the frame at ``timeout`` and what was seen."""
         started = time.monotonic()
         deadline = started + timeout
         first_version = self._version
@@ -420,12 +435,11 @@ class LiveFramebuffer:
                 self.sync(max(0.1, deadline - time.monotonic()))
                 now = time.monotonic()
                 if now - max(self._last_change, started) >= quiet:
-                    return self.latest()
+                    return self.latest(), None
                 if now >= deadline:
-                    raise DesktopTimeout(
+                    return self.latest(), (
                         f"{self.name}: the screen kept changing for {timeout:g} s "
-                        f"({self._version - first_version} updates, last {(now - self._last_change) * 1000:.0f} ms ago)"
-                    )
+                        f"({self._version - first_version} updates, last {(now - self._last_change) * 1000:.0f} ms ago)")
 
     def wait_for_change(self, region: Region | None = None, timeout: float = 10.0,
                         since_version: int | None = None) -> Frame:
@@ -519,6 +533,12 @@ def changed_regions(before: Image.Image, after: Image.Image) -> list[Region]:
     whole = difference.getbbox()
     if whole is None:
         return []
+    # The rest looks only inside the box around every change (a terminal's worth of a busy
+    # screen, not all of it), its corners on the tile grid so that the tiles are the screen's;
+    # what a corner rounded up adds past the screen's edge is zeros: no difference.
+    x0, y0 = whole[0] - whole[0] % CHANGE_TILE, whole[1] - whole[1] % CHANGE_TILE
+    x1, y1 = (-(-edge // CHANGE_TILE) * CHANGE_TILE for edge in whole[2:])
+    difference = difference.crop((x0, y0, x1, y1))
     # One channel that is non-zero wherever any channel differs, then one cell per tile.
     red, green, blue = difference.convert("RGB").split()
     mask = ImageChops.lighter(ImageChops.lighter(red, green), blue).point(lambda v: 255 if v else 0)
@@ -532,7 +552,7 @@ def changed_regions(before: Image.Image, after: Image.Image) -> list[Region]:
         bottom = min((max(y for _, y in group) + 1) * CHANGE_TILE, mask.height)
         exact = mask.crop((left, top, right, bottom)).getbbox()
         if exact is not None:
-            regions.append((left + exact[0], top + exact[1], left + exact[2], top + exact[3]))
+            regions.append((x0 + left + exact[0], y0 + top + exact[1], x0 + left + exact[2], y0 + top + exact[3]))
     if not regions or len(regions) > MAX_REGIONS:
         return [whole]
     return sorted(regions, key=lambda r: (r[2] - r[0]) * (r[3] - r[1]), reverse=True)

@@ -65,7 +65,8 @@ def exec_command(
     settle: Annotated[bool, typer.Option("--settle", help="Return once the screen has stopped changing.")] = False,
     receipt: Annotated[bool, typer.Option("--receipt", help=(
         "Also say which screen regions the actions changed (connects to the desktop's screen: "
-        "about half a second more for this one command)."))] = False,
+        "about half a second more for this one command); without --settle, what was drawn by the "
+        "time the desktop had the actions (outcome 'unknown' when nothing was yet)."))] = False,
 ) -> None:
     payloads = list(actions or [])
     model_format(format)  # an unknown --format is a usage error, before any desktop is reached
