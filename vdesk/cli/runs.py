@@ -111,18 +111,9 @@ def eval_command(
 def agent_of(name: str, action_space: str | None):  # type: ignore[no-untyped-def]
     """The agent called ``name``, speaking ``action_space`` when it is the scripted agent or
     ``osworld-chat`` (the other model agents speak their own formats)."""
-    from vdesk.harness.agents import ScriptedAgent, make_agent
+    from vdesk.harness.agents import make_agent
 
-    if name == "osworld-chat":
-        from vdesk.harness.agents.osworld_chat import OSWorldChatAgent
-
-        return OSWorldChatAgent.from_env(action_space or "pyautogui")
-    if action_space is not None and name == "scripted":
-        return ScriptedAgent(action_space=action_space)
-    if action_space is not None:
-        raise InvalidArgument(f"--action-space is for the scripted and osworld-chat agents; agent {name} "
-                              "speaks its own format")
-    return make_agent(name)
+    return make_agent(name, action_space)
 
 
 def check_agent(name: str, agent: object) -> None:
