@@ -653,10 +653,10 @@ class Desktop:
         for batch in chained(steps):
             if isinstance(batch, Input):
                 self._guard(lambda: self._input.send(batch.events))
-            elif isinstance(batch, TypeText) and batch.paste:
-                self.clipboard.paste(batch.text)
+            elif isinstance(batch, TypeText) and batch.paste:  # a removed desktop is gone, not a lost channel
+                self._guard(lambda: self.clipboard.paste(batch.text))
             elif isinstance(batch, TypeText):
-                self._type(batch.text)
+                self._guard(lambda: self._type(batch.text))
             elif isinstance(batch, Sleep):
                 time.sleep(batch.seconds)
             yield batch

@@ -20,22 +20,29 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 
 def shot(
     name: Annotated[str, NAME],
-    output: Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help="Image file (.png or .jpg).")] = Path("shot.png"),
+    output: Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help=(
+        "Image file (.png or .jpg); '-': a PNG on stdout."))] = Path("shot.png"),
     size: Annotated[Optional[str], typer.Option(metavar="WxH", help="Resize to WIDTHxHEIGHT.")] = None,
 ) -> None:
     """Save a screenshot of a desktop."""
     from vdesk.container import parse_size
     from vdesk.desktop import Desktop
 
-    if output.suffix.lower() not in IMAGE_SUFFIXES:
-        raise InvalidArgument(f"--output {str(output)!r}: name a .png or .jpg file")
-    if not output.parent.is_dir():
+    to_stdout = str(output) == "-"
+    if not to_stdout and output.suffix.lower() not in IMAGE_SUFFIXES:
+        raise InvalidArgument(f"--output {str(output)!r}: name a .png or .jpg file, or '-' for stdout")
+    if not to_stdout and not output.parent.is_dir():
         raise InvalidArgument(f"--output {str(output)!r}: no folder {str(output.parent)!r}")
     resize = parse_size(size) if size else None
     if resize is not None and min(resize) < 1:
         raise InvalidArgument(f"--size {size!r}: width and height must be at least 1")
     with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
         frame = desktop.screenshot(resize)
+    if to_stdout:  # the image is stdout's; what was saved is said on stderr
+        frame.save(sys.stdout.buffer, format="PNG")
+        sys.stdout.buffer.flush()
+        note(f"wrote a PNG to stdout ({frame.width}x{frame.height})")
+        return
     frame.save(output)
     say(f"saved {output} ({frame.width}x{frame.height})")
 
