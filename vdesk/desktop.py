@@ -374,9 +374,11 @@ class Desktop:
         raise DesktopTimeout(f"desktop {self.name}: no text matching {text_on_screen.describe(pattern)} "
                              f"appeared within {timeout:g} s ({reads} frames read; the last said: {seen!r})")
 
-    def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS) -> AbstractContextManager[video.Recording]:
+    def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS,
+               seconds: float | None = None) -> AbstractContextManager[video.Recording]:
         """Record the screen (logical size) into an MP4 at ``fps`` while inside the ``with``
-        block; the frames come from the held VNC connection (see :mod:`vdesk.video`)."""
+        block, or ``seconds`` of video at most (``recording.wait()`` returns once they are
+        written); the frames come from the held VNC connection (see :mod:`vdesk.video`)."""
         last: list[tuple[Frame, Image.Image]] = []  # the frame grabbed last, and its image at the logical size
 
         def grab() -> Image.Image:
@@ -385,7 +387,7 @@ class Desktop:
                 last[:] = [(frame, self._scaled(frame.image))]
             return last[0][1]
 
-        return video.record(grab, path, size=self.screen.size, fps=fps)
+        return video.record(grab, path, size=self.screen.size, fps=fps, seconds=seconds)
 
     # -- programs and actions -----------------------------------------------------------------
     def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0,

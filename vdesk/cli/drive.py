@@ -202,11 +202,12 @@ def record(
     check_options(output, fps)  # a bad path or rate fails before anything starts
     if seconds is not None and not 0 < seconds <= 10**7:
         raise InvalidArgument(f"--seconds must be more than 0, got {seconds}")
-    with Desktop.attach(name, engine=OPTIONS.engine) as desktop, desktop.record(output, fps=fps) as recording:
+    with Desktop.attach(name, engine=OPTIONS.engine) as desktop, \
+            desktop.record(output, fps=fps, seconds=seconds) as recording:
         note(f"recording {name} into {output} at {fps:g} fps" + ("" if seconds else " (Ctrl-C to stop)"))
         try:
-            while recording.error is None and (seconds is None or recording.elapsed() < seconds):
-                time.sleep(0.1 if seconds is None else max(0.0, min(0.1, seconds - recording.elapsed())))
+            while not recording.wait(0.1):  # its length reached, or the desktop went away
+                pass
         except KeyboardInterrupt:
             pass  # leaving the block finishes the file
     say(f"saved {output} ({recording.frames} frames, {recording.seconds:.1f} s)")
