@@ -25,7 +25,7 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import docker
 import docker.errors
@@ -519,12 +519,30 @@ class Desktop:
         logical pixels; ``tree.silent`` lists the windows whose programs expose none, and an
         application that did not answer in time has ``error`` set (the others are complete).
         See :mod:`vdesk.accessibility.tree`."""
+        self._refuse_lean_tree()
         tree = self._guard(lambda: self._tree_reader.read(self.screen, limits, tuple(apps)))
+        missing = [name for name in apps if name not in {app.name for app in tree.applications}]
+        if missing:
+            self._no_such_application(missing[0], limits.timeout)
         stack = self.windows.stacked()
         mark_covered(tree, stack, self.screen.scale)
         if not apps:
             tree.silent = silent_windows(tree, stack)
         return tree
+
+    def _no_such_application(self, name: str, timeout: float) -> NoReturn:
+        """Raise InvalidArgument naming ``name`` and the applications the bus has (read shallowly)."""
+        present = self._guard(lambda: self._tree_reader.read(self.screen, TreeLimits(max_depth=1, timeout=timeout)))
+        names = sorted({app.name for app in present.applications if app.name})
+        there = f"the applications on it are {', '.join(names)}" if names else "no application is on it"
+        raise InvalidArgument(f"no application named {name!r} on the accessibility bus of desktop {self.name}: {there}")
+
+    def _refuse_lean_tree(self) -> None:
+        """The lean image has no accessibility bus: say so before asking a reader it lacks."""
+        if desktop_image.resolve(self.container.attrs.get("Config", {}).get("Image") or "?") == desktop_image.IMAGE:
+            self._tree_readable = False
+            raise CommandFailed(f"desktop {self.name} runs the lean image, which has no accessibility bus: "
+                                "the tree (and marks) needs the apps image (vdesk up --apps, image='apps')")
 
     def marks(self, tree: Tree | None = None) -> set_of_marks.Marks:
         """Number the interactive elements on screen (from a fresh tree) and draw them on a

@@ -212,3 +212,12 @@ def test_a_typo_in_a_task_file_is_one_line_with_the_key_it_meant(tmp_path):
     for argv in (["eval", str(task)], ["tasks", "check", str(task)]):
         line = assert_one_line_error(vdesk(*argv))
         assert line == f"vdesk: {task}: checks.0: unknown key 'stdot' in a command check (did you mean 'stdout'?)"
+
+
+def test_the_tree_on_the_lean_image_is_refused_up_front_saying_why(shared_desktop):
+    line = assert_one_line_error(vdesk("tree", shared_desktop.name))
+    assert line == (f"vdesk: desktop {shared_desktop.name} runs the lean image, which has no accessibility bus: "
+                    "the tree (and marks) needs the apps image (vdesk up --apps, image='apps')")
+    line = assert_one_line_error(vdesk("eval", "examples/suite", "--ids", "terminal-echo", "--observation", "som"))
+    assert line == ("vdesk: --observation som reads the accessibility tree, which the lean image has no bus for: "
+                    "task terminal-echo runs on it (give the task desktop: {image: apps}, or observe with screenshot)")

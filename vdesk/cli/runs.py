@@ -70,7 +70,7 @@ def eval_command(
     from rich.console import Console
 
     from vdesk.cli.console import suite_progress, summary_table
-    from vdesk.harness.runner import LocalPlacement, run_suite
+    from vdesk.harness.runner import LocalPlacement, check_observation, run_suite
     from vdesk.osworld.format import ACTION_SPACES
     from vdesk.osworld.loader import load_tasks
 
@@ -78,6 +78,7 @@ def eval_command(
         raise InvalidArgument(f"--action-space must be one of {', '.join(ACTION_SPACES)}, got {action_space!r}")
     tasks = load_tasks(suite, domains=domain, ids=ids.split(",") if ids else None, task_files=task_files,
                        meta=meta, screen=screen, image=image)
+    check_observation(tasks, observation)  # before any desktop, and before the progress bar
     agents = lambda: agent_of(agent, action_space)  # noqa: E731
     check_agent(agent, agents())  # a bad or unreachable agent fails here, before any desktop starts
     placement = LocalPlacement(observation)
