@@ -4,18 +4,23 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test unit engine image venv bench soak pictures clean
+.PHONY: demo test docs unit engine image venv bench soak pictures clean
 
-# Run outputs go to ignored folders (demo-output/, pytest's temporary ones): `make demo` and
+# Run outputs go to ignored folders (demo-output/, site/, pytest's temporary ones): `make demo` and
 # `make test` leave `git status` clean.
 demo: venv engine image
 	$(BIN)/vdesk demo --out demo-output
 
-test: venv engine image
+test: venv engine image docs
 	$(BIN)/pytest -q tests
 
-# The README's pictures, refreshed on purpose: images/demo.png from the demo, images/report.png
-# from the report test's headless browser.
+# The documentation site (docs/, mkdocs.yml) into site/: a warning (a broken link, a docstring
+# the API reference cannot read) is an error. A few seconds.
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# The pictures of the README and the docs (docs/images is a link to images/), refreshed on
+# purpose: images/demo.png from the demo, images/report.png from the report test's headless browser.
 pictures: venv engine image
 	$(BIN)/vdesk demo --out demo-output --picture images/demo.png
 	VDESK_README_PICTURES=images $(BIN)/pytest -q tests/harness/test_report.py -k headless_browser
@@ -34,7 +39,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,docs]'
 	$(BIN)/python -m compileall -q vdesk  # the first command need not compile what it imports
 	touch $(STAMP)
 
@@ -50,4 +55,4 @@ image: venv engine
 
 clean:
 	-$(BIN)/vdesk down --all
-	rm -rf $(VENV) demo-output
+	rm -rf $(VENV) demo-output site

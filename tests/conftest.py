@@ -12,11 +12,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.desktop.probe import EventProbe
 from vdesk.desktop import Desktop
 
 DESKTOP_FOLDERS = ("desktop", "protocols")
+
+# Hypothesis times each example against a 200 ms deadline by default: a speed assertion that a
+# loaded 2-core machine fails (one property writes files per example). Speed is the bench's.
+settings.register_profile("vdesk", deadline=None)
+settings.load_profile("vdesk")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -13,6 +13,20 @@ screen (a video, an animation, a blinking cursor) costs this process nothing unt
 * :meth:`LiveFramebuffer.latest` is the frame as last pulled (by a fresh frame, a wait or a
   recording), at no cost.
 
+The screen is a canvas of the framebuffer's size, each rectangle painted at its place.
+vncdotool's client makes a connection's first rectangle the whole screen, at (0, 0), and grows
+it with black as later ones reach further; Xvnc sends the single-colour areas of an update first
+to a client that takes LastRect, so a full update starts wherever the first such area is. A
+connection opened later — ``vdesk shot`` or ``Desktop.attach`` on a desktop from ``vdesk up``, a
+reconnect, an outside vncdotool client — showed black where that area was (the wallpaper right
+of Chromium's window, a strip beside Writer's sidebar, the Save dialog's file-name field),
+while XGetImage of the root had the wallpaper; ``Desktop.up``'s own connection opens on a
+one-colour screen, so it was spared. Measured on such a desktop: the rectangles a client asking
+for RAW and LastRect gets, painted at their places, equal the X server's pixels exactly; painted
+as vncdotool paints them, (1060, 0)–(1280, 770) stays black. Not asking for LastRect hides it
+too (Xvnc then sends strips from the top-left), but that order is the server's habit, not the
+protocol's promise; the canvas holds whatever the order, for one allocation per connection.
+
 Pixels come RAW: on this loopback tunnel a full 1280x800 frame of text took 39 ms raw against
 180 ms with ZRLE and 660 ms with Hextile, whose decoders run in Python.
 
@@ -141,6 +155,14 @@ class _LiveUpdates:
 
     def updateRectangle(self, x: int, y: int, width: int, height: int, data: bytes) -> None:
         with self.live._lock:
+            if self.screen is None and width and height:
+                # The screen is a canvas of the framebuffer's size, each rectangle painted where
+                # it belongs. vncdotool would make the connection's first rectangle the screen,
+                # placed at (0, 0) whatever its position, and grow it with black: the server
+                # sends single-colour areas first (it does so for clients that take LastRect),
+                # so a new connection to a screen whose first such area was not at the
+                # top-left showed a black box where that area was.
+                self.screen = Image.new("RGB", (self.width, self.height))
             if (x, y, width, height) == (0, 0, 1, 1) and self.screen is not None:
                 before = self.screen.getpixel((0, 0))
                 super().updateRectangle(x, y, width, height, data)

@@ -85,8 +85,9 @@ _TWO_WORD_NAMES = re.compile(r"\b(page|caps|num|scroll|print)[ _-](up|down|lock|
 def keysym(name: str) -> str:
     """Return the X keysym name for one key ``name``; raise :class:`UnknownKey` if none.
 
-    >>> keysym("ctrl"), keysym("ARROWLEFT"), keysym("page_down"), keysym(","), keysym("L")
-    ('Control_L', 'Left', 'Page_Down', 'comma', 'l')
+    Examples:
+        >>> keysym("ctrl"), keysym("ARROWLEFT"), keysym("page_down"), keysym(","), keysym("L")
+        ('Control_L', 'Left', 'Page_Down', 'comma', 'l')
     """
     if not name:
         raise UnknownKey("empty key name")
@@ -119,8 +120,9 @@ def keysym_number(name: str) -> int:
     ``U20AC`` is the Unicode keysym 0x010020AC and ``U00E9`` the Latin-1 keysym 0xE9 (X gives a
     Latin-1 character that one, and :mod:`vdesk.keymap` binds it so).
 
-    >>> hex(keysym_number("Return")), hex(keysym_number("XF86AudioMute")), hex(keysym_number("U20AC"))
-    ('0xff0d', '0x1008ff12', '0x10020ac')
+    Examples:
+        >>> hex(keysym_number("Return")), hex(keysym_number("XF86AudioMute")), hex(keysym_number("U20AC"))
+        ('0xff0d', '0x1008ff12', '0x10020ac')
     """
     if _UNICODE_KEYSYM.fullmatch(name):
         code = int(name[1:], 16)
@@ -137,10 +139,11 @@ def combination(spec: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     Accepts ``"ctrl+c"``, ``"ctrl c"``, ``"Control_L+Shift_L+t"``, ``"page down"`` and lists
     such as ``["CTRL", "L"]``. A literal plus is written ``"ctrl++"`` or ``"ctrl+plus"``.
 
-    >>> combination("ctrl+shift+t")
-    ('Control_L', 'Shift_L', 't')
-    >>> combination(["CTRL", "L"])
-    ('Control_L', 'l')
+    Examples:
+        >>> combination("ctrl+shift+t")
+        ('Control_L', 'Shift_L', 't')
+        >>> combination(["CTRL", "L"])
+        ('Control_L', 'l')
     """
     names = list(spec) if isinstance(spec, (list, tuple)) else _split(spec)
     if not names:

@@ -255,6 +255,9 @@ class CommandOutput(BaseModel):
     exit_code: int
     stdout: str
     stderr: str
+    stdout_bytes: int  # how many bytes came in all; past 1 MiB only the first are in stdout
+    stderr_bytes: int
+    truncated: bool    # some output was cut (see stdout_bytes and stderr_bytes)
 
 
 class ViewerLinkOut(BaseModel):
@@ -688,9 +691,11 @@ def _command_tools(server: Server) -> None:
             "The program and its arguments, e.g. [\"ls\", \"-l\", \"/tmp\"] (no shell)"))],
         timeout: Annotated[float, Field(gt=0, le=600, description="Seconds to wait for it")] = 60.0,
     ) -> CommandOutput:
-        """Run a program in the desktop as its user and wait for it."""
+        """Run a program in the desktop as its user and wait for it; each output keeps its first
+        MiB (truncated and the byte counts say when more came)."""
         done = server.slot(ctx).use(lambda desktop: desktop.run(argv, wait=True, timeout=timeout))
-        return CommandOutput(exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr)
+        return CommandOutput(exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr,
+                             stdout_bytes=done.stdout_bytes, stderr_bytes=done.stderr_bytes, truncated=done.cut)
 
 
 def _scaled(screen: tuple[int, int], width: int | None, height: int | None) -> tuple[int, int] | None:

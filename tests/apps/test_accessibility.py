@@ -33,6 +33,18 @@ def desktop() -> Iterator[Desktop]:
         yield desktop
 
 
+@pytest.fixture(scope="module")
+def form(desktop: Desktop) -> Desktop:
+    """Chromium showing the form, opened once for the tests that read or use it: each asks for
+    it, so any of them runs alone (``-k``) as well as in order."""
+    desktop.write_file("/home/desk/form.html", FORM.encode())
+    desktop.run(["chromium", "file:///home/desk/form.html"])
+    _front(desktop, "Form page")
+    _wait(desktop, lambda t: t.query("push button", "Submit"), "the form's button did not appear")
+    desktop.settle(quiet=1.0, timeout=15)  # Chromium's tree follows its layout with a delay
+    return desktop
+
+
 def _front(desktop: Desktop, title: str, timeout: float = 90) -> None:
     window = desktop.windows.wait_for(title, timeout=timeout)
     desktop.windows.focus(window)
@@ -54,12 +66,8 @@ def _texts(tree: Tree) -> str:
     return "\n".join(node.text or "" for node in tree.nodes())
 
 
-def test_chromium_form_is_named_and_element_clicks_fill_and_submit_it(desktop):
-    desktop.write_file("/home/desk/form.html", FORM.encode())
-    desktop.run(["chromium", "file:///home/desk/form.html"])
+def test_chromium_form_is_named_and_element_clicks_fill_and_submit_it(desktop, form):
     _front(desktop, "Form page")
-    _wait(desktop, lambda t: t.query("push button", "Submit"), "the form's button did not appear")
-    desktop.settle(quiet=1.0, timeout=15)  # Chromium's tree follows its layout with a delay
     tree = desktop.accessibility_tree()
     assert tree.find("heading", "Sign up")
     assert tree.find("check box", "Agree")
@@ -76,7 +84,7 @@ def test_chromium_form_is_named_and_element_clicks_fill_and_submit_it(desktop):
     _wait(desktop, lambda t: "Submitted Ada agreed" in _texts(t), "the page did not say 'Submitted Ada agreed'")
 
 
-def test_a_missing_element_fails_cleanly_naming_the_query_and_candidates(desktop):
+def test_a_missing_element_fails_cleanly_naming_the_query_and_candidates(desktop, form):
     _front(desktop, "Form page")
     result = desktop.execute([{"type": "type", "inputs": {"content": "never typed"}},
                               {"type": "click", "inputs": {"element": {"role": "push button", "name": "Sbmit"}}}])
@@ -85,7 +93,7 @@ def test_a_missing_element_fails_cleanly_naming_the_query_and_candidates(desktop
     assert "never typed" not in _texts(desktop.accessibility_tree())
 
 
-def test_the_osworld_xml_parses_with_its_namespaces(desktop):
+def test_the_osworld_xml_parses_with_its_namespaces(desktop, form):
     _front(desktop, "Form page")
     tree = desktop.accessibility_tree(Limits(details=True))
     root = ET.fromstring(to_xml(tree))
@@ -152,7 +160,7 @@ def test_a_gtk2_program_is_named_and_its_toolbar_button_is_hit_at_its_centre(des
     desktop.windows.wait_for("home", timeout=30)  # it went up from /home/desk
 
 
-def test_marks_number_the_clickable_elements_and_a_mark_number_clicks_one(desktop):
+def test_marks_number_the_clickable_elements_and_a_mark_number_clicks_one(desktop, form):
     _front(desktop, "Form page")
     _wait(desktop, lambda t: t.query("push button", "Submit"), "the form's button was not on screen")
     marks = desktop.marks()
@@ -190,7 +198,7 @@ def test_marks_fall_back_to_text_read_on_a_window_without_a_tree(desktop):
     assert all(m.source == "tree" for m in marks.marks if m.role == "push button")
 
 
-def test_a_program_that_hangs_is_named_and_the_others_still_come_back(desktop):
+def test_a_program_that_hangs_is_named_and_the_others_still_come_back(desktop, form):
     desktop.run(["mousepad"])
     desktop.windows.wait_for("Mousepad", timeout=60)
     _wait(desktop, lambda t: any(a.name == "mousepad" for a in t.applications), "mousepad did not join the bus")
@@ -203,7 +211,7 @@ def test_a_program_that_hangs_is_named_and_the_others_still_come_back(desktop):
     assert tree.query("push button", "Submit")  # Chromium's form is still there
 
 
-def test_vdesk_tree_prints_the_table_and_the_xml(desktop, capsys):
+def test_vdesk_tree_prints_the_table_and_the_xml(desktop, form, capsys):
     from vdesk.cli.app import invoke
 
     assert invoke(["tree", desktop.name, "--format", "table", "--app", "Chromium"]) == 0

@@ -32,7 +32,7 @@ from vdesk.desktop import Desktop, Limits
 from vdesk.images import APPS_IMAGE
 
 pytestmark = pytest.mark.desktop
-CLIENT = docker.from_env()
+from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 
 
 def test_the_apps_desktop_runs_the_apps_image_with_the_default_hardening(shared_desktop):

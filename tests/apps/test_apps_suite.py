@@ -31,10 +31,13 @@ def test_the_apps_suite_has_twenty_tasks_on_the_apps_image():
 
 
 def test_every_apps_task_passes_with_its_scripted_solution(apps_run):
-    outcomes = [load_run(folder).outcome for folder in episode_folders(apps_run)]
-    failed = {o.task_id: o.error or [c.detail for c in o.checks if not c.passed] for o in outcomes if o and not o.success}
+    folders = episode_folders(apps_run)
+    no_outcome = [folder.name for folder in folders if load_run(folder).outcome is None]
+    assert not no_outcome, f"episodes that never finished: {no_outcome}"
+    outcomes = [load_run(folder).outcome for folder in folders]
+    failed = {o.task_id: o.error or [c.detail for c in o.checks if not c.passed] for o in outcomes if not o.success}
     assert not failed
-    assert len(outcomes) == len(load_suite(APPS_SUITE))
+    assert sorted(o.task_id for o in outcomes) == sorted(task.id for task in load_suite(APPS_SUITE))
 
 
 def test_a_replay_of_the_apps_suite_matches_it(apps_run, tmp_path):

@@ -3,14 +3,13 @@ machine's load around each, and leaves no desktop behind. Timings are reported, 
 
 from __future__ import annotations
 
-import docker
 import pytest
 
 from tests.desktop.helpers import own_desktops
 from vdesk.bench.apps import apps_measurements
 
 pytestmark = pytest.mark.desktop
-CLIENT = docker.from_env()
+from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 ROWS = {
     "image_size_lean": "MiB", "image_size_apps": "MiB", "apps_up": "ms", "apps_idle_memory": "MiB",
     "apps_chromium_mapped": "ms", "apps_chromium_idle": "ms", "apps_writer_mapped": "ms", "apps_writer_idle": "ms",

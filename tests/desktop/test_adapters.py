@@ -146,9 +146,13 @@ def test_anthropic_tool_call_arrives_as_the_events_it_names(shared_desktop, prob
         assert_mentions(result.error, case["error"])
         assert probe.events() == []
         return
+    started = time.monotonic()
     result = computer(last)
+    took = time.monotonic() - started
     assert result.error is None, result.error
     check_arrivals(case, probe.events())
+    if "waits" in case:
+        assert took >= case["waits"], f"it answered after {took:.3f} s"
     if "output" in case:
         assert result.output == case["output"]
     if "image" in case:

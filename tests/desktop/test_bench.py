@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-import docker
 import pytest
 
 from tests.desktop.helpers import own_desktops
@@ -30,7 +29,7 @@ MEASUREMENTS = {
 CPU_ROWS = {"static_idle_cpu", "busy_idle_cpu"}  # nobody looks: a reading may well be 0
 RATIOS = ("naive_exec_action/click", "naive_vnc_screenshot/fresh_screenshot",
           "naive_exec_screenshot/fresh_screenshot")
-CLIENT = docker.from_env()
+from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 
 
 @pytest.fixture(scope="module")

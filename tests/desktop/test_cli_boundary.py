@@ -94,7 +94,8 @@ def busy_commands(name: str, tmp: Path) -> list[list[str]]:
             ["cp", f"{name}:/etc/os-release", str(tmp)],
             ["eval", str(tmp / "no-suite")], ["replay", str(tmp / "no-run")], ["report", str(tmp / "no-run")],
             ["bench", "--fleet", "--counts", "x"], ["demo", "--out", "/proc/no/such"],
-            ["tree", name, "--format", "table"], ["tasks", "check", str(tmp / "no-tasks")]]
+            ["tree", name, "--format", "table"], ["tasks", "check", str(tmp / "no-tasks")],
+            [*NO_ENGINE, "osworld-serve"]]
 
 
 def progress_notes(command: str) -> set[str]:
@@ -102,38 +103,58 @@ def progress_notes(command: str) -> set[str]:
     return {"view": {"the link works once, within 300 s; view-only (Ctrl-C to stop)"}}.get(command, set())
 
 
-@pytest.mark.parametrize("delay", [0.05, 0.1, 0.2, 0.3, 0.45, 0.8])
-def test_ctrl_c_at_any_moment_is_one_line_and_130(shared_desktop, tmp_path, delay):
-    covered = {next(a for a in argv if a not in NO_ENGINE) for argv in busy_commands(shared_desktop.name, tmp_path)}
-    assert covered | {"prune"} == set(commands())
-    for argv in busy_commands(shared_desktop.name, tmp_path):
-        process = subprocess.Popen([VDESK, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(delay)
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
-        code = process.returncode
+DELAYS = (0.05, 0.1, 0.2, 0.3, 0.45, 0.8)
+COMMAND_NAMES = [next(a for a in argv if a not in NO_ENGINE) for argv in busy_commands("NAME", Path("/tmp"))]
+
+
+def test_the_ctrl_c_matrix_covers_every_command():
+    assert set(COMMAND_NAMES) | {"prune"} == set(commands())
+
+
+def interrupt(argv: list[str], delay: float) -> tuple[int, str]:
+    process = subprocess.Popen([VDESK, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    return process.returncode, stderr
+
+
+@pytest.mark.parametrize("command", COMMAND_NAMES)
+def test_ctrl_c_at_any_moment_is_one_line_and_130(shared_desktop, tmp_path, command):
+    argv = busy_commands(shared_desktop.name, tmp_path)[COMMAND_NAMES.index(command)]
+    answered = []  # the delays at which vdesk itself answered the signal: the cases that prove something
+    for delay in DELAYS:
+        code, stderr = interrupt(argv, delay)
         if before_vdesk_ran(stderr):
             continue
         # The command's own progress notes may come first (`view`'s link, `record`'s start); the
         # outcome is one line after them.
-        outcome = [line for line in stderr.splitlines() if line not in progress_notes(argv[0])]
+        outcome = [line for line in stderr.splitlines() if line not in progress_notes(command)]
         assert "Traceback" not in stderr and len(outcome) <= 1, (argv, delay, stderr)
         if code == 130:
             assert outcome[0].startswith("vdesk: interrupted"), (argv, delay, stderr)
+            answered.append(delay)
         elif code == -signal.SIGINT:
             # The signal came before the interpreter ran a line of vdesk: the process ends by
             # the signal, silently (a shell reports 130 too).
             assert stderr == "", (argv, delay, stderr)
         else:  # it finished before the signal: its own outcome, in at most one line
             assert code in (0, 1, 2), (argv, delay, code, stderr)
-    for argv in (["vnc", shared_desktop.name], ["exec", shared_desktop.name, '{"type": "wait", "inputs": {"duration": 3}}']):
-        process = subprocess.Popen([VDESK, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(max(delay, 0.2))
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
+    assert answered, f"no delay of {DELAYS} s reached vdesk's own handling of Ctrl-C for {command!r}"
+
+
+@pytest.mark.parametrize("command", ["vnc", "exec"])
+def test_ctrl_c_in_a_long_command_is_the_interrupted_line(shared_desktop, command):
+    argv = {"vnc": ["vnc", shared_desktop.name],
+            "exec": ["exec", shared_desktop.name, '{"type": "wait", "inputs": {"duration": 3}}']}[command]
+    answered = 0
+    for delay in DELAYS:
+        code, stderr = interrupt(argv, max(delay, 0.2))
         if before_vdesk_ran(stderr):
             continue
-        assert (process.returncode, stderr) in ((130, "vdesk: interrupted\n"), (-signal.SIGINT, "")), (argv, stderr)
+        assert (code, stderr) in ((130, "vdesk: interrupted\n"), (-signal.SIGINT, "")), (argv, stderr)
+        answered += code == 130
+    assert answered, f"no case reached vdesk's own handling of Ctrl-C for {command!r}"
 
 
 # Modules the interpreter imports to reach the boundary: a few import statements each, with
@@ -198,10 +219,10 @@ def test_a_program_option_without_the_double_dash_says_where_it_goes():
     assert "No such option: --bogus" in assert_one_line_error(vdesk("run", "--bogus", "some-desktop", "ls"))  # vdesk's own
 
 
-def test_an_unknown_agent_lists_every_agent_eval_accepts():
+def test_an_unknown_agent_lists_every_agent_eval_accepts(tmp_path):
     from vdesk.harness.agents import AGENT_NAMES
 
-    line = assert_one_line_error(vdesk("eval", "examples/suite", "--agent", "nosuch"))
+    line = assert_one_line_error(vdesk("eval", "examples/suite", "--agent", "nosuch", "--out", str(tmp_path / "run")))
     assert line == f"vdesk: unknown agent 'nosuch': use one of {', '.join(AGENT_NAMES)}"
     assert "osworld-chat" in AGENT_NAMES
 
@@ -209,15 +230,16 @@ def test_an_unknown_agent_lists_every_agent_eval_accepts():
 def test_a_typo_in_a_task_file_is_one_line_with_the_key_it_meant(tmp_path):
     task = tmp_path / "typo.yaml"
     task.write_text("id: typo\ninstruction: x\nchecks:\n  - command: echo hi\n    stdot: \"hi\\n\"\n")
-    for argv in (["eval", str(task)], ["tasks", "check", str(task)]):
+    for argv in (["eval", str(task), "--out", str(tmp_path / "run")], ["tasks", "check", str(task)]):
         line = assert_one_line_error(vdesk(*argv))
         assert line == f"vdesk: {task}: checks.0: unknown key 'stdot' in a command check (did you mean 'stdout'?)"
 
 
-def test_the_tree_on_the_lean_image_is_refused_up_front_saying_why(shared_desktop):
+def test_the_tree_on_the_lean_image_is_refused_up_front_saying_why(shared_desktop, tmp_path):
     line = assert_one_line_error(vdesk("tree", shared_desktop.name))
     assert line == (f"vdesk: desktop {shared_desktop.name} runs the lean image, which has no accessibility bus: "
                     "the tree (and marks) needs the apps image (vdesk up --apps, image='apps')")
-    line = assert_one_line_error(vdesk("eval", "examples/suite", "--ids", "terminal-echo", "--observation", "som"))
+    line = assert_one_line_error(vdesk("eval", "examples/suite", "--ids", "terminal-echo", "--observation", "som",
+                                       "--out", str(tmp_path / "run")))
     assert line == ("vdesk: --observation som reads the accessibility tree, which the lean image has no bus for: "
                     "task terminal-echo runs on it (give the task desktop: {image: apps}, or observe with screenshot)")

@@ -10,7 +10,6 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-import docker
 import pytest
 
 from vdesk import images as image
@@ -19,7 +18,7 @@ from vdesk.desktop import Desktop
 
 ROOT = Path(__file__).resolve().parents[2]
 VDESK = str(Path(sys.executable).parent / "vdesk")
-CLIENT = docker.from_env()
+from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 
 
 @pytest.fixture(autouse=True)

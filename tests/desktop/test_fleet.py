@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 
-import docker
 import pytest
 from PIL import Image
 from rich.console import Console
@@ -18,7 +17,7 @@ from tests.desktop.helpers import own_desktops
 from vdesk.errors import InvalidArgument
 from vdesk.bench.fleet import FleetReport, NodeEstimate, parse_counts, plot, render, run_fleet
 
-CLIENT = docker.from_env()
+from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 
 
 @pytest.fixture(scope="module")

@@ -42,11 +42,14 @@ def test_screenshot_output_for_agents_is_base64_of_the_format(shared_desktop, fo
     assert Image.open(io.BytesIO(data)).size == (1280, 800)
 
 
-def test_screenshot_output_never_raises_it_reports_failure(shared_desktop):
-    broken = Operator(shared_desktop)
-    broken.desktop = None  # type: ignore[assignment]
-    output = broken.screenshot()
-    assert output.status == "failed" and output.error_message
+def test_screenshot_output_never_raises_it_reports_failure():
+    desktop = Desktop.up(size=(640, 480))
+    operator = Operator(desktop)
+    assert operator.screenshot().status == "success"
+    desktop.down()  # the container is gone under the operator, as when a desktop dies
+    output = operator.screenshot()
+    assert output.status == "failed" and output.base64 == ""
+    assert output.error_message == f"DesktopGone: desktop {desktop.name} is closed"
 
 
 def test_settle_after_an_animation_returns_once_it_stops(shared_desktop):

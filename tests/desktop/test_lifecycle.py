@@ -9,14 +9,13 @@ import sys
 import textwrap
 import time
 
-import docker
 import pytest
 
 from tests.desktop.helpers import PROMPTLY, vdesk_containers, wait_gone
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopGone
 
-CLIENT = docker.from_env()
+from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 
 
 def test_with_block_removes_the_container_on_success():

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import time
 
-import docker
 
 from tests.desktop.helpers import vdesk_containers
 from vdesk.desktop import Desktop
 from vdesk.inventory import prune_desktops
 from vdesk.images import IMAGE
 
-CLIENT = docker.from_env()
+from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 
 
 def _wait_for_status(container, wanted: set[str], timeout: float = 20) -> None:  # type: ignore[no-untyped-def]

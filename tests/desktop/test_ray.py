@@ -23,7 +23,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import docker
 import pytest
 import ray
 
@@ -53,7 +52,7 @@ NODE_ENVIRONMENT = {"RAY_health_check_period_ms": "1000", "RAY_health_check_fail
                     "RAY_AUTH_MODE": "disabled"}
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 30.0
-CLIENT = docker.from_env()
+from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 RUN_TOKEN = secrets.token_hex(6)  # marks the desktops these tests start (others run desktops too)
 SPEC = DesktopSpec(size=(800, 600), environment={"VDESK_TEST_RUN": RUN_TOKEN})
 

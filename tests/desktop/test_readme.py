@@ -1,26 +1,36 @@
-"""Every example in the README does what the README says it does.
+"""Every example in the README and the documentation pages (docs/) does what the page says it does.
 
-The README's code blocks are read from the file: each is run against a real desktop, or named
-in NOT_RUN with the reason (and the test that covers it instead), so a new example cannot slip
-in untried.
+The pages' code blocks are read from the files: each is run against a real desktop, or named in
+NOT_RUN with the reason (and the test that covers it instead), so a new example cannot slip in
+untried. A Python block that is not run still has its imports run and every name it uses bound
+(by the block, a builtin, or the ``desktop`` its page says it drives), so an example cannot use a
+name it never imports. A block shown on two pages is run once.
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
 import json
 import re
 import shlex
 import subprocess
+import symtable
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
+from PIL import Image
+
+from tests.desktop.probe import buttons
 
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
-# Commands (or code) the README shows that this test does not run, and why.
+# Commands (or code) the pages show that this test does not run, and why.
 NOT_RUN = {
     "make demo": "the whole set-up; tests/desktop/test_demo.py runs the demo's own command",
     "make test": "this suite",
@@ -38,18 +48,36 @@ NOT_RUN = {
     "VDESK_VNC_PASSWORD=$(openssl rand -hex 4) docker-compose up": "tests/desktop/test_compose.py runs compose.yaml",
     'with Desktop.up(engine="tcp://': "needs a remote engine; tests/desktop/test_remote_engine.py",
     "from vdesk.cluster import": "needs a Ray cluster; tests/desktop/test_ray.py",
-    'with Desktop.up(image="apps") as desktop:\n    desktop.browser': "needs a page served in the desktop; "
-                                                                   "tests/apps/test_browser_handle.py",
+    "from vdesk import Desktop, Limits, Operator": "the package's names, imported by the names check",
     "- document:": "a list of checks, not a task; tests/apps/test_checks_on_files.py and the apps suite",
     '"retried": true': "a sample of results.json, not code",
     "from agents import": "needs a model service; tests/protocols/test_openai_agents.py runs ComputerTool",
     "import anthropic": "needs a model service; tests/protocols/test_anthropic_toolset.py runs the replies",
     "tree = desktop.accessibility_tree()": "needs Calc and a form open; tests/apps/test_accessibility.py does each line",
 }
+# The Python blocks this test runs, by a line each contains.
+API = "with Desktop.up(size=(1280, 800))"
+FORMATS = "from vdesk.adapters import"
+GYMNASIUM = "import json, gymnasium"
+PYTEST = "def test_terminal_opens(desktop)"
+BROWSER = 'desktop.browser.open("file://'
+RUNNERS = (API, FORMATS, GYMNASIUM, PYTEST, BROWSER)
+GIVEN = {"desktop"}  # what a page's block may use unbound: the desktop the page's text drives
+
+
+def fences() -> list[tuple[str, str, str]]:
+    """Every fenced block of every page: (page, language, body)."""
+    return [(str(page.relative_to(ROOT)), lang, body)
+            for page in PAGES for lang, body in FENCE.findall(page.read_text())]
 
 
 def blocks(language: str) -> list[str]:
-    return [body for lang, body in FENCE.findall((ROOT / "README.md").read_text()) if lang == language]
+    return list(dict.fromkeys(body for _, lang, body in fences() if lang == language))
+
+
+def the_block(language: str, marker: str) -> str:
+    (block,) = [block for block in blocks(language) if marker in block]
+    return block
 
 
 def not_run(text: str) -> bool:
@@ -69,63 +97,112 @@ def commands(block: str) -> list[tuple[list[str], str]]:
     return out
 
 
+def unbound_names(code: str) -> set[str]:
+    """Names the code reads at any depth that nothing in it binds (nor builtins, nor GIVEN)."""
+    top = symtable.symtable(code, "<block>", "exec")
+    bound = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    used: set[str] = set()
+
+    def walk(table: symtable.SymbolTable) -> None:
+        for symbol in table.get_symbols():
+            if symbol.is_referenced() and (table is top or symbol.is_global()):
+                used.add(symbol.get_name())
+        for child in table.get_children():
+            walk(child)
+
+    walk(top)
+    return used - bound - set(dir(builtins)) - GIVEN
+
+
+def imports_of(code: str) -> ast.Module:
+    """The code's top-level import statements alone."""
+    tree = ast.parse(code)
+    return ast.Module([node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))], [])
+
+
+# The shell blocks that start a desktop, each run as one session (the first page it is on names it).
+SESSIONS: dict[str, str] = {}
+for _page, _lang, _body in fences():
+    if _lang == "sh" and "vdesk up" in _body:
+        SESSIONS.setdefault(_body, _page)
+
+
 def test_every_block_is_run_or_named_with_a_reason():
-    readme = (ROOT / "README.md").read_text()
-    assert {lang for lang, _ in FENCE.findall(readme)} <= {"sh", "python", "yaml", "json", ""}
+    assert {lang for _, lang, _ in fences()} <= {"sh", "python", "yaml", "json", ""}
     assert all(not_run(block.strip()) for block in blocks("json"))
     others = [block for block in blocks("sh") if "vdesk up" not in block]
     for line in "".join(others).replace("\\\n", " ").splitlines():
-        assert not line.strip() or not_run(line.strip()), f"a README example nothing runs: {line}"
+        assert not line.strip() or not_run(line.strip()), f"an example nothing runs: {line}"
+    for block in blocks("python"):
+        assert any(marker in block for marker in RUNNERS) or not_run(block.strip()), block
+    assert len(SESSIONS) >= 2  # the first session and the command line's quick reference
 
 
-def test_the_command_line_block_does_what_its_comments_say(tmp_path):
-    (cli_block,) = [block for block in blocks("sh") if "vdesk up" in block]
+@pytest.mark.parametrize("block", blocks("python"), ids=lambda block: block.strip().splitlines()[0][:40])
+def test_python_blocks_import_what_they_use(block):
+    assert not unbound_names(block), f"names the block never binds: {sorted(unbound_names(block))}"
+    exec(compile(imports_of(block), "<imports>", "exec"), {})  # its imports exist
+
+
+@pytest.mark.parametrize("block", list(SESSIONS), ids=list(SESSIONS.values()))
+def test_each_command_line_session_does_what_its_comments_say(tmp_path, block):
     (tmp_path / "actions.json").write_text(json.dumps([{"type": "mouse_move", "inputs": {"point": [5, 5]}}]))
     (tmp_path / "report.xlsx").write_bytes(bytes(range(256)) * 64)  # any bytes: cp copies them as they are
-    name = None
+    names: list[str] = []  # every desktop the block started; NAME is the latest
+    outputs: list[str] = []
     try:
-        for argv, comment in commands(cli_block):
-            if name is not None:
-                argv = [name + word[4:] if word == "NAME" or word.startswith("NAME:") else word for word in argv]
+        for argv, comment in commands(block):
+            if names:
+                argv = [names[-1] + word[4:] if word == "NAME" or word.startswith("NAME:") else word for word in argv]
             if argv[:2] == ["vdesk", "prune"]:
-                argv.append(name)  # only this test's desktop: others' run on this engine
+                argv.extend(names)  # only this test's desktops: others' run on this engine
             run = subprocess.run([str(BIN / argv[0]), *argv[1:]], cwd=tmp_path, capture_output=True,
                                  text=True, timeout=180)
             assert run.returncode == 0, (argv, run.stdout, run.stderr)
             if argv[:2] == ["vdesk", "up"]:
-                name = run.stdout.split()[0]
+                names.append(run.stdout.split()[0])
             if argv[1:2] == ["exec"] and "--format" not in argv and "--help" not in argv:
                 assert json.loads(run.stdout)["status"] == "success", run.stdout
             if argv[-2:] == ["cat", "hello.txt"]:
                 assert run.stdout == comment + "\n"  # the comment shows the output
-        assert (tmp_path / "shot.png").is_file() and (tmp_path / "session.mp4").stat().st_size > 0
-        assert (tmp_path / "back.xlsx").read_bytes() == (tmp_path / "report.xlsx").read_bytes()
+            if "-o" in argv:
+                outputs.append(argv[argv.index("-o") + 1])
+        assert names, "the block starts no desktop"
+        for output in outputs:
+            assert (tmp_path / output).stat().st_size > 0, output
+        if (tmp_path / "back.xlsx").exists() or "back.xlsx" in block:
+            assert (tmp_path / "back.xlsx").read_bytes() == (tmp_path / "report.xlsx").read_bytes()
     finally:
-        if name is not None:
+        for name in names:
             subprocess.run([str(BIN / "vdesk"), "down", name], capture_output=True, timeout=60)
 
 
-def test_the_python_api_example_runs_as_written(tmp_path, monkeypatch):
-    (api_block,) = [block for block in blocks("python") if "with Desktop.up(size=(1280, 800))" in block]
+def test_the_python_api_example_runs_as_written_and_its_screenshot_shows_the_terminal(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    exec(compile(api_block, "README.md", "exec"), {})  # its own asserts check what it claims
-    assert (tmp_path / "shot.png").is_file()
+    exec(compile(the_block("python", API), "the Python API example", "exec"), {})  # its asserts check what it claims
+    shot = Image.open(tmp_path / "shot.png").convert("RGB")
+    colours = shot.getcolors(maxcolors=1 << 16)
+    assert colours is None or len(colours) > 2, "the screenshot is blank"
+    assert shot.getextrema() != ((0, 0), (0, 0), (0, 0))
 
 
-def test_the_model_formats_example_runs_on_a_desktop(shared_desktop):
-    (block,) = [block for block in blocks("python") if "from vdesk.adapters import" in block]
-    exec(compile(block, "README.md", "exec"), {"desktop": shared_desktop})
+def test_the_model_formats_example_runs_on_a_desktop(shared_desktop, probe):
+    exec(compile(the_block("python", FORMATS), "the model formats example", "exec"), {"desktop": shared_desktop})
+    # its UI-TARS reply double-clicks (18, 58) of the 0..1000 grid: (23, 46) on 1280x800
+    assert buttons(probe.events()) == [("button_press", 1, 23, 46), ("button_release", 1, 23, 46)] * 2
 
 
 def test_the_gymnasium_example_runs_as_written(monkeypatch):
-    (block,) = [block for block in blocks("python") if "import json, gymnasium" in block]
     monkeypatch.chdir(ROOT)  # its task path is the repository's
-    exec(compile(block, "README.md", "exec"), {})  # its own asserts check what it claims
+    exec(compile(the_block("python", GYMNASIUM), "the Gymnasium example", "exec"), {})  # its asserts check it
+
+
+def test_the_browser_example_runs_as_written():
+    exec(compile(the_block("python", BROWSER), "the browser example", "exec"), {})  # its asserts check it
 
 
 def test_the_pytest_example_passes_with_the_installed_plugin(tmp_path):
-    (block,) = [block for block in blocks("python") if "def test_terminal_opens(desktop)" in block]
-    (tmp_path / "test_example.py").write_text(block)
+    (tmp_path / "test_example.py").write_text(the_block("python", PYTEST))
     run = subprocess.run([str(BIN / "pytest"), "-q", "-p", "no:cacheprovider", "test_example.py"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout + run.stderr
@@ -141,10 +218,3 @@ def test_the_task_example_is_solved_by_its_own_solution(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert [(e["task_id"], e["success"]) for e in results["episodes"]] == [(task["id"], True)], results
-
-
-def test_all_python_blocks_are_run_or_named():
-    runners = ("with Desktop.up(size=(1280, 800))", "from vdesk.adapters import", "def test_terminal_opens(desktop)",
-               "import json, gymnasium")
-    for block in blocks("python"):
-        assert any(marker in block for marker in runners) or not_run(block.strip()), block

@@ -18,7 +18,7 @@ from vdesk.desktop import Desktop
 from vdesk.errors import PasswordRefused, VdeskError
 from vdesk.frames import LiveFramebuffer
 
-CLIENT = docker.from_env()
+from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 RFB_NONE, RFB_VNC_AUTH = 1, 2
 
 

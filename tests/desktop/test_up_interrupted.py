@@ -9,11 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-import docker
 import pytest
 
 VDESK = str(Path(sys.executable).parent / "vdesk")
-CLIENT = docker.from_env()
+from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 # `vdesk up` takes ~0.6 s on an idle machine and several seconds on a loaded one: the signal
 # lands in the imports, the container's creation, the wait for X and the first frame, the
 # announcement, or after it.

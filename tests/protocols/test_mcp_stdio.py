@@ -215,14 +215,14 @@ def test_the_desktop_goes_when_the_session_ends(ending):
         client.wait()
 
 
-def test_the_readme_client_configuration_starts_a_server_the_client_can_use():
+def test_the_documented_client_configuration_starts_a_server_the_client_can_use():
     import re
     from pathlib import Path
 
     from mcp import StdioServerParameters
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    configs = [json.loads(body) for body in re.findall(r"^```json\n(.*?)^```", readme, re.M | re.S) if "mcpServers" in body]
+    page = (Path(__file__).resolve().parents[2] / "docs" / "protocols.md").read_text()
+    configs = [json.loads(body) for body in re.findall(r"^```json\n(.*?)^```", page, re.M | re.S) if "mcpServers" in body]
     local = next(c["mcpServers"]["vdesk"] for c in configs if "command" in c["mcpServers"]["vdesk"])
     remote = next(c["mcpServers"]["vdesk"] for c in configs if "url" in c["mcpServers"]["vdesk"])
     assert remote["url"].startswith("http://127.0.0.1:") and remote["headers"]["Authorization"].startswith("Bearer ")

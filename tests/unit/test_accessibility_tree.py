@@ -7,6 +7,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
+from pydantic import ValidationError
 from PIL import Image
 
 from vdesk.accessibility import marks as set_of_marks
@@ -149,9 +150,17 @@ def test_an_action_may_name_an_element_instead_of_a_point():
 
 
 def test_the_reader_output_is_bounded():
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="nodes.0.name") as refused:
         _RawApp.model_validate({"name": "x", "nodes": [raw(-1, "application", "x" * 20_000)]})
-    assert json.dumps(calc_tree().to_json())  # serializable
+    assert refused.value.errors()[0]["type"] == "string_too_long"
+    _RawApp.model_validate({"name": "x", "nodes": [raw(-1, "application", "x" * 10_000)]})  # the bound itself is kept
+
+
+def test_a_tree_survives_a_json_round_trip():
+    tree = calc_tree()
+    again = json.loads(json.dumps(tree.to_json()))
+    assert again == tree.to_json()
+    assert json.dumps(again).count('"Bold"') == json.dumps(tree.to_json()).count('"Bold"') >= 1
 
 
 def test_the_tree_as_json_text_is_the_same_data_a_line_per_node_bounds_short():

@@ -80,10 +80,6 @@ def test_start_without_end_means_point(name: str) -> None:
     assert action.inputs.start is None
 
 
-def test_an_input_given_twice_under_different_names_is_rejected() -> None:
-    assert "content" in error_of({"type": "type", "inputs": {"text": "a", "content": "b"}})
-
-
 def test_the_same_value_under_two_names_is_accepted() -> None:
     assert parse("type", text="a", content="a").inputs.content == "a"
 

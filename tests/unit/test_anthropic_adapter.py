@@ -405,11 +405,13 @@ def test_an_unknown_tool_version_is_a_programming_error() -> None:
         translate({"action": "screenshot"}, version="computer_20241022")  # type: ignore[arg-type]
 
 
-def test_computer_input_model_names_the_fields_of_the_tool() -> None:
-    assert set(ComputerInput.model_fields) == {
-        "action", "coordinate", "start_coordinate", "text", "scroll_direction",
-        "scroll_amount", "duration", "region", "repeat",  # repeat: the toolset's key only
-    }
+def test_every_key_the_tool_documents_is_read_with_its_value() -> None:
+    written = {"action": "left_click_drag", "coordinate": [10, 20], "start_coordinate": [1, 2], "text": "a",
+               "scroll_direction": "down", "scroll_amount": 3, "duration": 0.5, "region": [0, 0, 5, 5],
+               "repeat": 2}  # repeat: the toolset's key only
+    read = ComputerInput.model_validate(written)
+    assert {key: getattr(read, key) for key in written} == {
+        **written, "coordinate": (10, 20), "start_coordinate": (1, 2), "region": (0, 0, 5, 5)}
 
 
 # --- tool definition ------------------------------------------------------------------------

@@ -1,10 +1,15 @@
 """The import graph of ``vdesk/`` has no cycle, counting every import: at module level, inside
-functions, under ``TYPE_CHECKING``, relative ones. And no module imports the package face
-(``vdesk/__init__.py``), which only re-exports."""
+functions, under ``TYPE_CHECKING``, relative ones, and the package ``__init__`` that Python runs
+before any submodule of it (importing ``vdesk.harness.hosts`` runs ``vdesk/harness/__init__.py``).
+No module imports the package face (``vdesk/__init__.py``), which only re-exports. And every
+module imports first, alone, in a fresh interpreter."""
 
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,6 +89,48 @@ def graph() -> tuple[dict[str, set[str]], list[Import]]:
             if item.target != name:
                 edges[name].add(item.target)
     return edges, every
+
+
+def _enclosing_package(name: str, known: set[str]) -> str | None:
+    parent = name.rpartition(".")[0]
+    return parent if parent in known and parent != "vdesk" else None
+
+
+def package_init_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Cycles through a package ``__init__`` that Python runs before a submodule of it.
+
+    Importing ``pkg.sub`` runs ``pkg/__init__.py`` first. A chain from there back to ``pkg.sub``
+    that stays inside ``pkg`` is harmless: every module of ``pkg`` starts after its ``__init__``,
+    so none is half-made when the chain reaches it. A chain that leaves ``pkg`` fails when the
+    module outside is imported first: it is half-made when the chain comes back to it
+    (``import vdesk.osworld.getters`` once failed this way, through ``vdesk.harness``)."""
+    known = set(edges)
+    found: list[list[str]] = []
+    for sub in sorted(known):
+        package = _enclosing_package(sub, known)
+        if package is None or sub in edges[package]:
+            continue
+        path = _path_leaving(package, sub, edges)
+        if path is not None:
+            found.append([sub, *path])
+    return found
+
+
+def _path_leaving(package: str, target: str, edges: dict[str, set[str]]) -> list[str] | None:
+    """A shortest import chain ``package → … → target`` through a module outside ``package``."""
+    inside = lambda name: name == package or name.startswith(package + ".")  # noqa: E731
+    paths: dict[tuple[str, bool], list[str]] = {(package, False): [package]}
+    queue = [(package, False)]
+    while queue:
+        node, left = queue.pop(0)
+        for nxt in sorted(edges[node]):
+            state = (nxt, left or not inside(nxt))
+            if nxt == target and state[1]:
+                return paths[(node, left)] + [nxt]
+            if state not in paths:
+                paths[state] = paths[(node, left)] + [nxt]
+                queue.append(state)
+    return None
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -169,6 +216,74 @@ def test_vdesk_has_no_import_cycle() -> None:
     edges, _ = graph()
     found = cycles(edges)
     assert not found, "import cycles in vdesk/:\n" + "\n".join(" → ".join(cycle) for cycle in found)
+
+
+def test_vdesk_has_no_cycle_through_a_package_init() -> None:
+    edges, _ = graph()
+    found = package_init_cycles(edges)
+    assert not found, "cycles through a package __init__ (the first module runs it):\n" + "\n".join(
+        " ⇢ ".join(cycle[:2]) + " → " + " → ".join(cycle[2:]) for cycle in found)
+
+
+def test_the_package_init_checker_tells_a_chain_that_leaves_the_package() -> None:
+    leaves = {"p": {"p.a"}, "p.a": {"q"}, "q": {"p.b"}, "p.b": set()}
+    assert package_init_cycles(leaves) == [["p.b", "p", "p.a", "q", "p.b"]]
+    stays = {"p": {"p.a"}, "p.a": {"p.b"}, "p.b": set(), "q": set()}
+    assert package_init_cycles(stays) == []
+
+
+# Imports each named module first in a child forked from an interpreter that holds the third-party
+# libraries but no vdesk module: as fresh as a new interpreter for vdesk, without paying docker-py,
+# pydantic and Pillow again for each of a hundred modules.
+_FORK_EACH = """
+import importlib, os, sys
+for library in ("docker", "pydantic", "PIL.Image", "Xlib.display", "twisted.internet.reactor", "vncdotool",
+                "typer", "rich", "numpy", "yaml", "httpx", "starlette", "mcp"):
+    try:
+        importlib.import_module(library)
+    except Exception:
+        pass
+assert not [name for name in sys.modules if name == "vdesk" or name.startswith("vdesk.")]
+for name in sys.argv[1:]:
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read)
+        try:
+            importlib.import_module(name)
+            message = ""
+        except BaseException as error:
+            message = f"{type(error).__name__}: {error}"
+        os.write(write, message.encode()[:4000])
+        os._exit(0)
+    os.close(write)
+    message = b""
+    while chunk := os.read(read, 4096):
+        message += chunk
+    os.close(read)
+    os.waitpid(child, 0)
+    if message:
+        print(f"{name}: {message.decode()}")
+"""
+
+
+def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
+    """A cycle hidden behind a package ``__init__`` shows only at run time, as an ImportError of a
+    partially initialised module, and only when that module is the first one imported."""
+    root = str(PACKAGE.parent)
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-c", _FORK_EACH, *sorted(modules())], capture_output=True,
+                          text=True, env=env, cwd=root, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not done.stdout.strip(), "modules that fail to import first:\n" + done.stdout
+
+
+def test_a_module_that_fails_to_import_first_is_named(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("raise ImportError('partially initialized')\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", _FORK_EACH, "json", "broken"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.stdout.strip() == "broken: ImportError: partially initialized"
 
 
 def test_no_module_imports_the_package_face() -> None:

@@ -181,8 +181,9 @@ def translate(
     Raises :class:`InvalidAction` naming the offending field or action when the input is
     malformed or asks for something the tool ``version`` does not have.
 
-    >>> translate({"action": "left_click", "coordinate": [10, 20]}).actions[0].type.value
-    'click'
+    Examples:
+        >>> translate({"action": "left_click", "coordinate": [10, 20]}).actions[0].type.value
+        'click'
     """
     _check_version(version)
     if version == TOOLSET:
@@ -199,10 +200,11 @@ def translate_tool_use(block: Mapping[str, Any], *, version: Version = TOOLSET) 
     for a single tool it is named ``computer`` and its input has the ``action``. Raises
     :class:`InvalidAction` naming what is wrong.
 
-    >>> block = {"type": "tool_use", "id": "toolu_1", "name": "key", "toolset_name": "computer",
-    ...          "input": {"text": "Return", "repeat": 2}}
-    >>> [action.type.value for action in translate_tool_use(block).actions]
-    ['hotkey', 'hotkey']
+    Examples:
+        >>> block = {"type": "tool_use", "id": "toolu_1", "name": "key", "toolset_name": "computer",
+        ...          "input": {"text": "Return", "repeat": 2}}
+        >>> [action.type.value for action in translate_tool_use(block).actions]
+        ['hotkey', 'hotkey']
     """
     _check_version(version)
     if not isinstance(block, Mapping):

@@ -172,8 +172,9 @@ def translate(action: dict[str, Any]) -> OpenAICall:
 
     Raises :class:`InvalidAction` naming the offending action type or field.
 
-    >>> translate({"type": "click", "button": "right", "x": 5, "y": 6}).actions[0].type.value
-    'right_click'
+    Examples:
+        >>> translate({"type": "click", "button": "right", "x": 5, "y": 6}).actions[0].type.value
+        'right_click'
     """
     parsed = _validate(action)
     try:

@@ -54,6 +54,10 @@ def eval_command(
     image: Annotated[Optional[str], typer.Option("--image", metavar="IMAGE", help=(
         "OSWorld tasks: the desktop image (default: apps, and the osworld profile for VLC, "
         "Thunderbird and VS Code tasks)."))] = None,
+    replace: Annotated[bool, typer.Option("--replace", help=(
+        "--out holds a run already: remove that run first (only what a run writes there)."))] = False,
+    append: Annotated[bool, typer.Option("--append", help=(
+        "--out holds a run already: keep its episodes and add these (a task run again replaces its own)."))] = False,
 ) -> None:
     """Run a suite of tasks with an agent; exit 1 unless every task that ran passed
     (tasks skipped for what they need offline are listed with their reasons)."""
@@ -67,15 +71,20 @@ def eval_command(
         raise InvalidArgument(f"--per-node must be at least 1, got {per_node}")
     if per_node is not None and ray_address is None:
         raise InvalidArgument("--per-node needs --ray")
+    if replace and append:
+        raise InvalidArgument("--replace and --append say two things: give one")
     from rich.console import Console
 
     from vdesk.cli.console import suite_progress, summary_table
+    from vdesk.harness.folders import Existing, check_run_folder
     from vdesk.harness.runner import LocalPlacement, check_observation, run_suite
     from vdesk.osworld.format import ACTION_SPACES
     from vdesk.osworld.loader import load_tasks
 
     if action_space is not None and action_space not in ACTION_SPACES:
         raise InvalidArgument(f"--action-space must be one of {', '.join(ACTION_SPACES)}, got {action_space!r}")
+    existing: Existing = "replace" if replace else "append" if append else "refuse"
+    check_run_folder(out_dir, existing)  # before any desktop starts or the bar shows
     tasks = load_tasks(suite, domains=domain, ids=ids.split(",") if ids else None, task_files=task_files,
                        meta=meta, screen=screen, image=image)
     check_observation(tasks, observation)  # before any desktop, and before the progress bar
@@ -93,7 +102,8 @@ def eval_command(
     with suite_progress(Console(stderr=True), len(tasks)) as (progress, on_event):
         try:
             summary = run_suite(tasks, agents, out=out_dir, parallel=parallel, on_event=on_event,
-                                placement=placement, video=video, observation=observation)
+                                placement=placement, video=video, observation=observation,
+                                existing=existing)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted: {progress.done} of {len(tasks)} done, results in {results}") from None
     say(summary_table(summary))
@@ -105,7 +115,8 @@ def eval_command(
                              observation_type=observation, model=summary.agent)
         say(domains_table(rates))
     say(f"results: {results}")
-    if summary.successes != len(tasks) - summary.skipped:
+    ran = {task.id for task in tasks}  # with --append the summary holds earlier episodes too
+    if sum(o.success or o.status == "skipped" for o in summary.episodes if o.task_id in ran) != len(ran):
         raise typer.Exit(1)
 
 
@@ -139,6 +150,8 @@ def replay_command(
     out_dir: Annotated[Optional[Path], typer.Option("--out", metavar="FOLDER", help=(
         "Where the replay's run folders go (default: RUN.replay)."))] = None,
     parallel: Annotated[int, typer.Option(metavar="N", help="Episodes at a time.")] = 1,
+    replace: Annotated[bool, typer.Option("--replace", help=(
+        "--out holds a run already: remove that run first (the default folder is always replaced)."))] = False,
 ) -> None:
     """Re-execute recorded runs on fresh desktops; exit 1 unless each matches its original."""
     if parallel < 1:
@@ -146,13 +159,17 @@ def replay_command(
     from rich.console import Console
 
     from vdesk.cli.console import replay_table, suite_progress
+    from vdesk.harness.folders import check_run_folder
     from vdesk.harness.record import episode_folders
     from vdesk.harness.replay import replay
+
+    if out_dir is not None:
+        check_run_folder(out_dir, "replace" if replace else "refuse")  # before the bar shows
 
     total = len(episode_folders(run_dir))
     with suite_progress(Console(stderr=True), total, label="replay") as (progress, on_event):
         try:
-            report = replay(run_dir, out=out_dir, parallel=parallel, on_event=on_event)
+            report = replay(run_dir, out=out_dir, parallel=parallel, on_event=on_event, replace=replace)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted: {progress.done} of {total} replayed") from None
     say(replay_table(report))

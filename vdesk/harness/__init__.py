@@ -8,23 +8,46 @@ run folders, replays, suite runs and reports.
 
 Model agents (:mod:`vdesk.harness.agents.models`) and the live viewer (:mod:`vdesk.viewer`)
 are imported from their modules.
+
+The names are imported on first use (as the package face does): importing one submodule, such
+as :mod:`vdesk.harness.hosts`, runs this file, and an eager import of everything here would
+make every module under the harness depend on every other one.
 """
 
-from vdesk.harness.agents import Agent, AgentReply, ReplayAgent, ScriptedAgent, make_agent
-from vdesk.harness.checks import CheckResult, run_checks
-from vdesk.harness.env import DesktopEnv, Observation, SetupError
-from vdesk.harness.loop import EpisodeResult, PausedEpisode, Status, run_episode
-from vdesk.harness.record import Outcome, Run, RunError, StepRecord, frame_hash, load_run
-from vdesk.harness.replay import ReplayComparison, ReplayReport, replay
-from vdesk.harness.report import write_report
-from vdesk.harness.runner import LocalPlacement, run_suite
-from vdesk.harness.suite import Placement, SuiteEvent, SuiteSummary
-from vdesk.harness.tasks import Task, TaskError, load_suite, load_task, parse_task
+from __future__ import annotations
 
-__all__ = [
-    "Agent", "AgentReply", "CheckResult", "DesktopEnv", "EpisodeResult", "LocalPlacement", "Observation",
-    "Outcome", "PausedEpisode", "Placement", "ReplayAgent", "ReplayComparison", "ReplayReport", "Run", "RunError",
-    "ScriptedAgent", "SetupError", "Status", "StepRecord", "SuiteEvent", "SuiteSummary", "Task", "TaskError",
-    "frame_hash", "load_run", "load_suite", "load_task", "make_agent", "parse_task", "replay", "run_checks",
-    "run_episode", "run_suite", "write_report",
-]
+import importlib
+from typing import Any
+
+# Where each name lives: its module is imported when the name is first asked for.
+_HOMES = {
+    "Agent": "vdesk.harness.agents", "AgentReply": "vdesk.harness.agents", "ReplayAgent": "vdesk.harness.agents",
+    "ScriptedAgent": "vdesk.harness.agents", "make_agent": "vdesk.harness.agents",
+    "CheckResult": "vdesk.harness.checks", "run_checks": "vdesk.harness.checks",
+    "DesktopEnv": "vdesk.harness.env", "Observation": "vdesk.harness.env", "SetupError": "vdesk.harness.env",
+    "EpisodeResult": "vdesk.harness.loop", "PausedEpisode": "vdesk.harness.loop", "Status": "vdesk.harness.loop",
+    "run_episode": "vdesk.harness.loop",
+    "Outcome": "vdesk.harness.record", "Run": "vdesk.harness.record", "RunError": "vdesk.harness.record",
+    "StepRecord": "vdesk.harness.record", "frame_hash": "vdesk.harness.record", "load_run": "vdesk.harness.record",
+    "ReplayComparison": "vdesk.harness.replay", "ReplayReport": "vdesk.harness.replay", "replay": "vdesk.harness.replay",
+    "write_report": "vdesk.harness.report",
+    "LocalPlacement": "vdesk.harness.runner", "run_suite": "vdesk.harness.runner",
+    "Placement": "vdesk.harness.suite", "SuiteEvent": "vdesk.harness.suite", "SuiteSummary": "vdesk.harness.suite",
+    "Task": "vdesk.harness.tasks", "TaskError": "vdesk.harness.tasks", "load_suite": "vdesk.harness.tasks",
+    "load_task": "vdesk.harness.tasks", "parse_task": "vdesk.harness.tasks",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'vdesk.harness' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

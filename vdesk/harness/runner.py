@@ -22,6 +22,7 @@ from pathlib import Path
 
 from vdesk.errors import InvalidArgument
 from vdesk.harness.env import DesktopEnv
+from vdesk.harness.folders import Existing, prepare_run_folder
 from vdesk.harness.suite import AgentFactory, Episodes, Placement, SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import Task
 from vdesk.images import IMAGE, resolve
@@ -31,8 +32,12 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
               image: str = IMAGE, cancel: threading.Event | None = None,
               on_event: Callable[[SuiteEvent], None] | None = None, placement: Placement | None = None,
               environment: Mapping[str, str] | None = None, video: bool = False,
-              observation: str = "screenshot") -> SuiteSummary:
+              observation: str = "screenshot", existing: Existing = "refuse") -> SuiteSummary:
     """Run every task once with a fresh agent and desktop, ``parallel`` at a time, into ``out``.
+
+    A folder that holds a run already is refused (:class:`InvalidArgument`) unless ``existing``
+    says what to do with it: ``"replace"`` removes that run first, ``"append"`` keeps its
+    episodes and adds these (a task run again replaces its episode); see :mod:`vdesk.harness.folders`.
 
     ``placement`` says where the desktops live: this machine (:class:`LocalPlacement`, the
     default) or a Ray cluster's nodes (:class:`vdesk.cluster.placement.ClusterPlacement`,
@@ -45,7 +50,7 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
         raise InvalidArgument(f"parallel must be at least 1, got {parallel}")
     check_observation(tasks, observation, image)
     placement = placement or LocalPlacement(observation)
-    out.mkdir(parents=True, exist_ok=True)
+    kept = prepare_run_folder(out, [task.id for task in tasks], existing)
     cancel = cancel or threading.Event()
     episodes = Episodes(agent_factory, agent_factory().name, out, cancel, on_event or (lambda event: None), video)
     summary = SuiteSummary(agent=episodes.agent, parallel=parallel, ray_address=placement.ray_address,
@@ -57,7 +62,7 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
         summary.interrupted = True
         raise
     finally:
-        summary.episodes = [episodes.outcomes[task.id] for task in tasks if task.id in episodes.outcomes]
+        summary.episodes = kept + [episodes.outcomes[task.id] for task in tasks if task.id in episodes.outcomes]
         summary.elapsed_s = round(time.monotonic() - started, 3)
         summary.interrupted = summary.interrupted or cancel.is_set()
         summary.write(out)
