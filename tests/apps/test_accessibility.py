@@ -221,7 +221,7 @@ def test_vdesk_tree_prints_the_table_and_the_xml(desktop, form, capsys):
     assert root.find(".//push-button[@name='Submit']") is not None
 
 
-def test_vdesk_tree_json_is_a_line_per_node_and_an_app_not_there_is_named_with_those_that_are(desktop, capsys):
+def test_vdesk_tree_json_is_a_line_per_node_and_an_app_not_there_is_named_with_those_that_are(desktop, form, capsys):
     from vdesk.cli import run
 
     assert run(["tree", desktop.name, "--app", "Chromium"]) == 0
