@@ -25,7 +25,7 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import docker
 import docker.errors
@@ -374,9 +374,11 @@ class Desktop:
         raise DesktopTimeout(f"desktop {self.name}: no text matching {text_on_screen.describe(pattern)} "
                              f"appeared within {timeout:g} s ({reads} frames read; the last said: {seen!r})")
 
-    def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS) -> AbstractContextManager[video.Recording]:
+    def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS,
+               seconds: float | None = None) -> AbstractContextManager[video.Recording]:
         """Record the screen (logical size) into an MP4 at ``fps`` while inside the ``with``
-        block; the frames come from the held VNC connection (see :mod:`vdesk.video`)."""
+        block, or ``seconds`` of video at most (``recording.wait()`` returns once they are
+        written); the frames come from the held VNC connection (see :mod:`vdesk.video`)."""
         last: list[tuple[Frame, Image.Image]] = []  # the frame grabbed last, and its image at the logical size
 
         def grab() -> Image.Image:
@@ -385,7 +387,7 @@ class Desktop:
                 last[:] = [(frame, self._scaled(frame.image))]
             return last[0][1]
 
-        return video.record(grab, path, size=self.screen.size, fps=fps)
+        return video.record(grab, path, size=self.screen.size, fps=fps, seconds=seconds)
 
     # -- programs and actions -----------------------------------------------------------------
     def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0,
@@ -545,12 +547,30 @@ class Desktop:
         logical pixels; ``tree.silent`` lists the windows whose programs expose none, and an
         application that did not answer in time has ``error`` set (the others are complete).
         See :mod:`vdesk.accessibility.tree`."""
+        self._refuse_lean_tree()
         tree = self._guard(lambda: self._tree_reader.read(self.screen, limits, tuple(apps)))
+        missing = [name for name in apps if name not in {app.name for app in tree.applications}]
+        if missing:
+            self._no_such_application(missing[0], limits.timeout)
         stack = self.windows.stacked()
         mark_covered(tree, stack, self.screen.scale)
         if not apps:
             tree.silent = silent_windows(tree, stack)
         return tree
+
+    def _no_such_application(self, name: str, timeout: float) -> NoReturn:
+        """Raise InvalidArgument naming ``name`` and the applications the bus has (read shallowly)."""
+        present = self._guard(lambda: self._tree_reader.read(self.screen, TreeLimits(max_depth=1, timeout=timeout)))
+        names = sorted({app.name for app in present.applications if app.name})
+        there = f"the applications on it are {', '.join(names)}" if names else "no application is on it"
+        raise InvalidArgument(f"no application named {name!r} on the accessibility bus of desktop {self.name}: {there}")
+
+    def _refuse_lean_tree(self) -> None:
+        """The lean image has no accessibility bus: say so before asking a reader it lacks."""
+        if desktop_image.resolve(self.container.attrs.get("Config", {}).get("Image") or "?") == desktop_image.IMAGE:
+            self._tree_readable = False
+            raise CommandFailed(f"desktop {self.name} runs the lean image, which has no accessibility bus: "
+                                "the tree (and marks) needs the apps image (vdesk up --apps, image='apps')")
 
     def marks(self, tree: Tree | None = None) -> set_of_marks.Marks:
         """Number the interactive elements on screen (from a fresh tree) and draw them on a
@@ -664,10 +684,10 @@ class Desktop:
         for batch in chained(steps):
             if isinstance(batch, Input):
                 self._guard(lambda: self._input.send(batch.events))
-            elif isinstance(batch, TypeText) and batch.paste:
-                self.clipboard.paste(batch.text)
+            elif isinstance(batch, TypeText) and batch.paste:  # a removed desktop is gone, not a lost channel
+                self._guard(lambda: self.clipboard.paste(batch.text))
             elif isinstance(batch, TypeText):
-                self._type(batch.text)
+                self._guard(lambda: self._type(batch.text))
             elif isinstance(batch, Sleep):
                 time.sleep(batch.seconds)
             yield batch

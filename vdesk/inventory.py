@@ -25,6 +25,7 @@ from docker.models.containers import Container
 from pydantic import BaseModel, ConfigDict, computed_field, field_serializer
 
 from vdesk import engine as engines
+from vdesk.clock import ClockSettings
 from vdesk.container import LABEL, check_name, parse_size, published_port, remove_container, this_user
 from vdesk.errors import DesktopNotFound
 
@@ -47,6 +48,7 @@ class DesktopInfo(BaseModel):
     owner: str
     leased: bool
     vnc_address: str | None
+    clock: str | None = None  # the time the desktop was started at ("YYYY-MM-DD HH:MM:SS" UTC); None: the real time
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -71,6 +73,7 @@ def desktop_info(container: Container) -> DesktopInfo:
         expires_at=datetime.fromtimestamp(expires, timezone.utc) if expires else None,
         owner=labels.get("vdesk.owner", "?"), leased=labels.get("vdesk.leased") == "true",
         vnc_address=f"127.0.0.1::{port}" if (port := published_port(container)) else None,
+        clock=clock.start if (clock := ClockSettings.from_labels(labels)) else None,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -33,6 +34,7 @@ def test_up_exec_run_shot_ls_down_from_a_shell(tmp_path):
         listed = json.loads(vdesk("ls", "--json").stdout)
         mine = next(d for d in listed if d["name"] == name)
         assert mine["size"] == "1024x768" and mine["status"] == "running" and not mine["leased"]
+        assert mine["clock"] is None  # started without one: the real time
         assert 0 < mine["ttl_left"] <= 7200
 
         run = vdesk("run", name, "--wait", "--", "sh", "-c", "echo hi from $(id -un)")
@@ -134,6 +136,27 @@ def test_prune_removes_an_expired_desktop_and_keeps_a_live_one(shared_desktop):
     assert expired.name not in vdesk_containers(CLIENT)
     assert shared_desktop.name in vdesk_containers(CLIENT)
     assert vdesk("prune", shared_desktop.name).stdout.strip() == "nothing to prune"
+
+
+def test_shot_to_stdout_writes_the_png_there_and_says_so_on_stderr(shared_desktop):
+    shot = subprocess.run([VDESK, "shot", shared_desktop.name, "-o", "-"], capture_output=True, timeout=120)
+    assert shot.returncode == 0, shot.stderr
+    image = Image.open(io.BytesIO(shot.stdout))
+    assert image.format == "PNG" and image.size == shared_desktop.screen.size
+    assert shot.stderr.decode() == f"wrote a PNG to stdout ({image.width}x{image.height})\n"
+
+
+def test_exec_anthropic_takes_the_sdks_whole_tool_use_block(shared_desktop, probe):
+    # What `block.model_dump()` of the SDK's toolset reply gives, pasted as is.
+    block = {"type": "tool_use", "id": "toolu_01", "name": "left_click", "toolset_name": "computer",
+             "caller": {"type": "direct"}, "input": {"coordinate": [30, 40]}}
+    done = vdesk("exec", shared_desktop.name, "--format", "anthropic", json.dumps(block))
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert buttons(probe.events()) == [("button_press", 1, 30, 40), ("button_release", 1, 30, 40)]
+    single = {"type": "tool_use", "id": "toolu_02", "name": "computer", "input": {"action": "key", "text": "Return"}}
+    done = vdesk("exec", shared_desktop.name, "--format", "anthropic", json.dumps(single))
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert keys(probe.events()) == [("key_press", "Return"), ("key_release", "Return")]
 
 
 def test_run_wait_says_when_output_was_cut_and_keeps_it_all_when_asked(shared_desktop):

@@ -85,7 +85,7 @@ def test_text_typed_into_xterm_is_what_the_program_wrote():
             assert structured(shown)["exit_code"] == 0
             assert not (await client.call_tool("click", {"x": 100, "y": 100})).is_error  # as an agent would: focus it
             assert not (await client.call_tool("type", {"text": text + "\n"})).is_error
-            assert not (await client.call_tool("key", {"keys": "ctrl+d"})).is_error
+            assert not (await client.call_tool("key", {"key": "ctrl+d"})).is_error
             for _ in range(300):  # the program writes it when the line ends
                 read = await client.call_tool("read_file", {"path": "~/typed.txt"})
                 if not read.is_error and read.structured_content["content"]:
@@ -134,7 +134,7 @@ def test_execute_runs_a_base_action_batch_and_refuses_a_bad_one_whole():
 
 ARGUMENT = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12), st.floats(allow_nan=True),
                      st.text(max_size=20), st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(), max_size=2))
-FIELDS = ["x", "y", "button", "text", "keys", "seconds", "width", "height", "format", "direction", "amount",
+FIELDS = ["x", "y", "button", "text", "key", "keys", "seconds", "width", "height", "format", "direction", "amount",
           "path", "content", "encoding", "actions", "start_x", "end_y", "selection", "method"]
 
 

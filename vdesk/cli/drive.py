@@ -25,22 +25,29 @@ DEFAULT_OUTPUT, MAX_OUTPUT, MAX_OUTPUT_BYTES = "1MiB", "64MiB", 64 << 20
 
 def shot(
     name: Annotated[str, NAME],
-    output: Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help="Image file (.png or .jpg).")] = Path("shot.png"),
+    output: Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help=(
+        "Image file (.png or .jpg); '-': a PNG on stdout."))] = Path("shot.png"),
     size: Annotated[Optional[str], typer.Option(metavar="WxH", help="Resize to WIDTHxHEIGHT.")] = None,
 ) -> None:
     """Save a screenshot of a desktop."""
     from vdesk.container import parse_size
     from vdesk.desktop import Desktop
 
-    if output.suffix.lower() not in IMAGE_SUFFIXES:
-        raise InvalidArgument(f"--output {str(output)!r}: name a .png or .jpg file")
-    if not output.parent.is_dir():
+    to_stdout = str(output) == "-"
+    if not to_stdout and output.suffix.lower() not in IMAGE_SUFFIXES:
+        raise InvalidArgument(f"--output {str(output)!r}: name a .png or .jpg file, or '-' for stdout")
+    if not to_stdout and not output.parent.is_dir():
         raise InvalidArgument(f"--output {str(output)!r}: no folder {str(output.parent)!r}")
     resize = parse_size(size) if size else None
     if resize is not None and min(resize) < 1:
         raise InvalidArgument(f"--size {size!r}: width and height must be at least 1")
     with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
         frame = desktop.screenshot(resize)
+    if to_stdout:  # the image is stdout's; what was saved is said on stderr
+        frame.save(sys.stdout.buffer, format="PNG")
+        sys.stdout.buffer.flush()
+        note(f"wrote a PNG to stdout ({frame.width}x{frame.height})")
+        return
     frame.save(output)
     say(f"saved {output} ({frame.width}x{frame.height})")
 
@@ -234,11 +241,12 @@ def record(
     check_options(output, fps)  # a bad path or rate fails before anything starts
     if seconds is not None and not 0 < seconds <= 10**7:
         raise InvalidArgument(f"--seconds must be more than 0, got {seconds}")
-    with Desktop.attach(name, engine=OPTIONS.engine) as desktop, desktop.record(output, fps=fps) as recording:
+    with Desktop.attach(name, engine=OPTIONS.engine) as desktop, \
+            desktop.record(output, fps=fps, seconds=seconds) as recording:
         note(f"recording {name} into {output} at {fps:g} fps" + ("" if seconds else " (Ctrl-C to stop)"))
         try:
-            while recording.error is None and (seconds is None or recording.elapsed() < seconds):
-                time.sleep(0.1 if seconds is None else max(0.0, min(0.1, seconds - recording.elapsed())))
+            while not recording.wait(0.1):  # its length reached, or the desktop went away
+                pass
         except KeyboardInterrupt:
             pass  # leaving the block finishes the file
     say(f"saved {output} ({recording.frames} frames, {recording.seconds:.1f} s)")

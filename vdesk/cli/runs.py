@@ -77,7 +77,7 @@ def eval_command(
 
     from vdesk.cli.console import suite_progress, summary_table
     from vdesk.harness.folders import Existing, check_run_folder
-    from vdesk.harness.runner import LocalPlacement, run_suite
+    from vdesk.harness.runner import LocalPlacement, check_observation, run_suite
     from vdesk.osworld.format import ACTION_SPACES
     from vdesk.osworld.loader import load_tasks
 
@@ -87,6 +87,7 @@ def eval_command(
     check_run_folder(out_dir, existing)  # before any desktop starts or the bar shows
     tasks = load_tasks(suite, domains=domain, ids=ids.split(",") if ids else None, task_files=task_files,
                        meta=meta, screen=screen, image=image)
+    check_observation(tasks, observation)  # before any desktop, and before the progress bar
     agents = lambda: agent_of(agent, action_space)  # noqa: E731
     check_agent(agent, agents())  # a bad or unreachable agent fails here, before any desktop starts
     placement = LocalPlacement(observation)
@@ -122,18 +123,9 @@ def eval_command(
 def agent_of(name: str, action_space: str | None):  # type: ignore[no-untyped-def]
     """The agent called ``name``, speaking ``action_space`` when it is the scripted agent or
     ``osworld-chat`` (the other model agents speak their own formats)."""
-    from vdesk.harness.agents import ScriptedAgent, make_agent
+    from vdesk.harness.agents import make_agent
 
-    if name == "osworld-chat":
-        from vdesk.harness.agents.osworld_chat import OSWorldChatAgent
-
-        return OSWorldChatAgent.from_env(action_space or "pyautogui")
-    if action_space is not None and name == "scripted":
-        return ScriptedAgent(action_space=action_space)
-    if action_space is not None:
-        raise InvalidArgument(f"--action-space is for the scripted and osworld-chat agents; agent {name} "
-                              "speaks its own format")
-    return make_agent(name)
+    return make_agent(name, action_space)
 
 
 def check_agent(name: str, agent: object) -> None:

@@ -25,7 +25,7 @@ from vdesk.harness.env import DesktopEnv
 from vdesk.harness.folders import Existing, prepare_run_folder
 from vdesk.harness.suite import AgentFactory, Episodes, Placement, SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import Task
-from vdesk.images import IMAGE
+from vdesk.images import IMAGE, resolve
 
 
 def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, parallel: int = 1,
@@ -48,6 +48,7 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
     """
     if parallel < 1:
         raise InvalidArgument(f"parallel must be at least 1, got {parallel}")
+    check_observation(tasks, observation, image)
     placement = placement or LocalPlacement(observation)
     kept = prepare_run_folder(out, [task.id for task in tasks], existing)
     cancel = cancel or threading.Event()
@@ -66,6 +67,19 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
         summary.interrupted = summary.interrupted or cancel.is_set()
         summary.write(out)
     return summary
+
+
+def check_observation(tasks: Sequence[Task], observation: str, image: str = IMAGE) -> None:
+    """Refuse, before any desktop starts, an observation that reads the accessibility tree for
+    tasks whose desktops run the lean image: it has no accessibility bus."""
+    if observation == "screenshot":
+        return
+    lean = [task.id for task in tasks if resolve(task.desktop.image or image) == IMAGE]
+    if lean:
+        which = f"tasks {lean[0]} and {len(lean) - 1} more run" if len(lean) > 1 else f"task {lean[0]} runs"
+        raise InvalidArgument(f"--observation {observation} reads the accessibility tree, which the lean image has "
+                              f"no bus for: {which} on it (give the task desktop: {{image: apps}}, or observe "
+                              "with screenshot)")
 
 
 class LocalPlacement:
