@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from vdesk.actions import BaseAction, parse_batch
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import InvalidAction
-from vdesk.plan import Button, Input, Key, Motion, Pause, Plan, Sleep, TypeText, chained as _chained, plan
+from vdesk.plan import (SUBMIT_PAUSE, Button, Input, Key, Motion, Pause, Plan, Sleep, TypeText, chained as _chained,
+                        plan)
 
 
 @dataclass(frozen=True)
@@ -88,10 +89,15 @@ def tab() -> Input:
     return Input((down("Tab"), up("Tab")))
 
 
+def submit(key: Input) -> Input:
+    """The first of the keys that end a text: it waits for the toolkit to take the text."""
+    return Input((Pause(SUBMIT_PAUSE),) + key.events)
+
+
 @pytest.mark.parametrize("line_end", ["\n", "\r\n", "\r"])
 def test_every_line_end_in_typed_text_is_the_return_key(line_end: str) -> None:
     text = f"Hello{line_end}Second line.{line_end}"
-    assert steps(act("type", content=text)) == [TypeText("Hello"), enter(), TypeText("Second line."), enter()]
+    assert steps(act("type", content=text)) == [TypeText("Hello"), enter(), TypeText("Second line."), submit(enter())]
 
 
 def test_line_ends_and_tabs_mixed_with_text_are_keys_between_typed_pieces() -> None:
@@ -99,6 +105,7 @@ def test_line_ends_and_tabs_mixed_with_text_are_keys_between_typed_pieces() -> N
     assert steps(act("type", content=text)) == [
         tab(), TypeText("name:"), tab(), TypeText("Ada"), enter(), enter(), TypeText("Lovelace"),
         enter(), tab(), enter(), TypeText("end")]
+    assert steps(act("type", content="a\tb\r\n\t\n")) == [TypeText("a"), tab(), TypeText("b"), submit(enter()), tab(), enter()]
 
 
 def test_editing_control_characters_are_their_keys() -> None:
@@ -119,16 +126,16 @@ def test_text_without_control_characters_is_one_typing_step_exactly() -> None:
 def test_the_keys_of_a_text_belong_to_its_action_and_chain_with_the_next_keys() -> None:
     batch = chained(act("click", point=[1, 1]), act("type", content="path\n"), act("hotkey", key="ctrl+s"))
     assert [type(step) for step in batch] == [Input, TypeText, Input]
-    assert batch[2].events[:2] == enter().events and batch[2].action == 2
+    assert batch[2].events[:3] == submit(enter()).events and batch[2].action == 2
     planned = steps(act("click", point=[1, 1]), act("type", content="a\tb\n"))
     assert [step.action for step in planned] == [0, 1, 1, 1, 1]
 
 
 def test_pasted_text_keeps_its_inner_line_ends_and_tabs_and_presses_the_ones_that_end_it() -> None:
     assert steps(act("type", content="a\r\nb\tc\r\n\t", method="paste")) == [
-        TypeText("a\nb\tc", paste=True), enter(), tab()]
+        TypeText("a\nb\tc", paste=True), submit(enter()), tab()]
     assert steps(act("type", content="/home/desk/two.odt\n", method="paste")) == [
-        TypeText("/home/desk/two.odt", paste=True), enter()]
+        TypeText("/home/desk/two.odt", paste=True), submit(enter())]
     assert steps(act("type", content="\n", method="paste")) == [enter()]
 
 
@@ -141,7 +148,8 @@ def test_typed_pieces_and_keys_give_back_the_normalised_text_in_order(text: str)
             assert step.text and not set(step.text) & set("\n\r\t") and not step.paste
             rebuilt += step.text
         else:
-            (press, release) = step.events
+            *pause, press, release = step.events
+            assert pause in ([], [Pause(SUBMIT_PAUSE)])
             assert press.down and not release.down and press.keysym == release.keysym
             rebuilt += keys[press.keysym]
     assert rebuilt == text.replace("\r\n", "\n").replace("\r", "\n")
