@@ -697,13 +697,9 @@ class Desktop:
 
     def _type(self, text: str) -> None:
         # The text travels on stdin: a leading '-', quotes and shell characters are just text.
-        for kind, piece in self.keymap.segments(text):
-            if kind == "key":
-                argv = ["xdotool", "key", "--delay", "0", piece]
-                self.channel.run(argv, timeout=XDOTOOL_TIMEOUT).check()
-            else:
-                argv = ["xdotool", "type", "--delay", "0", "--clearmodifiers", "--file", "-"]
-                self.channel.run(argv, stdin=piece, timeout=XDOTOOL_TIMEOUT + len(piece) / 100).check()
+        for piece in self.keymap.segments(text):
+            argv = ["xdotool", "type", "--delay", "0", "--clearmodifiers", "--file", "-"]
+            self.channel.run(argv, stdin=piece, timeout=XDOTOOL_TIMEOUT + len(piece) / 100).check()
 
     def _wait_for_session(self, ready_file: str, timeout: float) -> None:
         """Wait until the image's session (wallpaper, taskbar) says it is up, so that the

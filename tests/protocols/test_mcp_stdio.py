@@ -95,6 +95,21 @@ def test_text_typed_into_xterm_is_what_the_program_wrote():
     assert run(main) == text + "\n"
 
 
+@pytest.mark.parametrize("method", ["keys", "paste"])
+def test_the_type_tools_newline_arrives_as_the_return_key(method):
+    """A typed "\\n" submits: it must be Return (0xff0d), which every toolkit takes as Enter."""
+    with Desktop.up(size=(800, 600)) as desktop, EventProbe(desktop) as probe:
+        async def main():
+            async with Client(stdio("--attach", desktop.name)) as client:
+                return await client.call_tool("type", {"text": "ab\tc\n" if method == "keys" else "ab\n",
+                                                       "method": method})
+
+        typed = run(main)
+        presses = [event.keysym for event in probe.events() if event.kind == "key_press"]
+    assert not typed.is_error, typed.content
+    assert presses == (["a", "b", "Tab", "c", "Return"] if method == "keys" else ["Shift_L", "Insert", "Return"])
+
+
 def test_files_and_clipboard_round_trip():
     async def main():
         async with Client(stdio("--size", "640x480")) as client:
