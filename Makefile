@@ -4,14 +4,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test docs unit engine image venv bench soak pictures clean
+.PHONY: demo test docs unit engine image venv osworld-venv bench soak pictures clean
 
 # Run outputs go to ignored folders (demo-output/, site/, pytest's temporary ones): `make demo` and
 # `make test` leave `git status` clean.
 demo: venv engine image
 	$(BIN)/vdesk demo --out demo-output
 
-test: venv engine image docs
+test: venv osworld-venv engine image docs
 	$(BIN)/pytest -q tests
 
 # The documentation site (docs/, mkdocs.yml) into site/: a warning (a broken link, a docstring
@@ -43,6 +43,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m compileall -q vdesk  # the first command need not compile what it imports
 	touch $(STAMP)
 
+# OSWorld's own harness (desktop-env 1.0.2 and its agents) in a virtualenv of its own: its pins
+# (gymnasium 0.28, numpy<2, Pillow 11) clash with vdesk's, so it never touches .venv. Its packages
+# are installed once and kept in ~/.cache/vdesk/ under the hash of their list; the stubs and the
+# provider come from this clone (see the script).
+OSWORLD_VENV  := .venv-osworld
+OSWORLD_STAMP := $(OSWORLD_VENV)/.installed
+osworld-venv: $(OSWORLD_STAMP)
+$(OSWORLD_STAMP): scripts/osworld-venv.sh integrations/osworld_provider/requirements-osworld.txt integrations/osworld_provider/pyproject.toml integrations/osworld_stubs/pyproject.toml
+	PYTHON=$(PYTHON) bash scripts/osworld-venv.sh $(OSWORLD_VENV)
+
 # The host's set-up: a Docker engine that answers (Debian's docker.io, dockerd started when
 # needed) and the few host programs the tests use (see the script).
 engine:
@@ -55,4 +65,4 @@ image: venv engine
 
 clean:
 	-$(BIN)/vdesk down --all
-	rm -rf $(VENV) demo-output site
+	rm -rf $(VENV) $(OSWORLD_VENV) demo-output site

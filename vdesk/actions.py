@@ -12,7 +12,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, field_validator, model_validator
 
 from vdesk import keys
 from vdesk.coords import ImageSpace, PhysicalPoint, Screen, from_image, from_normalized
@@ -329,40 +329,65 @@ def validation_message(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
+Outcome = Literal["changed", "unchanged", "unknown"]
+
+
 class Receipt(BaseModel):
     """What a batch of actions did to the screen, seen on the held framebuffer: the regions
     (logical pixels: left, top, right, bottom; largest first) that differ between the frame
-    just before the first action and the frame once the screen settled after the last.
+    just before the first action and a frame after the last.
 
-    ``settled`` is False when the screen was still changing at the end of the wait (a video,
-    a spinner): the regions are then those of the frame it was taken at. A program that
-    answers later than the settle's quiet period shows its change in the next receipt.
+    Which frame "after" is, ``settled`` says:
+
+    * ``None`` (``execute()`` without ``settle``, the default): the frame the VNC server held
+      once the X server had processed the batch's last event, one round trip and no waiting.
+      It shows what programs had drawn by then; ``changed=False`` means *not yet*, since a
+      program may still be answering. :meth:`~vdesk.Desktop.receipt` reads it again later.
+    * ``True`` (``settle=True``): the frame once the screen held still for a quiet period
+      after the batch; ``changed=False`` then means *unchanged* (a program that answers after
+      the quiet period shows its change later).
+    * ``False`` (``settle=True`` on a screen that never held still within the bound: a video,
+      a spinner, a terminal printing): the frame when the bound ran out.
+
+    ``outcome`` says it in one word: ``changed``, ``unchanged`` (nothing differs on a screen
+    that held still) or ``unknown`` (nothing differs yet, and the screen was not seen calm).
     """
 
     changed: bool
     regions: list[tuple[int, int, int, int]] = Field(default_factory=list)
-    settled: bool = True
+    settled: bool | None = None
     typed: bool | None = None
     """For a batch that typed: whether the focused element's text now contains the last line
     typed (None where no accessibility tree is readable, or no focused element has text)."""
     focused: str | None = None
     """The focused element ``typed`` was read from, e.g. ``text 'Notes'``."""
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def outcome(self) -> Outcome:
+        if self.changed:
+            return "changed"
+        return "unchanged" if self.settled else "unknown"
+
     def describe(self) -> str:
-        """One line for a person or a model: ``nothing changed`` or where the screen changed."""
+        """One line for a person or a model: where the screen changed, or that nothing did
+        (yet)."""
         typed = {True: f"; the typed text is in the focused {self.focused}",
                  False: f"; the typed text is NOT in the focused {self.focused}", None: ""}[self.typed]
         if not self.changed:
-            return f"nothing changed on screen{typed}"
+            unsure = {True: "", None: " yet (not waited for)", False: " (the screen never held still)"}[self.settled]
+            return f"nothing changed on screen{unsure}{typed}"
         where = ", ".join(f"[{left}, {top}, {right}, {bottom}]" for left, top, right, bottom in self.regions)
-        still = " (still changing)" if not self.settled else ""
+        still = {True: "", None: " (not waited for: more may come)", False: " (still changing)"}[self.settled]
         return f"the screen changed in {where}{still}{typed}"
 
 
 class ExecuteResult(BaseModel):
     """The outcome of a batch. ``finished`` / ``call_user`` report those actions to the loop;
     ``receipt`` says what the batch changed on screen (None when receipts were off, or the
-    batch sent nothing to the desktop)."""
+    batch sent nothing to the desktop). ``settled`` is None unless the batch was run with
+    ``settle=True``: then True once the screen held still after it, False when it kept
+    changing until the settle's bound ran out (the batch still succeeded)."""
 
     status: Literal["success", "failed"] = "success"
     error_message: str | None = None
@@ -371,4 +396,5 @@ class ExecuteResult(BaseModel):
     finished_content: str | None = None
     call_user: str | None = None
     receipt: Receipt | None = None
+    settled: bool | None = None
     elapsed_ms: float = 0.0

@@ -98,6 +98,11 @@ class Limits:
             raise InvalidArgument(f"limits.pids must be a whole number of processes, at least 1, got {self.pids!r}")
 
 
+def this_user() -> str:
+    """``user@host`` of this process: a desktop's owner label is that and the process id."""
+    return f"{getpass.getuser()}@{socket.gethostname()}"
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How one desktop's container is started; checked when made."""
@@ -111,7 +116,7 @@ class RunOptions:
     limits: Limits = Limits()
     environment: Mapping[str, str] = field(default_factory=dict)
     clock: ClockSettings | None = None
-    owner: str = field(default_factory=lambda: f"{getpass.getuser()}@{socket.gethostname()}:{os.getpid()}")
+    owner: str = field(default_factory=lambda: f"{this_user()}:{os.getpid()}")
 
     def __post_init__(self) -> None:
         check_name(self.name)

@@ -25,7 +25,7 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import docker
 import docker.errors
@@ -67,10 +67,9 @@ if TYPE_CHECKING:  # imported on first use: the VNC client library takes ~0.3 s 
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
 WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
 XDOTOOL_TIMEOUT = 30.0  # one xdotool invocation (typing, keys XTEST does not take)
-RECEIPT_QUIET = 0.03  # seconds the screen must hold still after a batch for its receipt
-RECEIPT_SETTLE_TIMEOUT = 3.0  # then a screen still changing is taken as it is
+SETTLE_QUIET = 0.03  # seconds the screen must hold still after a batch run with settle=True
+SETTLE_TIMEOUT = 1.0  # seconds settle=True waits at most: a screen still changing then is taken as it is
 TYPED_TREE_TIMEOUT = 3.0  # seconds for the tree a typing receipt reads
-RECEIPT_PATIENCE = 0.1  # seconds more for a first change when none came before the settle
 TEXT_PROGRESS_EVERY = 2.0  # seconds between progress lines of a text wait
 SESSION_READY_LABEL = "vdesk.session-ready"  # an image's label: the file its session makes once it is up
 
@@ -102,6 +101,7 @@ class Desktop:
         self._marks: set_of_marks.Marks | None = None  # the last marks(), which element numbers name
         self._tree_reader = TreeReader(client.api, container.id, self.name)
         self._tree_readable: bool | None = None  # None: not tried yet (receipts of typing read it)
+        self._receipt_before: Frame | None = None  # the frame before the last batch, for receipt()
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -374,9 +374,11 @@ class Desktop:
         raise DesktopTimeout(f"desktop {self.name}: no text matching {text_on_screen.describe(pattern)} "
                              f"appeared within {timeout:g} s ({reads} frames read; the last said: {seen!r})")
 
-    def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS) -> AbstractContextManager[video.Recording]:
+    def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS,
+               seconds: float | None = None) -> AbstractContextManager[video.Recording]:
         """Record the screen (logical size) into an MP4 at ``fps`` while inside the ``with``
-        block; the frames come from the held VNC connection (see :mod:`vdesk.video`)."""
+        block, or ``seconds`` of video at most (``recording.wait()`` returns once they are
+        written); the frames come from the held VNC connection (see :mod:`vdesk.video`)."""
         last: list[tuple[Frame, Image.Image]] = []  # the frame grabbed last, and its image at the logical size
 
         def grab() -> Image.Image:
@@ -385,7 +387,7 @@ class Desktop:
                 last[:] = [(frame, self._scaled(frame.image))]
             return last[0][1]
 
-        return video.record(grab, path, size=self.screen.size, fps=fps)
+        return video.record(grab, path, size=self.screen.size, fps=fps, seconds=seconds)
 
     # -- programs and actions -----------------------------------------------------------------
     def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0,
@@ -472,15 +474,22 @@ class Desktop:
         ``actions`` are BaseActions or their dicts or JSON; ``raw`` points are pixels of
         ``image`` (default: a screenshot at the logical size). A malformed action fails the
         whole batch before anything runs. What goes wrong with the batch comes back as
-        ``status="failed"``, never raised (a bad ``image`` is an :class:`InvalidArgument`). With
-        ``settle=True`` it returns once the screen stopped changing after the last action.
+        ``status="failed"``, never raised (a bad ``image`` is an :class:`InvalidArgument`).
+
+        With ``settle=True`` it returns once the screen held still for ``SETTLE_QUIET`` after
+        the last action, or after ``SETTLE_TIMEOUT`` (and a round trip) on a screen that never
+        does: ``result.settled`` says which (a video, a spinner or a printing terminal never
+        settle; the batch still succeeds).
 
         With ``receipt=True`` (the default) ``result.receipt`` says which regions of the screen
-        changed between the frame before the first action and the settle after the last (see
-        :class:`~vdesk.actions.Receipt`): it costs a fresh frame before, a settle of
-        ``RECEIPT_QUIET`` (at most ``RECEIPT_SETTLE_TIMEOUT``; a screen that keeps changing is
-        taken as it is) when ``settle`` is off, ``RECEIPT_PATIENCE`` more when nothing changed
-        by then, and a comparison of the two frames.
+        differ between a fresh frame before the first action and a frame after the last (see
+        :class:`~vdesk.actions.Receipt`). Without ``settle`` that is a fresh frame as soon as
+        the X server has processed the batch: two round trips on the held connection and a
+        comparison when something was painted, no waiting, so a program still answering shows
+        as ``outcome="unknown"`` and :meth:`receipt` reads the change later. With ``settle`` it
+        is the settled frame, and "nothing changed" is ``unchanged``. A batch that typed, where
+        the accessibility tree is readable (the apps image), also reads the focused element's
+        text (0.1-1.5 s with big programs open) before its frame is taken.
         """
         started = time.perf_counter()
         image = _image_space(image) if image is not None else None
@@ -492,24 +501,45 @@ class Desktop:
         sends = any(not isinstance(step, Mark) for step in planned.steps)
         try:
             before = self._with_frames(lambda frames: frames.fresh()) if receipt and sends else None
+            if sends:
+                self._receipt_before = before  # a batch without a receipt leaves nothing to read later
             for step in self._run(planned.steps):
                 result.executed = step.action + 1
                 if isinstance(step, Mark) and step.kind == "finished":
                     result.finished, result.finished_content = True, step.content
                 elif isinstance(step, Mark):
                     result.call_user = step.content or ""
+            typed = [step.text for step in planned.steps if isinstance(step, TypeText)]
+            into_focus = self._typed_into_focus(typed[-1]) if before is not None and typed else (None, None)
             if settle:
-                after, calm = self._with_frames(lambda frames: frames.wait_until_settled()), True
+                after, result.settled = self._with_frames(lambda frames: frames.settle(SETTLE_QUIET, SETTLE_TIMEOUT))
             elif before is not None:
-                after, calm = self._frame_after_actions(before)
+                after = self._with_frames(lambda frames: frames.fresh())
             if before is not None:
-                result.receipt = self._receipt(before, after, calm)
-                if typed := [step.text for step in planned.steps if isinstance(step, TypeText)]:
-                    result.receipt.typed, result.receipt.focused = self._typed_into_focus(typed[-1])
+                result.receipt = self._receipt(before, after, result.settled)
+                result.receipt.typed, result.receipt.focused = into_focus
         except VdeskError as error:
             result.status, result.error_message = "failed", str(error)
         result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
+
+    def receipt(self, *, wait: float = 0.0) -> Receipt:
+        """The last batch's receipt read now: its frame from before the batch against a fresh
+        frame (one round trip), for a program that answers after :meth:`execute` returned.
+
+        With ``wait`` (seconds) it waits that long at most for the screen to differ from before
+        the batch, and returns at the first difference. It never waits for the screen to calm
+        (``settled`` is None: ``changed`` or ``unknown``; ``typed`` is not read again). What
+        changed since the batch for any reason counts. Raises :class:`InvalidArgument` when the
+        last batch that sent something took no receipt (``receipt=False``) or there was none.
+        """
+        if not (isinstance(wait, (int, float)) and not isinstance(wait, bool) and 0 <= wait <= 3600):
+            raise InvalidArgument(f"wait must be between 0 and 3600 seconds, got {wait!r}")
+        before = self._receipt_before
+        if before is None:
+            raise InvalidArgument("no receipt to read: the last batch ran with receipt=False, or none ran yet")
+        after = self._with_frames(lambda frames: _first_difference(frames, before, wait))
+        return self._receipt(before, after, None)
 
     # -- what is on screen, beyond pixels -----------------------------------------------------
     def accessibility_tree(self, limits: TreeLimits = TreeLimits(), *, apps: Sequence[str] = ()) -> Tree:
@@ -517,12 +547,30 @@ class Desktop:
         logical pixels; ``tree.silent`` lists the windows whose programs expose none, and an
         application that did not answer in time has ``error`` set (the others are complete).
         See :mod:`vdesk.accessibility.tree`."""
+        self._refuse_lean_tree()
         tree = self._guard(lambda: self._tree_reader.read(self.screen, limits, tuple(apps)))
+        missing = [name for name in apps if name not in {app.name for app in tree.applications}]
+        if missing:
+            self._no_such_application(missing[0], limits.timeout)
         stack = self.windows.stacked()
         mark_covered(tree, stack, self.screen.scale)
         if not apps:
             tree.silent = silent_windows(tree, stack)
         return tree
+
+    def _no_such_application(self, name: str, timeout: float) -> NoReturn:
+        """Raise InvalidArgument naming ``name`` and the applications the bus has (read shallowly)."""
+        present = self._guard(lambda: self._tree_reader.read(self.screen, TreeLimits(max_depth=1, timeout=timeout)))
+        names = sorted({app.name for app in present.applications if app.name})
+        there = f"the applications on it are {', '.join(names)}" if names else "no application is on it"
+        raise InvalidArgument(f"no application named {name!r} on the accessibility bus of desktop {self.name}: {there}")
+
+    def _refuse_lean_tree(self) -> None:
+        """The lean image has no accessibility bus: say so before asking a reader it lacks."""
+        if desktop_image.resolve(self.container.attrs.get("Config", {}).get("Image") or "?") == desktop_image.IMAGE:
+            self._tree_readable = False
+            raise CommandFailed(f"desktop {self.name} runs the lean image, which has no accessibility bus: "
+                                "the tree (and marks) needs the apps image (vdesk up --apps, image='apps')")
 
     def marks(self, tree: Tree | None = None) -> set_of_marks.Marks:
         """Number the interactive elements on screen (from a fresh tree) and draw them on a
@@ -602,23 +650,6 @@ class Desktop:
         return resolved
 
     # -- internals ----------------------------------------------------------------------------
-    def _frame_after_actions(self, before: Frame) -> tuple[Frame, bool]:
-        """The frame once the screen settled after a batch, and whether it did in time. When
-        nothing has changed yet, a first change is waited for ``RECEIPT_PATIENCE`` longer: a
-        program on a busy machine may take that long to draw its answer."""
-        return self._guard(lambda: self._settle_for_receipt(before))
-
-    def _settle_for_receipt(self, before: Frame) -> tuple[Frame, bool]:
-        frames = self.frames
-        try:
-            with frames.watching():
-                after = frames.wait_until_settled(RECEIPT_QUIET, RECEIPT_SETTLE_TIMEOUT)
-                if after.version == before.version and frames.next_change(before.version, RECEIPT_PATIENCE):
-                    after = frames.wait_until_settled(RECEIPT_QUIET, RECEIPT_SETTLE_TIMEOUT)
-            return after, True
-        except DesktopTimeout:
-            return frames.latest(), False
-
     def _typed_into_focus(self, typed: str) -> tuple[bool | None, str | None]:
         """Whether the focused element's text contains the last line of ``typed``, and which
         element that is; (None, None) where there is no tree (the lean image: remembered) or no
@@ -641,22 +672,22 @@ class Desktop:
         node = focused[-1]  # the innermost
         return wanted in (node.text or ""), node.label()
 
-    def _receipt(self, before: Frame, after: Frame, calm: bool) -> Receipt:
+    def _receipt(self, before: Frame, after: Frame, settled: bool | None) -> Receipt:
         from vdesk.frames import changed_regions  # loaded already: the frames came through it
 
         # No update painted anything since `before`: nothing to compare.
         found = changed_regions(before.image, after.image) if after.version != before.version else []
         regions = [_logical_box(region, self.screen.scale) for region in found]
-        return Receipt(changed=bool(regions), regions=regions, settled=calm)
+        return Receipt(changed=bool(regions), regions=regions, settled=settled)
 
     def _run(self, steps: list[Step]) -> Iterator[Step]:
         for batch in chained(steps):
             if isinstance(batch, Input):
                 self._guard(lambda: self._input.send(batch.events))
-            elif isinstance(batch, TypeText) and batch.paste:
-                self.clipboard.paste(batch.text)
+            elif isinstance(batch, TypeText) and batch.paste:  # a removed desktop is gone, not a lost channel
+                self._guard(lambda: self.clipboard.paste(batch.text))
             elif isinstance(batch, TypeText):
-                self._type(batch.text)
+                self._guard(lambda: self._type(batch.text))
             elif isinstance(batch, Sleep):
                 time.sleep(batch.seconds)
             yield batch
@@ -666,13 +697,9 @@ class Desktop:
 
     def _type(self, text: str) -> None:
         # The text travels on stdin: a leading '-', quotes and shell characters are just text.
-        for kind, piece in self.keymap.segments(text):
-            if kind == "key":
-                argv = ["xdotool", "key", "--delay", "0", piece]
-                self.channel.run(argv, timeout=XDOTOOL_TIMEOUT).check()
-            else:
-                argv = ["xdotool", "type", "--delay", "0", "--clearmodifiers", "--file", "-"]
-                self.channel.run(argv, stdin=piece, timeout=XDOTOOL_TIMEOUT + len(piece) / 100).check()
+        for piece in self.keymap.segments(text):
+            argv = ["xdotool", "type", "--delay", "0", "--clearmodifiers", "--file", "-"]
+            self.channel.run(argv, stdin=piece, timeout=XDOTOOL_TIMEOUT + len(piece) / 100).check()
 
     def _wait_for_session(self, ready_file: str, timeout: float) -> None:
         """Wait until the image's session (wallpaper, taskbar) says it is up, so that the
@@ -745,6 +772,26 @@ def _local_engine() -> docker.DockerClient | None:
         return engines.connect()
     except VdeskError:
         return None
+
+
+def _first_difference(frames: LiveFramebuffer, before: Frame, wait: float) -> Frame:
+    """A fresh frame; with ``wait``, the first one within that many seconds whose pixels
+    differ from ``before`` (else the last one seen)."""
+    frame = frames.fresh()
+    if wait <= 0 or _differs(frame, before):
+        return frame
+    deadline = time.monotonic() + wait
+    with frames.watching():
+        frame = frames.fresh()  # a change between the first look and the watch started
+        while not _differs(frame, before) and (remaining := deadline - time.monotonic()) > 0:
+            frame = frames.next_change(frame.version, remaining) or frame
+    return frame
+
+
+def _differs(frame: Frame, before: Frame) -> bool:
+    """Whether ``frame`` shows other pixels than ``before`` (an update may repaint a pixel
+    with its own value: the version alone does not say)."""
+    return frame.version != before.version and frame.image.tobytes() != before.image.tobytes()
 
 
 def _image_space(size: tuple[int, int] | ImageSpace) -> ImageSpace:

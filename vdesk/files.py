@@ -29,12 +29,13 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 import docker
 
 from vdesk.channel import Channel
-from vdesk.errors import CommandFailed, DesktopTimeout, InvalidArgument, TooLarge
+from vdesk.errors import CommandFailed, DesktopTimeout, InvalidArgument, TooLarge, VdeskError
 from vdesk.execstream import ExecStream
 
 HOME = "/home/desk"
@@ -82,10 +83,10 @@ class Files:
         :class:`TooLarge` past ``limit`` bytes."""
         source = remote_path(path)
         parent, base = posixpath.split(source)
-        with _Outgoing(self, ["tar", "--dereference", "-C", parent or "/", "-cf", "-", "--", base], timeout) as tar:
+        with self._outgoing(path, ["tar", "--dereference", "-C", parent or "/", "-cf", "-", "--", base], timeout) as tar:
             first = tar.next()
             if first is None:
-                raise CommandFailed(f"desktop {self._name}: cannot read {source}: {tar.error()}")
+                raise self._not_read(path, tar.error())
             if not first.isreg():
                 raise CommandFailed(f"desktop {self._name}: {source} is not a regular file ({_kind(first)})")
             if first.size > limit:
@@ -103,17 +104,18 @@ class Files:
         parent, base = posixpath.split(source)
         if not base:
             raise InvalidArgument("cannot download the desktop's root folder")
-        local = Path(local)
-        target = local / base if local.is_dir() else local
-        if not target.parent.is_dir():
-            raise InvalidArgument(f"local folder {target.parent} does not exist")
+        target = _local_target(os.fspath(local), base)
         staging = Path(tempfile.mkdtemp(prefix=".vdesk-cp-", dir=target.parent))
         try:
-            with _Outgoing(self, ["tar", "-C", parent or "/", "-cf", "-", "--", base], timeout) as tar:
-                _unpack(tar, staging, base, limit, max_entries, lambda: tar.error())
+            with self._outgoing(remote, ["tar", "-C", parent or "/", "-cf", "-", "--", base], timeout) as tar:
+                if not _unpack(tar, staging, base, limit, max_entries):
+                    raise self._not_read(remote, tar.error())
             unpacked = staging / base
-            if target.is_dir() and unpacked.is_dir():
-                raise InvalidArgument(f"{target} already exists")
+            if target.is_dir() and not target.is_symlink():
+                what = "folder" if unpacked.is_dir() else "file"
+                raise InvalidArgument(f"{target} already exists: cannot put the {what} {self._name}:{remote} over that folder")
+            if unpacked.is_dir() and target.exists():
+                raise InvalidArgument(f"cannot copy the folder {self._name}:{remote} onto the file {target}")
             try:
                 os.replace(unpacked, target)
             except OSError as error:
@@ -143,8 +145,16 @@ class Files:
         if not local.exists():
             raise InvalidArgument(f"no local file {local}")
         target = remote_path(remote)
-        if remote.endswith("/") or self._is_dir(target):
+        shown = f"{self._name}:{remote}"
+        kind = self._kind(target)
+        if kind == "folder":
             target = posixpath.join(target, local.name)
+        elif remote.endswith("/"):  # as docker cp: a folder named so must exist
+            raise InvalidArgument(f"{shown}: {'not a folder' if kind == 'file' else 'no such folder'} in the desktop")
+        elif kind == "no parent":
+            raise InvalidArgument(f"{shown}: no folder {posixpath.dirname(target)} in the desktop")
+        elif kind == "file" and local.is_dir():
+            raise InvalidArgument(f"cannot copy the folder {local} onto the file {shown}")
         parent, base = posixpath.split(target)
         self._send(parent, lambda archive: archive.add(str(local), arcname=base), timeout)
         return target
@@ -164,8 +174,24 @@ class Files:
                         out.addfile(member)
         self._send(target, add, timeout)
 
-    def _is_dir(self, path: str) -> bool:
-        return self._channel.run(["test", "-d", path], timeout=10).returncode == 0
+    def _kind(self, path: str) -> str:
+        """``folder``, ``file`` (anything else there), ``missing`` or ``no parent``: one
+        request, the path passed as an argument (never into the script)."""
+        done = self._channel.run(["sh", "-c", _KIND_SCRIPT, "sh", path, posixpath.dirname(path) or "/"], timeout=10)
+        return done.stdout.strip() or "missing"
+
+    def _outgoing(self, remote: str, argv: list[str], timeout: float) -> _Outgoing:
+        return _Outgoing(self, argv, timeout, nothing=lambda tar_error: self._not_read(remote, tar_error))
+
+    def _not_read(self, remote: str, tar_error: str) -> VdeskError:
+        """Why nothing came out of ``remote``, in vdesk's words when the desktop can say."""
+        shown = f"{self._name}:{remote}"
+        kind = self._kind(remote_path(remote))
+        if kind in ("missing", "no parent"):
+            return CommandFailed(f"{shown}: no such file in the desktop")
+        if "Permission denied" in tar_error:
+            return CommandFailed(f"{shown}: permission denied in the desktop (it runs as user desk)")
+        return CommandFailed(f"{shown}: cannot read it in the desktop: {tar_error.removeprefix('tar: ')}")
 
     def _send(self, folder: str, fill, timeout: float) -> None:  # type: ignore[no-untyped-def]
         errors = _Kept()
@@ -189,8 +215,9 @@ class Files:
 
 
 # -- unpacking untrusted archives --------------------------------------------------------------
-def _unpack(tar: _Outgoing, root: Path, top: str, limit: int, max_entries: int, error) -> None:  # type: ignore[no-untyped-def]
-    """Unpack members one by one into ``root``, refusing anything that could leave it."""
+def _unpack(tar: _Outgoing, root: Path, top: str, limit: int, max_entries: int) -> int:
+    """Unpack members one by one into ``root``, refusing anything that could leave it; returns
+    how many there were (0: nothing came out)."""
     total = count = 0
     seen_files: set[str] = set()
     while (member := tar.next()) is not None:
@@ -204,8 +231,7 @@ def _unpack(tar: _Outgoing, root: Path, top: str, limit: int, max_entries: int, 
                 raise TooLarge(f"{member.name} takes the download past its limit of {limit} bytes "
                                f"({member.size} bytes): pass limit= to allow more")
         _write_member(tar, member, root, name, seen_files)
-    if count == 0:
-        raise CommandFailed(f"nothing came out: {error()}")
+    return count
 
 
 def _safe_name(name: str, top: str) -> str:
@@ -262,11 +288,36 @@ def _kind(member: tarfile.TarInfo) -> str:
     return "special file"
 
 
+def _local_target(text: str, base: str) -> Path:
+    """Where a download of ``base`` goes for the destination ``text``, as ``docker cp`` has it:
+    into an existing folder; a name ending in ``/`` must be one; else that name, in a folder
+    that exists."""
+    local = Path(text)
+    if local.is_dir():
+        return local / base
+    if text.endswith(("/", os.sep)):
+        raise InvalidArgument(f"{text}: {'not a folder' if local.exists() else 'no such folder'}")
+    if not local.parent.is_dir():
+        raise InvalidArgument(f"{text}: no folder {local.parent}")
+    return local
+
+
+# What a desktop path is, for upload's docker cp rules: $1 the path, $2 its folder.
+_KIND_SCRIPT = ('if [ -d "$1" ]; then echo folder; elif [ -e "$1" ] || [ -L "$1" ]; then echo file; '
+                'elif [ -d "$2" ]; then echo missing; else echo "no parent"; fi')
+
+
 # -- streams -----------------------------------------------------------------------------------
+def _nothing_came(tar_error: str) -> VdeskError:
+    return CommandFailed(f"nothing came out of the desktop: {tar_error}")
+
+
 class _Outgoing:
     """``argv`` (a tar writing to stdout) in the desktop, read as a stream of archive members."""
 
-    def __init__(self, files: Files, argv: list[str], timeout: float) -> None:
+    def __init__(self, files: Files, argv: list[str], timeout: float,
+                 nothing: Callable[[str], VdeskError] | None = None) -> None:
+        """``nothing(tar's stderr)`` is the error to raise when no archive came at all."""
         self._deadline = time.monotonic() + timeout
         self._timeout = timeout
         self._name = files._name
@@ -281,7 +332,7 @@ class _Outgoing:
             self._archive = tarfile.open(fileobj=self, mode="r|", bufsize=1 << 20)  # type: ignore[call-overload]
         except tarfile.ReadError:
             self.__exit__()
-            raise CommandFailed(f"desktop {self._name}: nothing came out: {self.error()}") from None
+            raise (nothing or _nothing_came)(self.error()) from None
 
     def __enter__(self) -> _Outgoing:
         return self

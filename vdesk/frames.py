@@ -13,6 +13,20 @@ screen (a video, an animation, a blinking cursor) costs this process nothing unt
 * :meth:`LiveFramebuffer.latest` is the frame as last pulled (by a fresh frame, a wait or a
   recording), at no cost.
 
+The screen is a canvas of the framebuffer's size, each rectangle painted at its place.
+vncdotool's client makes a connection's first rectangle the whole screen, at (0, 0), and grows
+it with black as later ones reach further; Xvnc sends the single-colour areas of an update first
+to a client that takes LastRect, so a full update starts wherever the first such area is. A
+connection opened later — ``vdesk shot`` or ``Desktop.attach`` on a desktop from ``vdesk up``, a
+reconnect, an outside vncdotool client — showed black where that area was (the wallpaper right
+of Chromium's window, a strip beside Writer's sidebar, the Save dialog's file-name field),
+while XGetImage of the root had the wallpaper; ``Desktop.up``'s own connection opens on a
+one-colour screen, so it was spared. Measured on such a desktop: the rectangles a client asking
+for RAW and LastRect gets, painted at their places, equal the X server's pixels exactly; painted
+as vncdotool paints them, (1060, 0)–(1280, 770) stays black. Not asking for LastRect hides it
+too (Xvnc then sends strips from the top-left), but that order is the server's habit, not the
+protocol's promise; the canvas holds whatever the order, for one allocation per connection.
+
 Pixels come RAW: on this loopback tunnel a full 1280x800 frame of text took 39 ms raw against
 180 ms with ZRLE and 660 ms with Hextile, whose decoders run in Python.
 
@@ -141,6 +155,14 @@ class _LiveUpdates:
 
     def updateRectangle(self, x: int, y: int, width: int, height: int, data: bytes) -> None:
         with self.live._lock:
+            if self.screen is None and width and height:
+                # The screen is a canvas of the framebuffer's size, each rectangle painted where
+                # it belongs. vncdotool would make the connection's first rectangle the screen,
+                # placed at (0, 0) whatever its position, and grow it with black: the server
+                # sends single-colour areas first (it does so for clients that take LastRect),
+                # so a new connection to a screen whose first such area was not at the
+                # top-left showed a black box where that area was.
+                self.screen = Image.new("RGB", (self.width, self.height))
             if (x, y, width, height) == (0, 0, 1, 1) and self.screen is not None:
                 before = self.screen.getpixel((0, 0))
                 super().updateRectangle(x, y, width, height, data)
@@ -381,13 +403,28 @@ class LiveFramebuffer:
                     raise DesktopTimeout(f"{self.name}: no fresh frame within {timeout:g} s") from None
 
     def wait_until_settled(self, quiet: float = 0.03, timeout: float = 10.0) -> Frame:
-        """Return once the screen has not changed for ``quiet`` seconds.
+        """Return once the screen has not changed for ``quiet`` seconds; :class:`DesktopTimeout`
+        when it kept changing for ``timeout``.
 
         The quiet period counts from this call at the earliest: a program still reacting to
         the last input (it has not drawn yet) is not mistaken for calm. Changes stream in
         meanwhile; the server is asked for what it holds only once the screen should have been
         calm for ``quiet``, so a screen that holds still costs one round trip.
         """
+        frame, unsettled = self._settle(quiet, timeout)
+        if unsettled is not None:
+            raise DesktopTimeout(unsettled)
+        return frame
+
+    def settle(self, quiet: float, timeout: float) -> tuple[Frame, bool]:
+        """As :meth:`wait_until_settled`, but a screen that kept changing for ``timeout`` (a
+        video, a spinner) is no error: its frame at that moment comes back with False. Returns
+        within ``timeout`` and one round trip."""
+        frame, unsettled = self._settle(quiet, timeout)
+        return frame, unsettled is None
+
+    def _settle(self, quiet: float, timeout: float) -> tuple[Frame, str | None]:
+        """The frame once calm and None, or the frame at ``timeout`` and what was seen."""
         started = time.monotonic()
         deadline = started + timeout
         first_version = self._version
@@ -398,12 +435,11 @@ class LiveFramebuffer:
                 self.sync(max(0.1, deadline - time.monotonic()))
                 now = time.monotonic()
                 if now - max(self._last_change, started) >= quiet:
-                    return self.latest()
+                    return self.latest(), None
                 if now >= deadline:
-                    raise DesktopTimeout(
+                    return self.latest(), (
                         f"{self.name}: the screen kept changing for {timeout:g} s "
-                        f"({self._version - first_version} updates, last {(now - self._last_change) * 1000:.0f} ms ago)"
-                    )
+                        f"({self._version - first_version} updates, last {(now - self._last_change) * 1000:.0f} ms ago)")
 
     def wait_for_change(self, region: Region | None = None, timeout: float = 10.0,
                         since_version: int | None = None) -> Frame:
@@ -497,6 +533,12 @@ def changed_regions(before: Image.Image, after: Image.Image) -> list[Region]:
     whole = difference.getbbox()
     if whole is None:
         return []
+    # The rest looks only inside the box around every change (a terminal's worth of a busy
+    # screen, not all of it), its corners on the tile grid so that the tiles are the screen's;
+    # what a corner rounded up adds past the screen's edge is zeros: no difference.
+    x0, y0 = whole[0] - whole[0] % CHANGE_TILE, whole[1] - whole[1] % CHANGE_TILE
+    x1, y1 = (-(-edge // CHANGE_TILE) * CHANGE_TILE for edge in whole[2:])
+    difference = difference.crop((x0, y0, x1, y1))
     # One channel that is non-zero wherever any channel differs, then one cell per tile.
     red, green, blue = difference.convert("RGB").split()
     mask = ImageChops.lighter(ImageChops.lighter(red, green), blue).point(lambda v: 255 if v else 0)
@@ -510,7 +552,7 @@ def changed_regions(before: Image.Image, after: Image.Image) -> list[Region]:
         bottom = min((max(y for _, y in group) + 1) * CHANGE_TILE, mask.height)
         exact = mask.crop((left, top, right, bottom)).getbbox()
         if exact is not None:
-            regions.append((left + exact[0], top + exact[1], left + exact[2], top + exact[3]))
+            regions.append((x0 + left + exact[0], y0 + top + exact[1], x0 + left + exact[2], y0 + top + exact[3]))
     if not regions or len(regions) > MAX_REGIONS:
         return [whole]
     return sorted(regions, key=lambda r: (r[2] - r[0]) * (r[3] - r[1]), reverse=True)

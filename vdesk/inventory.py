@@ -3,12 +3,20 @@
 A desktop is a container labelled ``vdesk=desktop``; its other labels (see
 :meth:`vdesk.container.RunOptions.labels`) say what ``vdesk ls`` shows. Containers without
 that label are never touched.
+
+Whose a desktop is: its ``vdesk.owner`` label is ``user@host:pid`` of the process that started
+it, and a leased one (``vdesk.leased``) lives only while that process holds its lease. So
+:func:`remove_all` (``vdesk down --all``) takes this user's desktops and leaves what a live
+process holds and what other users own, each with its reason: on a shared engine "all" once
+meant other processes' desktops in the middle of their work.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import docker
@@ -17,7 +25,8 @@ from docker.models.containers import Container
 from pydantic import BaseModel, ConfigDict, computed_field, field_serializer
 
 from vdesk import engine as engines
-from vdesk.container import LABEL, check_name, parse_size, published_port, remove_container
+from vdesk.clock import ClockSettings
+from vdesk.container import LABEL, check_name, parse_size, published_port, remove_container, this_user
 from vdesk.errors import DesktopNotFound
 
 UNSTARTED_GRACE = 60  # seconds a container may sit created and never started before prune takes it
@@ -39,6 +48,7 @@ class DesktopInfo(BaseModel):
     owner: str
     leased: bool
     vnc_address: str | None
+    clock: str | None = None  # the time the desktop was started at ("YYYY-MM-DD HH:MM:SS" UTC); None: the real time
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -63,6 +73,7 @@ def desktop_info(container: Container) -> DesktopInfo:
         expires_at=datetime.fromtimestamp(expires, timezone.utc) if expires else None,
         owner=labels.get("vdesk.owner", "?"), leased=labels.get("vdesk.leased") == "true",
         vnc_address=f"127.0.0.1::{port}" if (port := published_port(container)) else None,
+        clock=clock.start if (clock := ClockSettings.from_labels(labels)) else None,
     )
 
 
@@ -94,6 +105,69 @@ def remove_desktops(names: Sequence[str], engine: str | None = None) -> list[str
     for container in containers:
         remove_container(container)
     return [c.name for c in containers]
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A desktop :func:`remove_all` left alone, and why."""
+
+    name: str
+    reason: str
+    flag: str  # the option of ``vdesk down --all`` that would remove it
+
+
+@dataclass(frozen=True)
+class Removal:
+    """What :func:`remove_all` removed and what it left."""
+
+    removed: list[str]
+    kept: list[Kept]
+
+
+def remove_all(engine: str | None = None, *, include_leased: bool = False, everyone: bool = False) -> Removal:
+    """Remove this user's desktops (``user@host`` of their owner label is this process's), except
+    those whose lease a live process holds: a desktop in the middle of a program's work is
+    removed only with ``include_leased``, another user's only with ``everyone`` (which removes
+    every vdesk desktop on the engine)."""
+    client = engines.connect(engine)
+    removed, kept = [], []
+    for info in list_desktops(client=client):
+        reason = _keep_reason(info, this_user(), include_leased=include_leased, everyone=everyone)
+        if reason is not None:
+            kept.append(reason)
+            continue
+        try:
+            remove_container(client.containers.get(info.id))
+        except docker.errors.NotFound:
+            continue  # gone since the listing (a lease ended): nothing to remove
+        removed.append(info.name)
+    return Removal(removed, kept)
+
+
+def _keep_reason(info: DesktopInfo, me: str, *, include_leased: bool, everyone: bool) -> Kept | None:
+    """Why ``remove_all`` leaves ``info`` alone, or None to remove it (pure: unit-tested)."""
+    if everyone:
+        return None
+    user, _, pid = info.owner.rpartition(":")
+    if user != me:
+        return Kept(info.name, f"owned by {info.owner}", "--force")
+    if info.leased and not include_leased and _lease_held(info, pid):
+        return Kept(info.name, f"its lease is held by process {pid}, which may be using it", "--include-leased")
+    return None
+
+
+def _lease_held(info: DesktopInfo, pid: str) -> bool:
+    """Whether a live process holds ``info``'s lease: it runs (a lease that ends stops it) and
+    its owner's process, on this host, still exists."""
+    if info.status not in ("running", "paused", "created"):
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False  # the holder is gone; its desktop is stopping by itself
+    except (PermissionError, ValueError):
+        pass  # another user's process, or an owner label vdesk did not write: assume held
+    return True
 
 
 def prune_desktops(engine: str | None = None, *, only: Sequence[str] | None = None) -> list[str]:

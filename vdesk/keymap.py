@@ -32,8 +32,12 @@ from Xlib.display import Display
 
 from vdesk.errors import DesktopTimeout, InvalidAction
 
-KEYMAP_TYPEABLE = frozenset(chr(c) for c in range(0x20, 0x7F)) | {"\n", "\t"}
-CONTROL_KEYS = {"\b": "BackSpace", "\x1b": "Escape", "\x7f": "Delete"}
+KEYMAP_TYPEABLE = frozenset(chr(c) for c in range(0x20, 0x7F))
+# The control characters a text may hold, and the key each one is (vdesk.plan presses it). A
+# line end is Return: xdotool's `type` sends it as Linefeed (0xff0a), which xterm and Chromium
+# take as Enter and GTK, Qt and LibreOffice ignore (a Save dialog stays open, a Writer
+# paragraph never breaks).
+TYPED_KEYS = {"\n": "Return", "\t": "Tab", "\b": "BackSpace", "\x1b": "Escape", "\x7f": "Delete"}
 REUSE_GRACE_SECONDS = 0.15  # let the client read a keycode's last character before rebinding it
 LRU_PROPERTY = "_VDESK_SCRATCH_KEYCODES"  # on the root window: keycode, stamp (ms), keycode, ...
 HOLD_SECONDS = 10.0  # a held keycode's claim lapses after this (plus the text's length) if its
@@ -43,10 +47,10 @@ STAMP_MODULUS = 1 << 32
 
 
 def normalise(text: str) -> str:
-    """Line ends become ``\\n``; control characters other than tab, newline, backspace, escape
-    and delete are refused, naming their position."""
+    """Line ends (``\\r\\n``, ``\\r``) become ``\\n``; control characters other than
+    :data:`TYPED_KEYS` are refused, naming their position."""
     for index, char in enumerate(text):  # positions as the caller wrote the text
-        if (ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0) and char not in "\n\t\r" and char not in CONTROL_KEYS:
+        if (ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0) and char != "\r" and char not in TYPED_KEYS:
             raise InvalidAction(f"cannot type control character U+{ord(char):04X} at position {index}")
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
@@ -145,19 +149,13 @@ class ScratchKeymap:
         self._mapping = mapping
         self._capacity: int | None = None
 
-    def segments(self, text: str) -> Iterator[tuple[str, str]]:
-        """Yield ``("text", chunk)`` pieces ready for ``xdotool type`` — their characters are
-        bound first, and held for this controller while the chunk is typed — and ``("key",
-        keysym)`` for control characters."""
+    def segments(self, text: str) -> Iterator[str]:
+        """Yield pieces of ``text`` (no control characters: :mod:`vdesk.plan` made those keys)
+        ready for ``xdotool type``: their characters are bound first, and held for this
+        controller while the piece is typed."""
         chunk = ""
         needed: set[str] = set()
         for char in text:
-            if char in CONTROL_KEYS:
-                if chunk:
-                    yield from self._flush(chunk, needed)
-                    chunk, needed = "", set()
-                yield "key", CONTROL_KEYS[char]
-                continue
             if char not in KEYMAP_TYPEABLE and char not in needed:
                 if len(needed) == self._keycodes():
                     yield from self._flush(chunk, needed)
@@ -167,12 +165,12 @@ class ScratchKeymap:
         if chunk:
             yield from self._flush(chunk, needed)
 
-    def _flush(self, chunk: str, needed: set[str]) -> Iterator[tuple[str, str]]:
+    def _flush(self, chunk: str, needed: set[str]) -> Iterator[str]:
         if not needed:
-            yield "text", chunk
+            yield chunk
             return
         held = self._claim(needed, int((HOLD_SECONDS + HOLD_PER_CHARACTER * len(chunk)) * 1000))
-        yield "text", chunk
+        yield chunk
         # Typed: free for others after the grace. (A chunk that failed keeps its hold until
         # the hold lapses; this controller may retry it meanwhile.)
         self._mapping.update(lambda keymap: release(keymap, held, now_stamp()))

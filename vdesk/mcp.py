@@ -40,11 +40,11 @@ from typing import Annotated, Any, Literal, TypeVar
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.utilities.types import Image
 from mcp.shared.exceptions import MCPError
 from mcp_types import METHOD_NOT_FOUND, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field, ValidationError
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -255,6 +255,9 @@ class CommandOutput(BaseModel):
     exit_code: int
     stdout: str
     stderr: str
+    stdout_bytes: int  # how many bytes came in all; past 1 MiB only the first are in stdout
+    stderr_bytes: int
+    truncated: bool    # some output was cut (see stdout_bytes and stderr_bytes)
 
 
 class ViewerLinkOut(BaseModel):
@@ -292,7 +295,7 @@ def build_server(options: ServerOptions, *, transport: Literal["stdio", "http"] 
         assert token is not None and url is not None
         auth = {"token_verifier": _StaticToken(token),
                 "auth": AuthSettings(issuer_url=url, resource_server_url=None)}  # type: ignore[arg-type]
-    mcp = MCPServer("vdesk", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING", **auth)
+    mcp = _Server("vdesk", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING", **auth)
     key: Callable[[Context], str] = lambda ctx: STDIO_KEY
     if transport == "http":
         key = (lambda ctx: SHARED_KEY) if options.share else _session_key
@@ -305,6 +308,34 @@ def build_server(options: ServerOptions, *, transport: Literal["stdio", "http"] 
     if options.allow_commands:
         _command_tools(server)
     return server
+
+
+class _Server(MCPServer):
+    """The SDK's server, whose argument errors are one line naming each argument and what is
+    wrong with it (the SDK's own is pydantic's multi-line dump with a documentation link)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            cause = error.__cause__
+            if isinstance(error, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(f"Error executing tool {name}: {argument_problems(cause)}") from cause
+
+
+def argument_problems(error: ValidationError) -> str:
+    """``argument x: Input should be a valid number (got 'abc'); argument y: required``."""
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"])
+        if item["type"] == "missing":
+            parts.append(f"argument {where}: required")
+            continue
+        got = repr(item.get("input"))
+        got = got if len(got) <= 40 else got[:37] + "..."  # the caller's own value, bounded
+        parts.append(f"argument {where}: {item['msg']} (got {got})")
+    return "; ".join(parts)
 
 
 def _session_key(ctx: Context) -> str:
@@ -488,11 +519,14 @@ def _keyboard_tools(server: Server) -> None:
         return _act(server.slot(ctx), [{"type": "type", "inputs": {"content": text, "method": method}}],
                     f"typed {len(text)} characters")
 
+    # The argument is `key`, as in the hotkey action and every other front door; `keys`, its
+    # first spelling here, is still read so that clients written against it keep working.
     @mcp.tool()
-    def key(ctx: Context, keys: Annotated[str, Field(min_length=1, description=(
+    def key(ctx: Context, key: Annotated[str, Field(min_length=1, validation_alias=AliasChoices("key", "keys"),
+                                                    description=(
             "A key or combination: 'Return', 'ctrl+c', 'ctrl+shift+t', 'alt+F4', 'super'"))]) -> Done:
         """Press a key or a key combination (all pressed, then released in reverse)."""
-        return _act(server.slot(ctx), [{"type": "hotkey", "inputs": {"key": keys}}], f"pressed {keys}")
+        return _act(server.slot(ctx), [{"type": "hotkey", "inputs": {"key": key}}], f"pressed {key}")
 
 
 def _batch_tools(server: Server) -> None:
@@ -657,9 +691,11 @@ def _command_tools(server: Server) -> None:
             "The program and its arguments, e.g. [\"ls\", \"-l\", \"/tmp\"] (no shell)"))],
         timeout: Annotated[float, Field(gt=0, le=600, description="Seconds to wait for it")] = 60.0,
     ) -> CommandOutput:
-        """Run a program in the desktop as its user and wait for it."""
+        """Run a program in the desktop as its user and wait for it; each output keeps its first
+        MiB (truncated and the byte counts say when more came)."""
         done = server.slot(ctx).use(lambda desktop: desktop.run(argv, wait=True, timeout=timeout))
-        return CommandOutput(exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr)
+        return CommandOutput(exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr,
+                             stdout_bytes=done.stdout_bytes, stderr_bytes=done.stderr_bytes, truncated=done.cut)
 
 
 def _scaled(screen: tuple[int, int], width: int | None, height: int | None) -> tuple[int, int] | None:
@@ -765,6 +801,8 @@ class SessionWatch:
 
     def _leave(self, session: str) -> None:
         with self._lock:
+            if session not in self._in_flight:  # ended (DELETE, idle, shutdown) while this request ran
+                return
             self._in_flight[session] -= 1
             self._last_seen[session] = time.monotonic()
 

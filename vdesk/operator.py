@@ -150,6 +150,12 @@ class Operator:
         result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
 
+    def receipt(self, *, wait: float = 0.0) -> Receipt:
+        """The last batch's receipt read now, in pixels of the agent's image (see
+        :meth:`vdesk.desktop.Desktop.receipt`)."""
+        found = self.desktop.receipt(wait=wait)
+        return in_image(found, self.desktop.screen, self.image) if self.image.size != self.desktop.screen.size else found
+
     def plan(self, actions: list[BaseAction]) -> Plan:
         """What ``actions`` turn into on this desktop, for this agent's image; raises
         :class:`InvalidAction` for a point off the screen, before anything runs."""

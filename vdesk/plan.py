@@ -3,9 +3,19 @@ coordinate against a screen and builds steps, and touches no desktop.
 
 Pointer and key actions become :class:`Input` steps of typed events (motion to a pixel, a button
 or key going down or up, a drag's short pause); consecutive ones are chained into one
-(:func:`chained`), which :mod:`vdesk.xtest` sends. Text becomes a typing step whose text travels
+(:func:`chained`), which :mod:`vdesk.xtest` sends. Text becomes typing steps whose text travels
 on stdin, so no user text ever becomes an argument. :meth:`vdesk.desktop.Desktop.execute` runs a
 plan.
+
+A text's control characters are keys, pressed between the typed pieces (:func:`typing`): a line
+end (``\\n``, ``\\r\\n`` or ``\\r``) is Return and a tab is Tab, as a person presses them
+(backspace, escape and delete are their keys too). Typed as characters, xdotool sends a line end
+as Linefeed, which only xterm and Chromium take as Enter. The cost: a text of N lines is N typing
+runs instead of one (a round trip each). A pasted text keeps its line ends and tabs inside the
+paste, exact and in one go whatever its length (multi-line editors take them as line breaks);
+only the line ends and tabs that end it are pressed, so a pasted line submits as a typed one does.
+The keys that end a text wait :data:`SUBMIT_PAUSE` after it, as a person's would: a toolkit may
+still be reacting to the text (GTK's file chooser drops a Return that comes too soon).
 """
 
 from __future__ import annotations
@@ -17,7 +27,7 @@ from typing import Literal
 from vdesk.actions import DEFAULT_SCROLL_AMOUNT, DEFAULT_WAIT_SECONDS, ActionType, BaseAction
 from vdesk.coords import ImageSpace, PhysicalPoint, Screen
 from vdesk.errors import InvalidAction
-from vdesk.keymap import normalise
+from vdesk.keymap import TYPED_KEYS, normalise
 
 BUTTONS = {"left": 1, "middle": 2, "right": 3}
 SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}  # X's scroll notches are buttons
@@ -26,6 +36,10 @@ CLICK_BUTTON = {ActionType.CLICK: 1, ActionType.DOUBLE_CLICK: 1, ActionType.TRIP
 CLICK_REPEAT = {ActionType.DOUBLE_CLICK: 2, ActionType.TRIPLE_CLICK: 3}
 DRAG_STEPS = 4  # intermediate motion events, so toolkits recognise a drag
 DRAG_PAUSE = 0.02  # seconds between a drag's events
+# Between a text and the line ends or tabs that end it (its submit). GTK's file chooser checks a
+# typed path for a moment and drops a Return that comes sooner: a Save dialog stayed open with
+# the path in it at 0.05 s, closed at 0.2 s (measured at a load of 10 on 2 cores).
+SUBMIT_PAUSE = 0.3
 
 
 @dataclass(frozen=True)
@@ -150,7 +164,7 @@ class _Planner:
             notches = _presses(SCROLL_BUTTONS[inputs.direction or "down"], inputs.amount or DEFAULT_SCROLL_AMOUNT)
             plan.add(Input(move + press_mods + notches + release_mods))
         elif kind is ActionType.TYPE:
-            plan.add(TypeText(normalise(inputs.content or ""), paste=inputs.method == "paste"))
+            plan.add(*typing(normalise(inputs.content or ""), paste=inputs.method == "paste"))
         elif kind is ActionType.HOTKEY:
             plan.add(Input(_key_downs(inputs.keysyms) + _key_ups(inputs.keysyms)))
         elif kind is ActionType.PRESS:
@@ -164,6 +178,35 @@ class _Planner:
         elif kind in (ActionType.FINISHED, ActionType.CALL_USER):
             plan.add(Mark(kind.value, inputs.content))  # type: ignore[arg-type]
         # SCREENSHOT: nothing to do on the desktop; the caller takes frames.
+
+
+def typing(text: str, paste: bool = False) -> list[Step]:
+    """The steps that type a normalised ``text``: its pieces typed (or pasted) and its
+    :data:`~vdesk.keymap.TYPED_KEYS` pressed between them. Pasted, only the run of line ends
+    and tabs at its end is pressed; the rest travels in the paste as it is. That run waits
+    :data:`SUBMIT_PAUSE` after the text before it."""
+    body = text.rstrip("\n\t")
+    ending = [_press(char) for char in text[len(body):]]
+    if body and ending:
+        ending[0] = Input((Pause(SUBMIT_PAUSE),) + ending[0].events)
+    if paste:
+        return ([TypeText(body, paste=True)] if body else []) + ending
+    steps: list[Step] = []
+    piece = ""
+    for char in body:
+        if char in TYPED_KEYS:
+            steps += [TypeText(piece), _press(char)] if piece else [_press(char)]
+            piece = ""
+        else:
+            piece += char
+    if piece:
+        steps.append(TypeText(piece))
+    return steps + ending
+
+
+def _press(char: str) -> Input:
+    keysym = TYPED_KEYS[char]
+    return Input((Key(keysym, down=True), Key(keysym, down=False)))
 
 
 def _drag(start: PhysicalPoint, end: PhysicalPoint) -> tuple[InputEvent, ...]:

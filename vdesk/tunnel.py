@@ -8,6 +8,7 @@ the same for a local engine, a remote one, and any network mode.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import socket
 import tempfile
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import docker
 
-from vdesk.errors import DesktopGone
+from vdesk.errors import DesktopGone, InvalidArgument
 from vdesk.execstream import ExecStream
 
 
@@ -25,11 +26,14 @@ class Tunnel:
 
     ``target`` is a socat address inside the container, e.g. ``TCP:127.0.0.1:5900`` or
     ``UNIX-CONNECT:/tmp/.X11-unix/X0``. The local end is a Unix socket in a private (0700)
-    folder, or a TCP port on 127.0.0.1 when ``tcp_port`` is given (0 picks a free one).
+    folder, or a TCP port on ``tcp_host`` (a loopback address, 127.0.0.1 unless given) when
+    ``tcp_port`` is given (0 picks a free one).
     """
 
     def __init__(self, api: docker.APIClient, container_id: str, target: str,
-                 tcp_port: int | None = None) -> None:
+                 tcp_port: int | None = None, tcp_host: str = "127.0.0.1") -> None:
+        if not ipaddress.ip_address(tcp_host).is_loopback:
+            raise InvalidArgument(f"a tunnel listens on a loopback address only, not {tcp_host}")
         self._api = api
         self._container_id = container_id
         self._target = target
@@ -43,8 +47,12 @@ class Tunnel:
         else:
             self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self._listener.bind(("127.0.0.1", tcp_port))
-            self.address = f"127.0.0.1:{self._listener.getsockname()[1]}"
+            try:
+                self._listener.bind((tcp_host, tcp_port))
+            except OSError:
+                self._listener.close()
+                raise
+            self.address = f"{tcp_host}:{self._listener.getsockname()[1]}"
         self._listener.listen(8)
         self._closed = False
         self._streams: set[ExecStream] = set()

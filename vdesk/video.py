@@ -8,7 +8,9 @@ A thread takes a fresh frame at every tick (one round trip for the change since 
 one) and pipes it to an ffmpeg process (the one the imageio-ffmpeg wheel ships) encoding
 H.264. The video's clock is the wall clock: a tick that comes late (a busy machine) repeats
 the last frame for the slots it missed, so the frame at time *t* of the video is the screen
-at *t* seconds after the recording started. Nothing runs inside the desktop.
+at *t* seconds after the recording started. A recording given ``seconds`` stops itself at
+``round(seconds * fps)`` frames, so the video is as long as asked whenever the caller notices.
+Nothing runs inside the desktop.
 """
 
 from __future__ import annotations
@@ -53,7 +55,14 @@ class Recording:
     started: float = 0.0   # time.monotonic() of frame 0
     frames: int = 0        # written so far
     error: VdeskError | None = None  # why grabbing stopped early (e.g. the desktop went away)
+    limit: int | None = None  # frames at which it stops itself (``seconds`` asked), or None: when told
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
+    _ended: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for grabbing to end (its length reached, or an error);
+        True once it has."""
+        return self._ended.wait(timeout)
 
     def elapsed(self) -> float:
         """Seconds since the recording started: where in the video the screen now is."""
@@ -78,15 +87,17 @@ def check_options(path: str | Path, fps: float) -> Path:
 
 
 @contextmanager
-def record(grab: Grab, path: str | Path, *, size: tuple[int, int], fps: float = DEFAULT_FPS) -> Iterator[Recording]:
-    """Record ``grab()`` (a fresh frame of ``size``) at ``fps`` into ``path`` while inside.
+def record(grab: Grab, path: str | Path, *, size: tuple[int, int], fps: float = DEFAULT_FPS,
+           seconds: float | None = None) -> Iterator[Recording]:
+    """Record ``grab()`` (a fresh frame of ``size``) at ``fps`` into ``path`` while inside, or
+    for ``seconds`` of video at most (:meth:`Recording.wait` returns once they are written).
     A grab that returns the very image it returned before says the screen did not change: its
     pixels are sent again without being converted again.
 
     Leaving the block, however it is left (an exception, Ctrl-C), takes a last frame and
     finishes the file so that it plays; a grab that failed on the way is in ``error``.
     """
-    recording = Recording(check_options(path, fps), float(fps), size)
+    recording = Recording(check_options(path, fps), float(fps), size, limit=frame_limit(seconds, fps))
     writer = imageio_ffmpeg.write_frames(str(recording.path), size, fps=recording.fps, codec=CODEC,
                                          pix_fmt_in=PIXEL_FORMAT, quality=None,
                                          macro_block_size=2, ffmpeg_log_level="error",
@@ -104,8 +115,25 @@ def record(grab: Grab, path: str | Path, *, size: tuple[int, int], fps: float = 
         writer.close()  # ffmpeg writes out the rest and the file's index
 
 
+def frame_limit(seconds: float | None, fps: float) -> int | None:
+    """The frames of ``seconds`` of video at ``fps`` (at least one); None: no limit."""
+    if seconds is None:
+        return None
+    if not 0 < seconds <= 10**7:  # also refuses nan
+        raise InvalidArgument(f"seconds must be more than 0 (and at most 10^7), got {seconds}")
+    return max(1, round(seconds * fps))
+
+
 def _run(recording: Recording, grab: Grab, writer) -> None:  # type: ignore[no-untyped-def]
-    """Grab and write a frame at every tick until told to stop, then once more."""
+    try:
+        _grab_and_write(recording, grab, writer)
+    finally:
+        recording._ended.set()
+
+
+def _grab_and_write(recording: Recording, grab: Grab, writer) -> None:  # type: ignore[no-untyped-def]
+    """Grab and write a frame at every tick until told to stop (then once more), or until the
+    recording's frame limit."""
     last: bytes | None = None
     last_image: Image.Image | None = None
     while True:
@@ -121,6 +149,8 @@ def _run(recording: Recording, grab: Grab, writer) -> None:  # type: ignore[no-u
             return
         # Every slot up to now shows this frame (more than one when this tick came late).
         due = max(recording.frames + 1, int(recording.elapsed() * recording.fps) + 1)
+        if recording.limit is not None:
+            due = min(due, recording.limit)
         try:
             while recording.frames < due:
                 writer.send(last)
@@ -128,7 +158,7 @@ def _run(recording: Recording, grab: Grab, writer) -> None:  # type: ignore[no-u
         except OSError as error:  # ffmpeg went away (e.g. the disk is full)
             recording.error = VdeskError(f"writing {recording.path} failed: {error}")
             return
-        if stopping or recording.error is not None:
+        if stopping or recording.error is not None or recording.frames == recording.limit:
             return
 
 

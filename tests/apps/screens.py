@@ -1,7 +1,9 @@
-"""What the X server itself holds on screen, read over a direct X connection."""
+"""What the X server itself holds on screen, read over a direct X connection, and the check that
+frames show exactly that."""
 
 from __future__ import annotations
 
+import pytest
 from PIL import Image, ImageChops
 from Xlib import X
 
@@ -24,3 +26,26 @@ def x_pixels(desktop: Desktop) -> Image.Image:
 def differing_box(one: Image.Image, other: Image.Image) -> tuple[int, int, int, int] | None:
     """The bounding box of the pixels that differ at all, or None when the images are equal."""
     return ImageChops.difference(one, other).getbbox()
+
+
+def assert_frames_show_what_x_holds(desktop: Desktop, when: str, quiet: float = 0.5) -> None:
+    """The held connection's frame and a new connection's frame equal X's pixels.
+
+    Both frames are taken before X is read (reading the root's image makes the server finish
+    drawing what it had pending, which would hide a frame that missed it). The comparison
+    counts once nothing moved meanwhile: the held connection's frames before and after, and
+    X's pixels read twice, agree."""
+    for _ in range(20):  # each round waits for a quiet screen first
+        desktop.wait_until_settled(quiet=quiet, timeout=30)
+        held = desktop.screenshot(fresh=True)
+        with Desktop.attach(desktop.name) as other:
+            new = other.screenshot(fresh=True)
+        x_now, x_again = x_pixels(desktop), x_pixels(desktop)
+        still = differing_box(held, desktop.screenshot(fresh=True)) is None and differing_box(x_now, x_again) is None
+        if still:
+            for label, frame in (("the held connection's frame", held), ("a new connection's frame", new)):
+                box = differing_box(frame, x_now)
+                assert box is None, f"{when}: {label} differs from the X server's pixels in {box}"
+            return
+    pytest.fail(f"{when}: the screen never held still long enough to compare")
+

@@ -6,14 +6,16 @@ can be clicked."""
 from __future__ import annotations
 
 import io
+import json
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from unittest.mock import ANY
 
 import docx
 import pytest
 
-from vdesk.accessibility.osworld_xml import NAMESPACES, linearize, to_xml
+from vdesk.accessibility.osworld_xml import NAMESPACES, TABLE_HEADER, linearize, to_xml
 from vdesk.accessibility.tree import Limits, Tree
 from vdesk.desktop import Desktop
 
@@ -217,3 +219,39 @@ def test_vdesk_tree_prints_the_table_and_the_xml(desktop, form, capsys):
     assert invoke(["tree", desktop.name, "--format", "xml", "--app", "Chromium"]) == 0
     root = ET.fromstring(capsys.readouterr().out)
     assert root.find(".//push-button[@name='Submit']") is not None
+
+
+def test_vdesk_tree_json_is_a_line_per_node_and_an_app_not_there_is_named_with_those_that_are(desktop, form, capsys):
+    from vdesk.cli import run
+
+    assert run(["tree", desktop.name, "--app", "Chromium"]) == 0
+    out = capsys.readouterr().out
+    data = json.loads(out)
+    nodes = sum(1 for app in data["applications"] for _ in _json_nodes(app["tree"]))
+    assert nodes > 20 and len(out.splitlines()) <= 2 * nodes + 4  # a line per node, and one closing its children
+    assert all(isinstance(v, int | float) for v in data["applications"][0]["tree"]["children"][0]["bounds"])
+    assert run(["tree", desktop.name, "--app", "Chromium", "--indent", "2"]) == 0
+    assert json.loads(capsys.readouterr().out) == data | {"elapsed_ms": ANY}
+    assert run(["tree", desktop.name, "--app", "nosuch"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"vdesk: no application named 'nosuch' on the accessibility bus of desktop {desktop.name}: "
+                          "the applications on it are ") and "Chromium" in err and len(err.splitlines()) == 1
+
+
+def _json_nodes(node):  # type: ignore[no-untyped-def]
+    yield node
+    for child in node["children"]:
+        yield from _json_nodes(child)
+
+
+def test_vdesk_tree_of_a_desktop_showing_only_xterm_says_it_has_no_accessible_objects(capsys):
+    from vdesk.cli import run
+
+    with Desktop.up(size=(800, 600), image="apps", timeout=180) as desktop:
+        desktop.run(["xterm", "-title", "lone terminal"])
+        desktop.windows.wait_for("lone terminal", timeout=60)
+        assert run(["tree", desktop.name, "--format", "table"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [TABLE_HEADER]
+    assert captured.err == (f"vdesk: no accessible objects on desktop {desktop.name}: 'lone terminal' (XTerm) "
+                            "exposes none (not on the accessibility bus)\n")

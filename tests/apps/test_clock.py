@@ -1,10 +1,14 @@
 """A desktop's clock: ``Desktop.up(clock=...)`` sets the time the desktop's programs see,
-and two desktops with one clock draw the same taskbar."""
+two desktops with one clock draw the same taskbar, and `vdesk ls --json` shows each clock."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +16,7 @@ from vdesk.desktop import Desktop, parse_clock
 from vdesk.errors import InvalidArgument
 
 pytestmark = pytest.mark.desktop
+VDESK = str(Path(sys.executable).parent / "vdesk")
 START = "2026-01-01 00:00:00"
 START_EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp()
 PAGE = "data:text/html,<script>document.title = 'NOW' + Date.now() + 'END'</script>"
@@ -44,6 +49,10 @@ def test_two_desktops_with_one_clock_show_the_same_taskbar_and_another_clock_sho
             Desktop.up(image="apps", clock="2031-07-15 09:30:00", timeout=120) as other:
         assert _taskbar(one).tobytes() == _taskbar(two).tobytes()  # "00:00 Thu 01 Jan"
         assert _taskbar(one).tobytes() != _taskbar(other).tobytes()
+        listed = json.loads(subprocess.run([VDESK, "ls", "--json"], capture_output=True, text=True, check=True,
+                                           timeout=120).stdout)
+    clocks = {d["name"]: d["clock"] for d in listed}
+    assert [clocks[d.name] for d in (one, two, other)] == [START, START, "2031-07-15 09:30:00"]  # as started
 
 
 def test_a_clock_needs_an_image_with_libfaketime_and_a_readable_time():

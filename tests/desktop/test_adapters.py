@@ -23,6 +23,7 @@ from tests.desktop.helpers import PROMPTLY, program_receiving_keys, xterm
 from tests.desktop.probe import Event, EventProbe
 from vdesk.adapters import uitars
 from vdesk.adapters.anthropic import AnthropicComputer, ToolResult
+from vdesk.adapters.formats import parse_payloads
 from vdesk.adapters.openai import OpenAIComputer, call_output
 from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
@@ -146,9 +147,13 @@ def test_anthropic_tool_call_arrives_as_the_events_it_names(shared_desktop, prob
         assert_mentions(result.error, case["error"])
         assert probe.events() == []
         return
+    started = time.monotonic()
     result = computer(last)
+    took = time.monotonic() - started
     assert result.error is None, result.error
     check_arrivals(case, probe.events())
+    if "waits" in case:
+        assert took >= case["waits"], f"it answered after {took:.3f} s"
     if "output" in case:
         assert result.output == case["output"]
     if "image" in case:
@@ -316,3 +321,40 @@ def test_openai_answer_is_a_computer_call_output_with_the_screenshot(shared_desk
     assert item["type"] == "computer_call_output" and item["call_id"] == "call_42"
     url = item["output"]["image_url"]
     assert url.startswith("data:image/png;base64,") and image_size(url.split(",", 1)[1]) == (1280, 800)
+
+
+# --- line ends and tabs, in every format ---------------------------------------------------------
+# "\n" submits in every format (UI-TARS' prompt says so): it must arrive as Return (0xff0d), which
+# every toolkit takes as Enter, and "\t" as Tab.
+
+TYPED_KEYS_PRESSED = ["a", "Return", "b", "Tab", "c", "Return"]
+
+
+def pressed(probe: EventProbe) -> list[str]:
+    return [event.keysym for event in probe.events() if event.kind == "key_press"]
+
+
+def test_uitars_type_newline_and_tab_arrive_as_return_and_tab(shared_desktop, probe):
+    result = uitars.run_reply(shared_desktop, "Thought: Fill it in and submit.\nAction: type(content='a\\nb\\tc\\n')")
+    assert result.status == "success", result.error_message
+    assert pressed(probe) == TYPED_KEYS_PRESSED
+
+
+def test_anthropic_type_newline_and_tab_arrive_as_return_and_tab(shared_desktop, probe):
+    result = AnthropicComputer(shared_desktop, version=SINGLE_TOOL)({"action": "type", "text": "a\nb\tc\r\n"})
+    assert result.error is None, result.error
+    assert pressed(probe) == TYPED_KEYS_PRESSED
+
+
+def test_openai_type_newline_and_tab_arrive_as_return_and_tab(shared_desktop, probe):
+    shot = OpenAIComputer(shared_desktop)({"type": "type", "text": "a\nb\tc\r"})
+    assert shot.status == "success", shot.error_message
+    assert pressed(probe) == TYPED_KEYS_PRESSED
+
+
+@pytest.mark.parametrize("code", ["pyautogui.write('a\\nb\\tc\\n')", "pyautogui.typewrite('a\\nb\\tc\\n')",
+                                  "pyautogui.typewrite(message='a\\r\\nb\\tc\\r\\n', interval=0.01)"])
+def test_pyautogui_write_newline_and_tab_arrive_as_return_and_tab(shared_desktop, probe, code):
+    result = shared_desktop.execute(parse_payloads("pyautogui", [code], shared_desktop.screen.image()))
+    assert result.status == "success", result.error_message
+    assert pressed(probe) == TYPED_KEYS_PRESSED

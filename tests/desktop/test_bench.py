@@ -7,6 +7,7 @@ typed text arrived exactly, and that the naive baselines were compared.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -16,7 +17,8 @@ from vdesk.bench.speed import BenchReport, render, run_bench
 MEASUREMENTS = {
     "fresh_screenshot": "ms", "unchanged_screenshot": "ms", "png_encode": "ms", "jpeg_encode": "ms",
     "click": "ms", "key_press": "ms", "type_100": "ms", "type_1000": "ms", "full_step": "ms",
-    "click_receipt": "ms", "receipt_compare": "ms", "ocr_full_frame": "ms",
+    "click_receipt": "ms", "click_settle": "ms", "receipt_compare": "ms", "ocr_full_frame": "ms",
+    "busy_click": "ms", "busy_click_receipt": "ms", "busy_click_settle": "ms",
     "up": "ms", "down": "ms", "idle_memory": "MiB",
     "parallel_up": "count", "parallel_all_ready": "ms", "parallel_memory_total": "MiB",
     "parallel_memory_per_desktop": "MiB",
@@ -40,6 +42,9 @@ def report() -> BenchReport:
     leftover = own_desktops(CLIENT) - before
     assert not leftover, f"the bench left desktops behind: {sorted(leftover)}"
     assert lines and lines[-1] == "done"
+    # What it will do, said before it does anything: the samples, the desktops, about how long.
+    assert lines[0].startswith("bench: 3 samples of each measurement") and " then 2 up at once" in lines[0], lines[0]
+    assert re.search(r"about \d+ (s|min) on an idle", lines[0]), lines[0]
     return result
 
 
@@ -55,8 +60,13 @@ def test_every_measurement_is_there_with_positive_samples(report):
 
 
 def test_timed_operations_have_the_requested_number_of_samples(report):
-    for name in ("fresh_screenshot", "click", "type_1000", "full_step", "up", "down", "naive_exec_action"):
+    for name in ("fresh_screenshot", "click", "type_1000", "full_step", "up", "down", "naive_exec_action",
+                 "busy_click_receipt", "busy_click_settle"):
         assert len(report.get(name).samples) == 3, name
+
+
+def test_settle_on_the_busy_screen_says_how_many_samples_never_settled(report):
+    assert re.search(r"\d of 3 never settled", report.get("busy_click_settle").note)
 
 
 def test_both_desktops_came_up_at_once(report):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -33,6 +34,7 @@ def test_up_exec_run_shot_ls_down_from_a_shell(tmp_path):
         listed = json.loads(vdesk("ls", "--json").stdout)
         mine = next(d for d in listed if d["name"] == name)
         assert mine["size"] == "1024x768" and mine["status"] == "running" and not mine["leased"]
+        assert mine["clock"] is None  # started without one: the real time
         assert 0 < mine["ttl_left"] <= 7200
 
         run = vdesk("run", name, "--wait", "--", "sh", "-c", "echo hi from $(id -un)")
@@ -75,10 +77,10 @@ def test_exec_speaks_model_formats(shared_desktop, probe):
     uitars = vdesk("exec", name, "--format", "uitars", "Thought: click it\nAction: click(start_box='(500,500)')")
     assert uitars.returncode == 0, uitars.stderr + uitars.stdout
     assert buttons(probe.events()) == [("button_press", 1, 640, 400), ("button_release", 1, 640, 400)]  # grid centre
-    anthropic = vdesk("exec", name, "--format", "anthropic", '{"action": "left_click", "coordinate": [10, 10]}')
+    anthropic = vdesk("exec", name, "--format", "anthropic", '{"action": "left_click", "coordinate": [100, 50]}')
     assert anthropic.returncode == 0, anthropic.stderr + anthropic.stdout
-    clicked = buttons(probe.events())
-    assert [(kind, button) for kind, button, _, _ in clicked] == [("button_press", 1), ("button_release", 1)]
+    # a 1280x800 screen is its own screenshot size for the model (WXGA): the point is the screen's
+    assert buttons(probe.events()) == [("button_press", 1, 100, 50), ("button_release", 1, 100, 50)]
     openai = vdesk("exec", name, "--format", "openai", '{"type": "keypress", "keys": ["CTRL", "L"]}')
     assert openai.returncode == 0, openai.stderr + openai.stdout
     assert keys(probe.events()) == [("key_press", "Control_L"), ("key_press", "l"),
@@ -134,3 +136,47 @@ def test_prune_removes_an_expired_desktop_and_keeps_a_live_one(shared_desktop):
     assert expired.name not in vdesk_containers(CLIENT)
     assert shared_desktop.name in vdesk_containers(CLIENT)
     assert vdesk("prune", shared_desktop.name).stdout.strip() == "nothing to prune"
+
+
+def test_shot_to_stdout_writes_the_png_there_and_says_so_on_stderr(shared_desktop):
+    shot = subprocess.run([VDESK, "shot", shared_desktop.name, "-o", "-"], capture_output=True, timeout=120)
+    assert shot.returncode == 0, shot.stderr
+    image = Image.open(io.BytesIO(shot.stdout))
+    assert image.format == "PNG" and image.size == shared_desktop.screen.size
+    assert shot.stderr.decode() == f"wrote a PNG to stdout ({image.width}x{image.height})\n"
+
+
+def test_exec_anthropic_takes_the_sdks_whole_tool_use_block(shared_desktop, probe):
+    # What `block.model_dump()` of the SDK's toolset reply gives, pasted as is.
+    block = {"type": "tool_use", "id": "toolu_01", "name": "left_click", "toolset_name": "computer",
+             "caller": {"type": "direct"}, "input": {"coordinate": [30, 40]}}
+    done = vdesk("exec", shared_desktop.name, "--format", "anthropic", json.dumps(block))
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert buttons(probe.events()) == [("button_press", 1, 30, 40), ("button_release", 1, 30, 40)]
+    single = {"type": "tool_use", "id": "toolu_02", "name": "computer", "input": {"action": "key", "text": "Return"}}
+    done = vdesk("exec", shared_desktop.name, "--format", "anthropic", json.dumps(single))
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert keys(probe.events()) == [("key_press", "Return"), ("key_release", "Return")]
+
+
+def test_run_wait_says_when_output_was_cut_and_keeps_it_all_when_asked(shared_desktop):
+    name = shared_desktop.name
+    whole = "".join(f"{i}\n" for i in range(1, 400_001))  # 2,488,895 bytes: past the default 1 MiB
+    cut = vdesk("run", name, "--wait", "--", "seq", "1", "400000")
+    assert cut.returncode == 2 and cut.stdout == whole[:1 << 20]  # what came, and no more
+    assert cut.stderr.count("\n") == 1 and "Traceback" not in cut.stderr
+    assert f"seq: output cut: kept the first 1048576 of {len(whole)} bytes of stdout" in cut.stderr
+    assert "pass --max-output 3MiB to keep it all" in cut.stderr and f"vdesk cp {name}:PATH ." in cut.stderr
+
+    kept = vdesk("run", name, "--wait", "--max-output", "3MiB", "--", "seq", "1", "400000")
+    assert kept.returncode == 0 and kept.stdout == whole, kept.stderr
+
+    failed = vdesk("run", name, "--wait", "--max-output", "10", "--", "sh", "-c", "seq 1 100; exit 4")
+    assert failed.returncode == 2 and failed.stdout == "1\n2\n3\n4\n5\n"  # the first 10 bytes
+    assert "sh (it exited with 4): output cut: kept the first 10 of 292 bytes of stdout" in failed.stderr
+
+
+def test_a_bad_max_output_is_refused_before_any_desktop_is_reached():
+    for size in ("huge", "0", "65MiB"):
+        bad = vdesk("run", "no-such-desktop", "--wait", "--max-output", size, "--", "true")
+        assert bad.returncode == 2 and f"--max-output {size!r}" in bad.stderr and "Traceback" not in bad.stderr

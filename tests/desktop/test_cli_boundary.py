@@ -94,7 +94,8 @@ def busy_commands(name: str, tmp: Path) -> list[list[str]]:
             ["cp", f"{name}:/etc/os-release", str(tmp)],
             ["eval", str(tmp / "no-suite")], ["replay", str(tmp / "no-run")], ["report", str(tmp / "no-run")],
             ["bench", "--fleet", "--counts", "x"], ["demo", "--out", "/proc/no/such"],
-            ["tree", name, "--format", "table"], ["tasks", "check", str(tmp / "no-tasks")]]
+            ["tree", name, "--format", "table"], ["tasks", "check", str(tmp / "no-tasks")],
+            [*NO_ENGINE, "osworld-serve"]]
 
 
 def progress_notes(command: str) -> set[str]:
@@ -207,3 +208,38 @@ def test_help_reads_as_typed():
     assert "Usage: vdesk exec [OPTIONS] NAME [ACTION]..." in exec_help
     assert """vdesk exec NAME '{"type": "click", "inputs": {"point": {"raw": {"x": 640, "y": 400}}}}'""" in exec_help
     assert "--format anthropic '{" in exec_help and "All but uitars are JSON" in " ".join(exec_help.split())
+
+
+def test_a_program_option_without_the_double_dash_says_where_it_goes():
+    line = assert_one_line_error(vdesk("run", "some-desktop", "xterm", "-geometry", "80x24+0+0"))
+    assert line == ("vdesk: run: -geometry: options after the program need `--` before the program: "
+                    "vdesk run some-desktop -- xterm -geometry 80x24+0+0 (see `vdesk run --help`)")
+    line = assert_one_line_error(vdesk("run", "--wait", "--timeout", "5", "some-desktop", "ls", "-l", "/tmp"))
+    assert "vdesk run --wait --timeout 5 some-desktop -- ls -l /tmp" in line
+    assert "No such option: --bogus" in assert_one_line_error(vdesk("run", "--bogus", "some-desktop", "ls"))  # vdesk's own
+
+
+def test_an_unknown_agent_lists_every_agent_eval_accepts(tmp_path):
+    from vdesk.harness.agents import AGENT_NAMES
+
+    line = assert_one_line_error(vdesk("eval", "examples/suite", "--agent", "nosuch", "--out", str(tmp_path / "run")))
+    assert line == f"vdesk: unknown agent 'nosuch': use one of {', '.join(AGENT_NAMES)}"
+    assert "osworld-chat" in AGENT_NAMES
+
+
+def test_a_typo_in_a_task_file_is_one_line_with_the_key_it_meant(tmp_path):
+    task = tmp_path / "typo.yaml"
+    task.write_text("id: typo\ninstruction: x\nchecks:\n  - command: echo hi\n    stdot: \"hi\\n\"\n")
+    for argv in (["eval", str(task), "--out", str(tmp_path / "run")], ["tasks", "check", str(task)]):
+        line = assert_one_line_error(vdesk(*argv))
+        assert line == f"vdesk: {task}: checks.0: unknown key 'stdot' in a command check (did you mean 'stdout'?)"
+
+
+def test_the_tree_on_the_lean_image_is_refused_up_front_saying_why(shared_desktop, tmp_path):
+    line = assert_one_line_error(vdesk("tree", shared_desktop.name))
+    assert line == (f"vdesk: desktop {shared_desktop.name} runs the lean image, which has no accessibility bus: "
+                    "the tree (and marks) needs the apps image (vdesk up --apps, image='apps')")
+    line = assert_one_line_error(vdesk("eval", "examples/suite", "--ids", "terminal-echo", "--observation", "som",
+                                       "--out", str(tmp_path / "run")))
+    assert line == ("vdesk: --observation som reads the accessibility tree, which the lean image has no bus for: "
+                    "task terminal-echo runs on it (give the task desktop: {image: apps}, or observe with screenshot)")

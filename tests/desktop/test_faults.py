@@ -102,6 +102,25 @@ def test_a_call_in_flight_when_the_container_is_killed_ends_with_desktop_gone():
         assert len(outcome) == 1 and isinstance(outcome[0], DesktopGone) and desktop.name in str(outcome[0])
 
 
+def test_a_desktop_removed_mid_typing_is_reported_as_gone_like_any_other_call():
+    with Desktop.up() as desktop:
+        results: list[object] = []
+        typing = threading.Thread(target=lambda: results.append(
+            desktop.execute([{"type": "type", "inputs": {"content": "a" * 20_000}}], receipt=False)))
+        typing.start()
+        deadline = time.monotonic() + 60
+        while not any("xdotool type" in " ".join(p) for p in desktop.container.top()["Processes"]):
+            assert typing.is_alive() and time.monotonic() < deadline, results
+            time.sleep(0.05)
+        desktop.container.remove(force=True)
+        typing.join(timeout=PROMPTLY + 30)
+    assert not typing.is_alive() and len(results) == 1
+    result = results[0]
+    assert result.status == "failed"  # type: ignore[attr-defined]
+    assert result.error_message.startswith(  # type: ignore[attr-defined]
+        f"desktop {desktop.name} is gone (its container stopped or was removed)"), result
+
+
 # -- the VNC connection drops, or the server hangs --------------------------------------------
 def test_when_the_vnc_connection_drops_frames_resume_on_their_own():
     with Desktop.up() as desktop:

@@ -129,7 +129,66 @@ def test_hostile_archives_streamed_from_a_desktop_are_refused(shared_desktop: De
     staging.mkdir()
     with _Outgoing(shared_desktop.files, ["cat", "/tmp/hostile.tar"], 30) as tar, \
             pytest.raises(CommandFailed, match=refusal):
-        _unpack(tar, staging, "top", 1 << 20, 100, tar.error)
+        _unpack(tar, staging, "top", 1 << 20, 100)
     assert not (tmp_path / "escape").exists() and not Path("/etc/escape").exists()
     assert not any(p.is_symlink() and not os.path.realpath(p).startswith(str(tmp_path))
                    for p in staging.rglob("*"))
+
+
+def cp(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([VDESK, "cp", *args], capture_output=True, text=True, timeout=60, cwd=cwd)
+
+
+def test_vdesk_cp_out_follows_docker_cps_rules_for_the_destination(shared_desktop: Desktop, tmp_path: Path) -> None:
+    name = shared_desktop.name
+    shared_desktop.write_file("~/cp-rules.txt", b"rules\n")
+    missing_folder = cp(f"{name}:~/cp-rules.txt", "./out/", cwd=tmp_path)
+    assert missing_folder.returncode == 2 and missing_folder.stderr == "vdesk: ./out/: no such folder\n"
+    assert list(tmp_path.iterdir()) == []  # no file named out
+    no_parent = cp(f"{name}:~/cp-rules.txt", "./out/x.txt", cwd=tmp_path)
+    assert no_parent.returncode == 2 and no_parent.stderr == "vdesk: ./out/x.txt: no folder out\n"
+    (tmp_path / "out").mkdir()
+    into = cp(f"{name}:~/cp-rules.txt", "./out/", cwd=tmp_path)
+    assert into.returncode == 0, into.stderr
+    assert (tmp_path / "out" / "cp-rules.txt").read_text() == "rules\n"
+    (tmp_path / "file").write_text("old")
+    not_folder = cp(f"{name}:~/cp-rules.txt", "./file/", cwd=tmp_path)
+    assert not_folder.returncode == 2 and not_folder.stderr == "vdesk: ./file/: not a folder\n"
+    over = cp(f"{name}:~/cp-rules.txt", "./file", cwd=tmp_path)  # an existing file is replaced
+    assert over.returncode == 0 and (tmp_path / "file").read_text() == "rules\n"
+    shared_desktop.run(["mkdir", "-p", "/tmp/cp-tree/sub"], wait=True).check()
+    onto_file = cp(f"{name}:/tmp/cp-tree", "./file", cwd=tmp_path)
+    assert onto_file.returncode == 2 and f"cannot copy the folder {name}:/tmp/cp-tree onto the file file" in onto_file.stderr
+    assert (tmp_path / "file").read_text() == "rules\n" and not list(tmp_path.glob(".vdesk-cp-*"))
+
+
+def test_vdesk_cp_in_follows_the_same_rules(shared_desktop: Desktop, tmp_path: Path) -> None:
+    name = shared_desktop.name
+    shared_desktop.run(["rm", "-rf", "/tmp/cp-in"], wait=True).check()
+    source = tmp_path / "data.csv"
+    source.write_text("a,b\n")
+    missing_folder = cp(str(source), f"{name}:/tmp/cp-in/")
+    assert missing_folder.returncode == 2 and missing_folder.stderr == f"vdesk: {name}:/tmp/cp-in/: no such folder in the desktop\n"
+    no_parent = cp(str(source), f"{name}:/tmp/cp-in/x.csv")
+    assert no_parent.returncode == 2 and no_parent.stderr == f"vdesk: {name}:/tmp/cp-in/x.csv: no folder /tmp/cp-in in the desktop\n"
+    named = cp(str(source), f"{name}:/tmp/cp-in.csv")
+    assert named.returncode == 0 and shared_desktop.read_file("/tmp/cp-in.csv") == b"a,b\n"
+    not_folder = cp(str(source), f"{name}:/tmp/cp-in.csv/")
+    assert not_folder.returncode == 2 and "/tmp/cp-in.csv/: not a folder in the desktop" in not_folder.stderr
+    onto_file = cp(str(tmp_path), f"{name}:/tmp/cp-in.csv")
+    assert onto_file.returncode == 2 and f"cannot copy the folder {tmp_path} onto the file {name}:/tmp/cp-in.csv" in onto_file.stderr
+    shared_desktop.run(["mkdir", "/tmp/cp-in"], wait=True).check()
+    into = cp(str(source), f"{name}:/tmp/cp-in")
+    assert into.returncode == 0 and into.stdout.strip() == f"{name}:/tmp/cp-in/data.csv"
+
+
+def test_what_is_not_in_the_desktop_is_said_in_vdesks_words(shared_desktop: Desktop, tmp_path: Path) -> None:
+    name = shared_desktop.name
+    missing = cp(f"{name}:~/nonexist.txt", str(tmp_path))
+    assert missing.returncode == 2 and missing.stderr == f"vdesk: {name}:~/nonexist.txt: no such file in the desktop\n"
+    no_folder = cp(f"{name}:~/no-such-folder/x.txt", str(tmp_path))
+    assert no_folder.stderr == f"vdesk: {name}:~/no-such-folder/x.txt: no such file in the desktop\n"
+    shared_desktop.run(["sh", "-c", "echo x > /tmp/secret && chmod 000 /tmp/secret"], wait=True).check()
+    with pytest.raises(CommandFailed, match=f"^{name}:/tmp/secret: permission denied in the desktop"):
+        shared_desktop.read_file("/tmp/secret")
+    assert list(tmp_path.iterdir()) == []

@@ -23,6 +23,8 @@ import pytest
 import yaml
 from PIL import Image
 
+from tests.desktop.probe import buttons
+
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -184,8 +186,10 @@ def test_the_python_api_example_runs_as_written_and_its_screenshot_shows_the_ter
     assert shot.getextrema() != ((0, 0), (0, 0), (0, 0))
 
 
-def test_the_model_formats_example_runs_on_a_desktop(shared_desktop):
+def test_the_model_formats_example_runs_on_a_desktop(shared_desktop, probe):
     exec(compile(the_block("python", FORMATS), "the model formats example", "exec"), {"desktop": shared_desktop})
+    # its UI-TARS reply double-clicks (18, 58) of the 0..1000 grid: (23, 46) on 1280x800
+    assert buttons(probe.events()) == [("button_press", 1, 23, 46), ("button_release", 1, 23, 46)] * 2
 
 
 def test_the_gymnasium_example_runs_as_written(monkeypatch):

@@ -14,6 +14,7 @@ from PIL import Image
 from Xlib import X
 
 from tests.desktop.helpers import program_receiving_keys
+from tests.desktop.probe import EventProbe
 
 from vdesk.desktop import Desktop
 
@@ -67,6 +68,38 @@ def test_all_scripts_in_one_text_arrive_exactly(typed):
 
 def test_a_trailing_newline_presses_enter(typed):
     assert typed("line one\nline two\n") == "line one\nline two\n"
+
+
+def pressed(probe: EventProbe) -> list[tuple[str, int]]:
+    """The keys that went down in the probe since the last read, with their modifier state."""
+    return [(event.keysym, event.state) for event in probe.events() if event.kind == "key_press"]
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+@pytest.mark.parametrize("method", ["keys", "paste"])
+def test_a_typed_line_end_arrives_as_the_return_key_and_a_tab_as_tab(shared_desktop, probe, line_end, method):
+    """Return (0xff0d), not the Linefeed (0xff0a) that xdotool's `type` sends and GTK, Qt and
+    LibreOffice ignore; no modifier is down with it. Pasted, the keys that end the text."""
+    text = f"ab\tc{line_end}" if method == "keys" else f"ab{line_end}\t"
+    result = shared_desktop.execute([{"type": "type", "inputs": {"content": text, "method": method}}])
+    assert result.status == "success", result.error_message
+    keys = pressed(probe)
+    expected = [("a", 0), ("b", 0), ("Tab", 0), ("c", 0), ("Return", 0)] if method == "keys" else [("Return", 0), ("Tab", 0)]
+    assert keys[-len(expected):] == expected and "Linefeed" not in {name for name, _ in keys}
+    if method == "paste":
+        assert [name for name, _ in keys[:-2]] == ["Shift_L", "Insert"]  # the paste, then the keys
+
+
+def test_line_ends_and_tabs_between_non_ascii_text_are_keys_in_order(shared_desktop, probe):
+    result = shared_desktop.execute([{"type": "type", "inputs": {"content": "é\r\n\t\nz\r"}}])
+    assert result.status == "success", result.error_message
+    names = [name for name, _ in pressed(probe)]
+    # é's keycode was bound for it after the probe read the keymap: only its place is checked.
+    assert len(names) == 6 and names[1:] == ["Return", "Tab", "Return", "z", "Return"]
+
+
+def test_lines_and_tabs_typed_into_a_terminal_arrive_as_the_program_reads_them(typed):
+    assert typed("name:\tAda\r\nnext\rlast\n") == "name:\tAda\nnext\nlast\n"
 
 
 def test_a_thousand_characters_arrive_exactly(typed):

@@ -103,3 +103,16 @@ def test_vdesk_record_until_ctrl_c_finishes_a_playable_file(desktop, tmp_path):
     frames = decode(path)
     assert len(frames) >= 5
     assert difference(frames[-1], Image.new("RGB", SIZE, COLOURS[0])) < 6
+
+
+@pytest.mark.parametrize("seconds, fps", [(2, 10), (1.5, 4)])
+def test_vdesk_record_for_seconds_writes_exactly_that_much_video(desktop, tmp_path, seconds, fps):
+    path = tmp_path / "timed.mp4"
+    done = subprocess.run([sys.executable, "-c", "from vdesk.cli import main; main()", "record", desktop.name,
+                           "-o", str(path), "--seconds", str(seconds), "--fps", str(fps)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    frames, duration = imageio_ffmpeg.count_frames_and_secs(str(path))  # what the file says, decoded
+    assert frames == round(seconds * fps) and len(decode(path)) == frames
+    assert abs(duration - seconds) <= 1 / fps
+    assert done.stdout == f"saved {path} ({frames} frames, {seconds:.1f} s)\n"

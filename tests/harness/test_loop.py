@@ -32,8 +32,15 @@ def test_a_finished_episode_is_judged_and_recorded(tmp_path):
 
 
 def test_an_empty_reply_ends_the_episode_and_checks_still_decide(tmp_path):
-    result = run_episode(ScriptedAgent([WRITE_OK]), make_task())
+    result = run_episode(ScriptedAgent([WRITE_OK, []]), make_task())
     assert result.status is Status.NO_ACTIONS and result.success and result.outcome.steps == 1
+
+
+def test_a_script_played_to_its_end_has_finished(tmp_path):
+    result = run_episode(ScriptedAgent([WRITE_OK]), make_task(), out=tmp_path / "run")
+    assert result.status is Status.FINISHED and result.success and result.outcome.steps == 2
+    last = load_run(tmp_path / "run").steps[-1]
+    assert [(a.type.value, a.inputs.content) for a in last.actions] == [("finished", "end of the script")]
 
 
 def test_the_step_cap_ends_the_episode_with_its_own_status():

@@ -74,13 +74,21 @@ def test_json_tasks_are_read_too(tmp_path):
     ({"solution": [[{"type": "navigate"}]]}, "solution: step 0: action 0: type: action 'navigate' is unsupported on a desktop"),
     ({"max_steps": 0}, "max_steps: Input should be greater than or equal to 1"),
     ({"id": "has space"}, "id: String should match pattern"),
-    ({"instructions": "typo"}, "instructions: Extra inputs are not permitted"),
+    ({"instructions": "typo"}, "unknown key 'instructions' in the task (did you mean 'instruction'?)"),
+    ({"desktop": {"sise": "1x1"}}, "desktop: unknown key 'sise' in the desktop settings (did you mean 'size'?)"),
+    ({"setup": [{"start": "xterm", "zzz": 1}]}, "setup.0: unknown key 'zzz' in a start step (known: start)"),
 ])
 def test_a_mistake_is_one_error_naming_the_file_and_the_field(change, message):
     with pytest.raises(TaskError) as caught:
         parse_task({**MINIMAL, **change}, source="tasks/t.yaml")
     assert str(caught.value).startswith("tasks/t.yaml: ")
     assert message in str(caught.value)
+
+
+def test_a_typo_in_a_check_is_named_once_with_the_key_it_meant():
+    with pytest.raises(TaskError) as caught:
+        parse_task({**MINIMAL, "checks": [{"command": "echo hi", "stdot": "hi\n"}]}, source="tasks/t.yaml")
+    assert str(caught.value) == "tasks/t.yaml: checks.0: unknown key 'stdot' in a command check (did you mean 'stdout'?)"
 
 
 def test_a_missing_field_is_named():

@@ -55,3 +55,56 @@ def test_every_example_fails_with_its_wrong_solution(tmp_path: Path) -> None:
     assert not errors, errors  # they failed on their merits, not because a desktop broke
     unjudged = {o.task_id: c.detail for o in summary.episodes for c in o.checks if "could not evaluate" in c.detail}
     assert not unjudged, unjudged  # nor because the evaluator could not run (a postconfig wait ran out)
+
+
+def test_a_played_solution_says_finished_and_the_report_counts_the_tables_steps(tmp_path: Path) -> None:
+    import re
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    vdesk = str(Path(sys.executable).parent / "vdesk")
+    ran = subprocess.run([vdesk, "eval", str(EXAMPLES), "--ids", "os-echo-file,os-close-window", "--parallel", "2",
+                          "--action-space", "pyautogui", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    rows = {line.split()[0]: line.split() for line in ran.stdout.splitlines() if line.startswith("os-")}
+    assert {task: row[1:3] for task, row in rows.items()} == {"os-echo-file": ["finished", "yes"],
+                                                              "os-close-window": ["finished", "yes"]}
+    made = subprocess.run([vdesk, "report", str(out)], capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    page = (out / "report.html").read_text()
+    for task, row in rows.items():
+        section = page.split(f'<section class="episode" id="{task}">')[1].split("</section>")[0]
+        counted = re.search(r"· (\d+) steps?</p>", section)
+        assert counted and counted[1] == row[3], (task, row, section[:300])
+        captions = re.findall(r"<figcaption>([^<]*)</figcaption>", section)
+        assert captions[-2] == f"step {row[3]}: finished" and captions[-1] == "final frame"
+        assert all(caption.strip() and not caption.endswith(": ") for caption in captions)
+    traj = (out / "pyautogui" / "screenshot" / "scripted" / "os" / "os-close-window" / "traj.jsonl").read_text()
+    assert json.loads(traj.splitlines()[-1])["action"] == "DONE"  # as an OSWorld agent ends
+
+
+def test_convert_refuses_what_would_change_the_outcome_and_it_does(tmp_path: Path) -> None:
+    """The converted os-close-window, written anyway, fails with its own solution: vdesk has no
+    postconfig, and OSWorld's closes the Terminal before judging."""
+    import subprocess
+    import sys
+
+    vdesk = str(Path(sys.executable).parent / "vdesk")
+    source, converted = EXAMPLES / "examples" / "os" / "os-close-window.json", tmp_path / "close.yaml"
+    refused = subprocess.run([vdesk, "tasks", "convert", str(source), "--out", str(converted)],
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and not converted.exists()
+    lines = refused.stderr.splitlines()
+    assert ("not carried: postconfig step close_window (vdesk checks run on the desktop as the agent left it) "
+            "(changes how the task is judged)") in lines
+    assert lines[-1] == (f"vdesk: {source}: not converted: leaving out 3 parts (above) changes how the task is "
+                         "judged and the desktop the agent starts from; --lossy writes it anyway")
+    written = subprocess.run([vdesk, "tasks", "convert", str(source), "--out", str(converted), "--lossy"],
+                             capture_output=True, text=True, timeout=120)
+    assert written.returncode == 0 and converted.is_file(), written.stderr
+    ran = subprocess.run([vdesk, "eval", str(converted), "--out", str(tmp_path / "run")],
+                         capture_output=True, text=True, timeout=600)
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    (episode,) = results["episodes"]
+    assert ran.returncode == 1 and episode["status"] == "finished" and not episode["success"], ran.stdout + ran.stderr

@@ -164,6 +164,19 @@ def test_and_needs_every_metric_and_or_needs_one(tmp_path: Path) -> None:
     assert judge(lists(RULE_BAD, RULE_BAD, conj="or"), tmp_path) == 0.0
 
 
+def fuzzy(got: str, want: str) -> dict[str, Any]:
+    return {"func": "fuzzy_match", "result": {"type": "rule", "rules": got},
+            "expected": {"type": "rule", "rules": {"expected": want}}}
+
+
+def test_and_scores_the_mean_of_fractional_scores_and_or_their_best(tmp_path: Path) -> None:
+    kitten, abcd = fuzzy("kitten", "sitting"), fuzzy("abcd", "abce")  # 8/13 and 3/4
+    assert judge(lists(kitten, abcd), tmp_path) == pytest.approx((8 / 13 + 3 / 4) / 2)
+    assert judge(lists(kitten, RULE_OK, abcd), tmp_path) == pytest.approx((8 / 13 + 1 + 3 / 4) / 3)
+    assert judge(lists(kitten, abcd, conj="or"), tmp_path) == pytest.approx(3 / 4)
+    assert judge(lists(kitten, RULE_BAD, abcd), tmp_path) == 0.0  # a zero ends "and" whatever came before
+
+
 def test_infeasible_scores_one_only_after_fail_and_fail_on_a_feasible_task_scores_zero(tmp_path: Path) -> None:
     assert judge({"func": "infeasible"}, tmp_path, agent_failed=True) == 1.0
     assert judge({"func": "infeasible"}, tmp_path, agent_failed=False) == 0.0
@@ -217,8 +230,10 @@ def test_tasks_convert_both_ways_says_what_it_cannot_carry(tmp_path: Path, capsy
     from vdesk.harness.tasks import load_task
 
     yaml_file = tmp_path / "echo.yaml"
-    assert invoke(["tasks", "convert", str(EXAMPLES / "examples/os/os-echo-file.json"), "--out", str(yaml_file)]) == 0
-    assert "not carried: activate_window" in capsys.readouterr().err
+    assert invoke(["tasks", "convert", str(EXAMPLES / "examples/os/os-echo-file.json"), "--out", str(yaml_file),
+                   "--lossy"]) == 0
+    assert ("not carried: activate_window step {'window_name': 'Terminal', 'strict': True} "
+            "(changes the desktop the agent starts from)") in capsys.readouterr().err
     task = load_task(yaml_file)
     assert task.checks[0].stdout == "hello osworld\n" and task.solution
     back = tmp_path / "back.json"

@@ -4,6 +4,8 @@ SDK's own response model, then run, and an X event probe (or a program) shows wh
 
 from __future__ import annotations
 
+import time
+
 import base64
 import io
 
@@ -63,7 +65,9 @@ def test_toolset_key_with_repeat_presses_it_that_many_times(shared_desktop, prob
 
 def test_toolset_wait_and_a_drag_holding_ctrl(shared_desktop, probe):
     computer = AnthropicComputer(shared_desktop)
+    started = time.monotonic()
     assert computer.run(member("wait", duration=1)).output == "Waited 1s."
+    assert time.monotonic() - started >= 1.0  # it waited the second it says
     park(shared_desktop, probe)
     result = computer.run(member("left_click_drag", start_coordinate=[100, 100], coordinate=[200, 150], text="ctrl"))
     assert result.output == "Dragged."

@@ -166,3 +166,18 @@ def test_viewer_link_hands_out_a_one_time_link_on_the_same_port():
             connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
             connection.request("GET", parts.path)
             assert connection.getresponse().status == expected
+
+
+def test_a_session_closed_while_its_stream_is_open_and_then_ctrl_c_end_without_a_traceback():
+    # The client's DELETE ends the session while its GET stream is still in flight; that
+    # request's end must find the session's bookkeeping gone, not raise in the ASGI app.
+    with http_server() as server:
+        async def main():
+            for _ in range(3):
+                async with server.client() as client:
+                    assert not (await client.call_tool("wait", {"seconds": 0})).is_error
+
+        anyio.run(main)
+        server.process.send_signal(signal.SIGINT)
+        _, stderr = server.process.communicate(timeout=60)
+    assert "Traceback" not in stderr and "KeyError" not in stderr, stderr

@@ -85,7 +85,7 @@ def test_text_typed_into_xterm_is_what_the_program_wrote():
             assert structured(shown)["exit_code"] == 0
             assert not (await client.call_tool("click", {"x": 100, "y": 100})).is_error  # as an agent would: focus it
             assert not (await client.call_tool("type", {"text": text + "\n"})).is_error
-            assert not (await client.call_tool("key", {"keys": "ctrl+d"})).is_error
+            assert not (await client.call_tool("key", {"key": "ctrl+d"})).is_error
             for _ in range(300):  # the program writes it when the line ends
                 read = await client.call_tool("read_file", {"path": "~/typed.txt"})
                 if not read.is_error and read.structured_content["content"]:
@@ -93,6 +93,21 @@ def test_text_typed_into_xterm_is_what_the_program_wrote():
                 await anyio.sleep(0.2)
 
     assert run(main) == text + "\n"
+
+
+@pytest.mark.parametrize("method", ["keys", "paste"])
+def test_the_type_tools_newline_arrives_as_the_return_key(method):
+    """A typed "\\n" submits: it must be Return (0xff0d), which every toolkit takes as Enter."""
+    with Desktop.up(size=(800, 600)) as desktop, EventProbe(desktop) as probe:
+        async def main():
+            async with Client(stdio("--attach", desktop.name)) as client:
+                return await client.call_tool("type", {"text": "ab\tc\n" if method == "keys" else "ab\n",
+                                                       "method": method})
+
+        typed = run(main)
+        presses = [event.keysym for event in probe.events() if event.kind == "key_press"]
+    assert not typed.is_error, typed.content
+    assert presses == (["a", "b", "Tab", "c", "Return"] if method == "keys" else ["Shift_L", "Insert", "Return"])
 
 
 def test_files_and_clipboard_round_trip():
@@ -134,7 +149,7 @@ def test_execute_runs_a_base_action_batch_and_refuses_a_bad_one_whole():
 
 ARGUMENT = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12), st.floats(allow_nan=True),
                      st.text(max_size=20), st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(), max_size=2))
-FIELDS = ["x", "y", "button", "text", "keys", "seconds", "width", "height", "format", "direction", "amount",
+FIELDS = ["x", "y", "button", "text", "key", "keys", "seconds", "width", "height", "format", "direction", "amount",
           "path", "content", "encoding", "actions", "start_x", "end_y", "selection", "method"]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,6 +20,7 @@ from PIL import Image
 
 from tests.desktop.helpers import program_receiving_keys
 from tests.desktop.test_adapters import BUTTON1_MASK, park, summary
+from vdesk.adapters.openai import WAIT_SECONDS
 from vdesk.errors import InvalidAction
 from vdesk.integrations.openai_agents import DesktopComputer
 
@@ -70,7 +72,9 @@ def test_drag_holds_the_button_along_the_path(shared_desktop, probe, computer):
 
 def test_wait_waits_and_reaches_nothing(shared_desktop, probe, computer):
     park(shared_desktop, probe)
+    started = time.monotonic()
     computer.wait()
+    assert time.monotonic() - started >= WAIT_SECONDS  # it waited, as the protocol's wait means
     assert probe.events() == []
 
 

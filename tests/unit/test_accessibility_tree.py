@@ -13,7 +13,7 @@ from PIL import Image
 from vdesk.accessibility import marks as set_of_marks
 from vdesk.accessibility.bounds import Bounds
 from vdesk.accessibility.osworld_xml import NAMESPACES, linearize, tag_of, to_xml
-from vdesk.accessibility.tree import Tree, _application, _RawApp, mark_covered
+from vdesk.accessibility.tree import Tree, _application, _RawApp, json_text, mark_covered
 from vdesk.actions import BaseAction, ElementQuery
 from vdesk.coords import Screen
 from vdesk.errors import InvalidAction
@@ -161,3 +161,16 @@ def test_a_tree_survives_a_json_round_trip():
     again = json.loads(json.dumps(tree.to_json()))
     assert again == tree.to_json()
     assert json.dumps(again).count('"Bold"') == json.dumps(tree.to_json()).count('"Bold"') >= 1
+
+
+def test_the_tree_as_json_text_is_the_same_data_a_line_per_node_bounds_short():
+    tree = calc_tree()
+    text = json_text(tree)
+    assert json.loads(text) == tree.to_json() == json.loads(json_text(tree, indent=2))
+    nodes = list(tree.nodes())
+    lines = text.splitlines()
+    assert len(lines) <= 2 * len(nodes) + 4  # a node's line, and one closing its children
+    assert all(line.lstrip().startswith(('{"role"', "]}", '{"name"', '{"applications"', "], ")) for line in lines)
+    assert tree.to_json()["applications"][0]["tree"]["children"][0]["bounds"] == [0, 0, 1280, 770]
+    empty = Tree([])
+    assert json.loads(json_text(empty)) == empty.to_json()

@@ -93,7 +93,7 @@ def _archive(*members: tuple[str, bytes, bytes, str]) -> tarfile.TarFile:
 
 def _unpacks(archive: tarfile.TarFile, limit: int = 1 << 20, entries: int = 100) -> Path:
     root = Path(tempfile.mkdtemp())
-    _unpack(archive, root, "top", limit, entries, lambda: "")  # type: ignore[arg-type]
+    _unpack(archive, root, "top", limit, entries)  # type: ignore[arg-type]
     return root
 
 
@@ -154,3 +154,12 @@ def test_a_framebuffer_larger_than_the_desktop_is_refused(tmp_path: Path) -> Non
         frames.connect(timeout=10)
     frames.close()
     listener.close()
+
+
+def test_the_command_lines_output_bounds_are_the_channels() -> None:
+    """`vdesk run --max-output` spells the channel's bounds itself (its help loads no Docker library)."""
+    from vdesk.channel import MAX_OUTPUT_LIMIT
+    from vdesk.cli.drive import DEFAULT_OUTPUT, MAX_OUTPUT, MAX_OUTPUT_BYTES, _output_limit
+
+    assert MAX_OUTPUT_BYTES == MAX_OUTPUT_LIMIT == _output_limit(MAX_OUTPUT)
+    assert _output_limit(DEFAULT_OUTPUT) == OUTPUT_LIMIT and _output_limit("5MB") == 5_000_000

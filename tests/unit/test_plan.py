@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from vdesk.actions import BaseAction, parse_batch
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import InvalidAction
-from vdesk.plan import Button, Input, Key, Motion, Pause, Plan, Sleep, TypeText, chained as _chained, plan
+from vdesk.plan import (SUBMIT_PAUSE, Button, Input, Key, Motion, Pause, Plan, Sleep, TypeText, chained as _chained,
+                        plan)
 
 
 @dataclass(frozen=True)
@@ -77,8 +78,81 @@ def test_typing_is_a_separate_step_between_chains() -> None:
     assert batch[1] == TypeText("hi")
 
 
-def test_typed_line_ends_are_normalised() -> None:
-    assert steps(act("type", content="a\r\nb\n")) == [TypeText("a\nb\n")]
+# --- typing --------------------------------------------------------------------------------
+
+
+def enter() -> Input:
+    return Input((down("Return"), up("Return")))
+
+
+def tab() -> Input:
+    return Input((down("Tab"), up("Tab")))
+
+
+def submit(key: Input) -> Input:
+    """The first of the keys that end a text: it waits for the toolkit to take the text."""
+    return Input((Pause(SUBMIT_PAUSE),) + key.events)
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r\n", "\r"])
+def test_every_line_end_in_typed_text_is_the_return_key(line_end: str) -> None:
+    text = f"Hello{line_end}Second line.{line_end}"
+    assert steps(act("type", content=text)) == [TypeText("Hello"), enter(), TypeText("Second line."), submit(enter())]
+
+
+def test_line_ends_and_tabs_mixed_with_text_are_keys_between_typed_pieces() -> None:
+    text = "\tname:\tAda\r\n\r\nLovelace\r\n\t\rend"
+    assert steps(act("type", content=text)) == [
+        tab(), TypeText("name:"), tab(), TypeText("Ada"), enter(), enter(), TypeText("Lovelace"),
+        enter(), tab(), enter(), TypeText("end")]
+    assert steps(act("type", content="a\tb\r\n\t\n")) == [TypeText("a"), tab(), TypeText("b"), submit(enter()), tab(), enter()]
+
+
+def test_editing_control_characters_are_their_keys() -> None:
+    assert steps(act("type", content="ab\bc\x1b\x7f")) == [
+        TypeText("ab"), Input((down("BackSpace"), up("BackSpace"))), TypeText("c"),
+        Input((down("Escape"), up("Escape"))), Input((down("Delete"), up("Delete")))]
+
+
+def test_a_text_of_only_a_line_end_is_one_return_and_no_typing() -> None:
+    assert steps(act("type", content="\r\n")) == [enter()]
+
+
+def test_text_without_control_characters_is_one_typing_step_exactly() -> None:
+    text = "héllo 你好 😀 <a href='x'> -rf ~"
+    assert steps(act("type", content=text)) == [TypeText(text)]
+
+
+def test_the_keys_of_a_text_belong_to_its_action_and_chain_with_the_next_keys() -> None:
+    batch = chained(act("click", point=[1, 1]), act("type", content="path\n"), act("hotkey", key="ctrl+s"))
+    assert [type(step) for step in batch] == [Input, TypeText, Input]
+    assert batch[2].events[:3] == submit(enter()).events and batch[2].action == 2
+    planned = steps(act("click", point=[1, 1]), act("type", content="a\tb\n"))
+    assert [step.action for step in planned] == [0, 1, 1, 1, 1]
+
+
+def test_pasted_text_keeps_its_inner_line_ends_and_tabs_and_presses_the_ones_that_end_it() -> None:
+    assert steps(act("type", content="a\r\nb\tc\r\n\t", method="paste")) == [
+        TypeText("a\nb\tc", paste=True), submit(enter()), tab()]
+    assert steps(act("type", content="/home/desk/two.odt\n", method="paste")) == [
+        TypeText("/home/desk/two.odt", paste=True), submit(enter())]
+    assert steps(act("type", content="\n", method="paste")) == [enter()]
+
+
+@given(st.text(st.sampled_from("ab é日😀\n\r\t"), max_size=40))
+def test_typed_pieces_and_keys_give_back_the_normalised_text_in_order(text: str) -> None:
+    keys = {"Return": "\n", "Tab": "\t"}
+    rebuilt = ""
+    for step in steps(act("type", content=text)):
+        if isinstance(step, TypeText):
+            assert step.text and not set(step.text) & set("\n\r\t") and not step.paste
+            rebuilt += step.text
+        else:
+            *pause, press, release = step.events
+            assert pause in ([], [Pause(SUBMIT_PAUSE)])
+            assert press.down and not release.down and press.keysym == release.keysym
+            rebuilt += keys[press.keysym]
+    assert rebuilt == text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def test_a_wait_becomes_a_sleep_that_breaks_the_chain() -> None:

@@ -73,13 +73,12 @@ def clock() -> FakeClock:
         yield fake
 
 
-def type_all(keymap: ScratchKeymap, x: FakeX, text: str) -> list[tuple[str, str]]:
-    """Consume the segments as the operator does, checking each is typeable when typed."""
+def type_all(keymap: ScratchKeymap, x: FakeX, text: str) -> list[str]:
+    """Consume the segments as the desktop does, checking each is typeable when typed."""
     pieces = []
-    for kind, piece in keymap.segments(text):
-        if kind == "text":
-            assert x.typeable(piece), f"{piece!r} yielded before its characters were bound"
-        pieces.append((kind, piece))
+    for piece in keymap.segments(text):
+        assert x.typeable(piece), f"{piece!r} yielded before its characters were bound"
+        pieces.append(piece)
         x.clock.now += 0.01  # typing takes a moment
     return pieces
 
@@ -91,7 +90,7 @@ def test_line_ends_become_newlines() -> None:
     assert normalise("a\r\nb\rc\nd") == "a\nb\nc\nd"
 
 
-def test_tab_newline_and_editing_keys_are_kept() -> None:
+def test_tab_newline_and_editing_keys_are_kept() -> None:  # the planner makes them keys
     assert normalise("a\tb\nc\bd\x1be\x7f") == "a\tb\nc\bd\x1be\x7f"
 
 
@@ -121,8 +120,8 @@ def test_normalised_text_has_no_carriage_returns_and_is_stable(text: str) -> Non
 
 def test_ascii_text_needs_no_keymap_change(clock: FakeClock) -> None:
     x = FakeX(clock)
-    text = "Hello, <world> & 'you'!\t~\n"
-    assert type_all(ScratchKeymap(x), x, text) == [("text", text)]
+    text = "Hello, <world> & 'you'! ~"
+    assert type_all(ScratchKeymap(x), x, text) == [text]
     assert x.requests == 0
 
 
@@ -135,7 +134,7 @@ def test_the_characters_of_a_text_are_bound_in_one_change(clock: FakeClock) -> N
 def test_non_ascii_characters_are_bound_before_the_text_that_uses_them(clock: FakeClock) -> None:
     x = FakeX(clock)
     pieces = type_all(ScratchKeymap(x), x, "café → 日本")
-    assert "".join(piece for _, piece in pieces) == "café → 日本"
+    assert "".join(pieces) == "café → 日本"
     assert {char for _, _, char in x.bindings} == {"é", "→", "日", "本"}
 
 
@@ -150,8 +149,8 @@ def test_more_distinct_characters_than_spare_keycodes_split_the_text(clock: Fake
     text = "αβ-γδ-εζ-αη"
     pieces = type_all(ScratchKeymap(x), x, text)
     assert len(pieces) >= 3
-    assert "".join(piece for _, piece in pieces) == text
-    assert all(len(set(piece) - KEYMAP_TYPEABLE) <= len(SPARE) for _, piece in pieces)
+    assert "".join(pieces) == text
+    assert all(len(set(piece) - KEYMAP_TYPEABLE) <= len(SPARE) for piece in pieces)
 
 
 def test_characters_already_bound_are_not_rebound(clock: FakeClock) -> None:
@@ -171,24 +170,18 @@ def test_characters_whose_binding_failed_are_bound_again_next_time(clock: FakeCl
     with pytest.raises(DesktopGone):
         type_all(keymap, x, "αβ")
     x.failing = False
-    assert type_all(keymap, x, "αβ") == [("text", "αβ")]  # typeable: checked as it is yielded
+    assert type_all(keymap, x, "αβ") == ["αβ"]  # typeable: checked as it is yielded
 
 
 def test_a_keycode_is_rebound_only_after_its_last_character_had_time_to_be_read(clock: FakeClock) -> None:
     x = FakeX(clock, spare=[93])
     finished = []
-    for kind, piece in ScratchKeymap(x).segments("αβ"):
+    for _ in ScratchKeymap(x).segments("αβ"):
         clock.now += 0.01
         finished.append(clock.now)
     (_, _, first), (second_bound_at, _, second) = x.bindings
     assert (first, second) == ("α", "β")
     assert second_bound_at - finished[0] >= REUSE_GRACE_SECONDS - 1e-9
-
-
-def test_editing_control_characters_become_key_presses(clock: FakeClock) -> None:
-    x = FakeX(clock)
-    assert type_all(ScratchKeymap(x), x, "ab\bc\x1b") == [
-        ("text", "ab"), ("key", "BackSpace"), ("text", "c"), ("key", "Escape")]
 
 
 def test_controllers_one_after_another_share_the_keycodes_and_never_run_out(clock: FakeClock) -> None:
@@ -197,7 +190,7 @@ def test_controllers_one_after_another_share_the_keycodes_and_never_run_out(cloc
     x = FakeX(clock)
     for n in range(30):
         text = chr(0x4E00 + 2 * n) + chr(0x4E01 + 2 * n) + "é"
-        assert "".join(p for _, p in type_all(ScratchKeymap(x), x, text)) == text
+        assert "".join(type_all(ScratchKeymap(x), x, text)) == text
         clock.now += 1
     assert [char for _, _, char in x.bindings].count("é") == 1  # bound once, reused by every controller
     assert len(x.keymap) == len(SPARE)
@@ -217,7 +210,7 @@ def test_the_least_recently_used_keycode_is_recycled_across_controllers(clock: F
 def test_a_keycode_another_controller_is_typing_with_is_not_taken(clock: FakeClock) -> None:
     x = FakeX(clock, spare=[93, 97])
     first = ScratchKeymap(x).segments("αβ")
-    assert next(first) == ("text", "αβ")  # bound and held while it is typed
+    assert next(first) == "αβ"  # bound and held while it is typed
     clock.now += 5
     second = ScratchKeymap(x).segments("γ")
     with mock.patch.object(keymap, "WAIT_FOR_KEYCODES_SECONDS", 3):
@@ -226,14 +219,14 @@ def test_a_keycode_another_controller_is_typing_with_is_not_taken(clock: FakeClo
     assert sorted(x.keymap.values()) == ["α", "β"]
     list(first)  # typed: released
     clock.now += 1
-    assert type_all(ScratchKeymap(x), x, "γ") == [("text", "γ")]
+    assert type_all(ScratchKeymap(x), x, "γ") == ["γ"]
 
 
 def test_a_held_keycode_is_freed_when_its_controller_never_comes_back(clock: FakeClock) -> None:
     x = FakeX(clock, spare=[93])
     abandoned = ScratchKeymap(x).segments("α")
     next(abandoned)  # the controller dies here, holding the keycode
-    assert type_all(ScratchKeymap(x), x, "β") == [("text", "β")]  # waits out the hold
+    assert type_all(ScratchKeymap(x), x, "β") == ["β"]  # waits out the hold
     assert clock.now - 1000 >= keymap.HOLD_SECONDS
 
 
@@ -259,9 +252,8 @@ def test_segments_give_back_every_character_in_order_each_bound_when_typed(text:
     with mock.patch.object(keymap, "time", FakeClock()) as fake_clock:
         x = FakeX(fake_clock, [200 + n for n in range(spare)])
         pieces = type_all(ScratchKeymap(x), x, text)
-    assert all(kind == "text" for kind, _ in pieces)
-    assert "".join(piece for _, piece in pieces) == text
-    assert all(len(set(piece) - KEYMAP_TYPEABLE) <= spare for _, piece in pieces)
+    assert "".join(pieces) == text
+    assert all(len(set(piece) - KEYMAP_TYPEABLE) <= spare for piece in pieces)
 
 
 @pytest.mark.parametrize("char, keysym", [(" ", 0x20), ("é", 0xE9), ("ÿ", 0xFF), ("€", 0x10020AC),

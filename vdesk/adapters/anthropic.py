@@ -217,6 +217,23 @@ def translate_tool_use(block: Mapping[str, Any], *, version: Version = TOOLSET) 
     return _member_call(block, name, tool_input)
 
 
+def translate_any(item: Any) -> AnthropicCall:
+    """One computer-tool input, or a whole ``tool_use`` block of a reply as the SDK gives it:
+    the single tool's (named ``computer``, read at the default version) or the toolset's (it
+    carries ``toolset_name``). A block says which it is, so a caller pasting either is understood.
+
+    >>> block = {"type": "tool_use", "id": "toolu_1", "name": "left_click", "toolset_name": "computer",
+    ...          "caller": {"type": "direct"}, "input": {"coordinate": [10, 20]}}
+    >>> translate_any(block).actions[0].type.value
+    'click'
+    """
+    if isinstance(item, Mapping) and "toolset_name" in item:
+        return translate_tool_use(item)
+    if isinstance(item, Mapping) and item.get("type") == "tool_use" and "action" not in item:
+        return translate_tool_use(item, version="computer_20251124")
+    return translate(item)
+
+
 def _member_call(block: Mapping[str, Any], name: Any, tool_input: Any) -> AnthropicCall:
     """One toolset member's ``tool_use`` block, checked field by field, as BaseActions."""
     if name == "computer" and block.get("toolset_name") is None:

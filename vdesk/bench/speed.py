@@ -53,7 +53,7 @@ from vdesk.channel import ReplyLines
 from vdesk.bench.machine import BUSY_OTHERS_SHARE, Surroundings, around, busy_warning
 from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.container import DEFAULT_SIZE, LABEL
-from vdesk.desktop import Desktop
+from vdesk.desktop import SETTLE_QUIET, SETTLE_TIMEOUT, Desktop
 from vdesk.execstream import ExecStream
 from vdesk.frames import changed_regions
 from vdesk.errors import BenchError, InvalidArgument
@@ -75,12 +75,15 @@ CPU_WINDOW = 1.0  # seconds of one reading of this process's CPU while nobody lo
 CPU_READINGS = 3
 RECORD_SECONDS = 10.0  # of one timed recording, its start and finish included (an episode's length, not a blip)
 RECORD_FPS = 10.0
+BUSY_SETTLE_REPEATS = 10  # samples of settle=True on the busy screen: each takes its whole bound
 SCREENSHOT_GAP = 0.1  # between two fresh screenshots of a busy screen: an agent looks now and then
 BUSY_TITLE = "vdesk-bench-busy"
 # A terminal that prints a line (and scrolls) about 50 times a second: a screen that never rests.
 BUSY_SCRIPT = "while :; do date +%N; sleep 0.02; done"
 POINT = {"raw": {"x": 640, "y": 400}}
 CLICK = [{"type": "click", "inputs": {"point": POINT}}]
+# Beside the busy terminal (120x45 at the top left), on the bare root: the click itself changes nothing.
+BESIDE_BUSY = [{"type": "click", "inputs": {"point": {"raw": {"x": 1200, "y": 760}}}}]
 KEY = [{"type": "hotkey", "inputs": {"key": "shift"}}]
 # The naive action: a docker exec of xdotool with the events vdesk sends by XTEST for a click.
 # (`xdotool click 1` would add its own 100 ms sleep.)
@@ -171,16 +174,47 @@ def percentile(samples: list[float], fraction: float) -> float:
 
 
 # -- the run ----------------------------------------------------------------------------------
-def run_bench(*, baseline: bool = False, repeats: int = 30, desktops: int = 10,
+QUICK_REPEATS = 5  # the defaults: a run of about a minute; figures for the README take --repeats 20
+QUICK_DESKTOPS = 2
+# Seconds each part takes on an idle 2-core machine, for the estimate a run announces: once; per
+# sample of the per-sample rows (up and down, OCR, typing, settle on the busy screen, the rest);
+# per long reading (a 10 s recording, the throughput stages); per desktop started at once.
+ESTIMATE_ONCE = 15.0
+ESTIMATE_PER_SAMPLE = 2.9
+ESTIMATE_PER_SAMPLE_BASELINE = 0.3
+ESTIMATE_PER_READING = 14.5
+ESTIMATE_PER_DESKTOP = 0.7
+
+
+def long_readings(repeats: int) -> int:
+    """How many of the long readings (recordings, throughput) a run takes: one per five
+    samples asked for, from one to :data:`CPU_READINGS`."""
+    return max(1, min(CPU_READINGS, repeats // 5))
+
+
+def plan_line(baseline: bool, repeats: int, desktops: int) -> str:
+    """What a run will do and roughly how long it takes, in one line, said before it starts."""
+    seconds = (ESTIMATE_ONCE + (repeats + WARMUP) * (ESTIMATE_PER_SAMPLE + baseline * ESTIMATE_PER_SAMPLE_BASELINE)
+               + long_readings(repeats) * ESTIMATE_PER_READING + desktops * ESTIMATE_PER_DESKTOP)
+    took = f"about {seconds / 60:.0f} min" if seconds >= 90 else f"about {5 * round(seconds / 5):.0f} s"
+    return (f"bench: {repeats} samples of each measurement (after {WARMUP} warm-up runs) on one desktop, "
+            f"{WARMUP + repeats} desktops up and down one after another, then {desktops} up at once"
+            f"{', with the naive ways beside' if baseline else ''}; {took} on an idle 2-core machine, "
+            "longer on a busy one")
+
+
+def run_bench(*, baseline: bool = False, repeats: int = QUICK_REPEATS, desktops: int = QUICK_DESKTOPS,
               progress: Progress = print) -> BenchReport:
     """Measure vdesk on real 1280x800 desktops and return the report.
 
     ``repeats`` samples are taken of each timed operation (after a few warm-up runs);
     ``desktops`` are brought up at once for the parallel measurement. ``baseline=True`` also
-    times the naive ways and fills :attr:`BenchReport.ratios`. Progress lines go to ``progress``.
+    times the naive ways and fills :attr:`BenchReport.ratios`. Progress lines go to ``progress``,
+    the first one saying what the run will do and about how long it takes (:func:`plan_line`).
     """
     if repeats < 1 or desktops < 1:
         raise InvalidArgument("repeats and desktops must be at least 1")
+    progress(plan_line(baseline, repeats, desktops))
     client = engine.connect()
     desktop_image.ensure(client, progress=progress)
     environment = _environment(client, repeats, desktops)
@@ -247,8 +281,10 @@ def _operations(client: docker.DockerClient, desktop: Desktop, repeats: int, bas
     timed("key_press", lambda: _act(desktop, KEY, receipt=False),
           "execute(receipt=False) of one hotkey 'shift'")
     timed("click_receipt", lambda: _act(desktop, CLICK),
-          "the same click with its receipt (the default) on a static screen: fresh frame before, "
-          "settle and patience after (nothing changes: the dearest case); minus click = its cost per step")
+          "the same click with its receipt (the default) on a static screen: a fresh frame before and one "
+          "after, no waiting; minus click = its cost per step (target ≤ 2 ms)")
+    timed("click_settle", lambda: _act(desktop, CLICK, settle=True),
+          f"the same click with settle=True and its receipt: the screen held still for {SETTLE_QUIET * 1000:g} ms")
     if baseline:
         progress("baseline: a new docker exec per action")
         timed("naive_exec_action", lambda: _naive_exec_action(desktop),
@@ -266,7 +302,7 @@ def _operations(client: docker.DockerClient, desktop: Desktop, repeats: int, bas
     results += around(client, lambda: _typing(desktop, repeats, checks))
 
     progress("channel and file throughput")
-    results += around(client, lambda: _throughput(desktop, min(repeats, 3)))
+    results += around(client, lambda: _throughput(desktop, long_readings(repeats)))
 
     progress("encoding a frame")
     frame = _busy_frame(desktop)
@@ -290,7 +326,8 @@ IDLE_CPU_NOTE = "this process's CPU, no frame asked for: the controller's cost o
 
 def _busy_screen(client: docker.DockerClient, desktop: Desktop, repeats: int, progress: Progress) -> list[Measurement]:
     """The same desktop with a terminal scrolling text 50 times a second: what a busy screen
-    costs while nobody looks, a fresh screenshot of it, and recording it."""
+    costs while nobody looks, a click on it with and without a receipt and with settle, a fresh
+    screenshot of it, and recording it."""
     desktop.run(["xterm", "-title", BUSY_TITLE, "-geometry", "120x45+0+0", "-e", "sh", "-c", BUSY_SCRIPT])
     desktop.windows.wait_for(BUSY_TITLE)
     results: list[Measurement] = []
@@ -300,17 +337,36 @@ def _busy_screen(client: docker.DockerClient, desktop: Desktop, repeats: int, pr
         progress("controller CPU while nobody looks, busy screen")
         results += around(client, lambda: [Measurement.of("busy_idle_cpu", "% core", _idle_cpu(), note=(
             IDLE_CPU_NOTE + "; a terminal prints and scrolls 50 times a second"))])
+        progress("actions on a busy screen")
+        results += around(client, lambda: _busy_actions(desktop, repeats))
         progress("screenshots of a busy screen")
         results += around(client, lambda: [Measurement.of(
             "busy_fresh_screenshot", "ms", _timed(lambda: desktop.screenshot(fresh=True), repeats, gap=SCREENSHOT_GAP),
             note=f"screenshot(fresh=True) every {SCREENSHOT_GAP:g} s of that screen: the change since the last one")])
         progress(f"recording the busy screen at {RECORD_FPS:g} fps")
         results += around(client, lambda: [Measurement.of(
-            "record_cpu", "% core", [_record_cpu(desktop) for _ in range(min(repeats, CPU_READINGS))],
+            "record_cpu", "% core", [_record_cpu(desktop) for _ in range(long_readings(repeats))],
             note=f"desktop.record() at {RECORD_FPS:g} fps of that screen: this process + ffmpeg, {RECORD_SECONDS:g} s each")])
     finally:
         desktop.run(["pkill", "-f", BUSY_TITLE], wait=True)
     return results
+
+
+def _busy_actions(desktop: Desktop, repeats: int) -> list[Measurement]:
+    """A click on the busy screen without a receipt, with the default one, and with settle=True
+    (which ends at its bound there: how many samples never settled is in its note)."""
+    rows = [Measurement.of("busy_click", "ms", _timed(lambda: _act(desktop, BESIDE_BUSY, receipt=False), repeats),
+                           note="execute(receipt=False) of one click beside the terminal (on the bare root)"),
+            Measurement.of("busy_click_receipt", "ms", _timed(lambda: _act(desktop, BESIDE_BUSY), repeats),
+                           note="the same click with its receipt (the default): it never waits for calm; "
+                                "minus busy_click = its cost (target ≤ 50 ms)")]
+    outcomes: list[bool | None] = []
+    samples = _timed(lambda: outcomes.append(_act(desktop, BESIDE_BUSY, settle=True)), min(repeats, BUSY_SETTLE_REPEATS))
+    unsettled = outcomes[WARMUP:].count(False)
+    rows.append(Measurement.of("busy_click_settle", "ms", samples, note=(
+        f"the same click with settle=True: at most {SETTLE_TIMEOUT:g} s and a round trip; "
+        f"{unsettled} of {len(samples)} never settled")))
+    return rows
 
 
 def _idle_memory(desktop: Desktop, repeats: int) -> list[float]:
@@ -481,8 +537,9 @@ def _step_cpu(desktop: Desktop, steps: int) -> tuple[list[float], list[float]]:
         before, own = container_usage(desktop.container), process_cpu()
         for _ in range(steps):
             _full_step(desktop)
+        own = process_cpu() - own  # before the reading below: a stats call costs this process ~2 ms
         after = container_usage(desktop.container)
-        controller.append(1000 * (process_cpu() - own) / steps)
+        controller.append(1000 * own / steps)
         container.append(1000 * (after.cpu_seconds - before.cpu_seconds) / steps)
     return container, controller
 
@@ -492,10 +549,12 @@ def _full_step(desktop: Desktop) -> None:
     desktop.screenshot(fresh=True)
 
 
-def _act(desktop: Desktop, actions: list[dict[str, Any]], *, settle: bool = False, receipt: bool = True) -> None:
+def _act(desktop: Desktop, actions: list[dict[str, Any]], *, settle: bool = False, receipt: bool = True) -> bool | None:
+    """Run a batch that must succeed; whether the screen settled after it (None: not asked)."""
     result = desktop.execute(actions, settle=settle, receipt=receipt)
     if result.status != "success":
         raise BenchError(f"{actions[0]['type']} failed: {result.error_message}")
+    return result.settled
 
 
 # -- the naive ways ---------------------------------------------------------------------------
@@ -581,7 +640,8 @@ def _memory_of(desktops: list[Desktop]) -> list[float]:
     return [r for r in results if isinstance(r, float)]
 
 
-MEMORY_NOTE = "container memory usage minus inactive file cache, as `docker stats` counts it"
+MEMORY_NOTE = ("container memory usage minus the file cache (`docker stats` keeps its active part: the image's "
+               "files, charged to the first desktop that read them)")
 
 
 # -- the run's surroundings -------------------------------------------------------------------

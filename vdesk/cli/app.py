@@ -6,10 +6,12 @@ Docker, image or VNC library and a command loads only what it uses.
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated, Optional
 
 import typer
 import typer.core
+from typer._click.exceptions import NoSuchOption, UsageError  # typer's own click
 
 from vdesk.cli import desktops, drive, observe, protocols, runs, tasks
 from vdesk.cli.options import OPTIONS
@@ -27,6 +29,19 @@ class Command(typer.core.TyperCommand):
         pieces = [self.options_metavar] if self.options_metavar else []
         return pieces + [_argument_name(p) for p in self.get_params(ctx) if p.param_type_name == "argument"]
 
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
+        given = list(args)  # the parser consumes ``args``
+        try:
+            return super().parse_args(ctx, args)
+        except NoSuchOption:
+            program = _program_words(self, ctx, given)
+            if program is None:
+                raise
+            option = next(word for word in program[1] if word.startswith("-"))
+            raise UsageError(  # `vdesk run NAME xterm -geometry 80x24`
+                f"{option}: options after the program need `--` before the program: "
+                f"vdesk {self.name} {shlex.join(program[0])} -- {shlex.join(program[1])}", ctx=ctx) from None
+
     def format_options(self, ctx: typer.Context, formatter: typer.core._click.HelpFormatter) -> None:  # type: ignore[override]
         arguments = [(_argument_name(p), p.help or "") for p in self.get_params(ctx)  # type: ignore[attr-defined]
                      if p.param_type_name == "argument"]
@@ -36,6 +51,24 @@ class Command(typer.core.TyperCommand):
             if rows:
                 with formatter.section(title):
                     formatter.write_dl(rows)
+
+
+def _program_words(command: Command, ctx: typer.Context, args: list[str]) -> tuple[list[str], list[str]] | None:
+    """For a command that takes a program after ``--`` (``vdesk run``) given none: its own words
+    (options and NAME) and the program's, as the user meant them; None for any other command."""
+    params = command.get_params(ctx)
+    if "--" in args or not any((p.metavar or "").startswith("-- ") for p in params):
+        return None
+    options = [p for p in params if p.param_type_name == "option"]
+    known = {name for p in options for name in p.opts}
+    valued = {name for p in options if not getattr(p, "is_flag", False) for name in p.opts}
+    index = 0
+    while index < len(args) and args[index].split("=", 1)[0] in known:
+        index += 2 if args[index] in valued else 1  # an option and, unless --opt=value, its value
+    program = args[index + 1:]
+    if index >= len(args) or args[index].startswith("-") or not program or program[0].startswith("-"):
+        return None  # the unknown option is vdesk's own, not the program's
+    return args[:index + 1], program
 
 
 def _argument_name(parameter: typer.core._click.Parameter) -> str:

@@ -93,22 +93,33 @@ def list_command(as_json: Annotated[bool, typer.Option("--json", help="Print JSO
 
 def down(
     names: Annotated[Optional[list[str]], typer.Argument(metavar="[NAME]...", help="Desktops to remove.")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Remove every vdesk desktop.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help=(
+        "Remove your desktops (owner user@host is yours), but not those a live process holds the lease of."))] = False,
+    include_leased: Annotated[bool, typer.Option("--include-leased", help=(
+        "With --all: also your desktops whose lease a live process holds (in the middle of its work)."))] = False,
+    force: Annotated[bool, typer.Option("--force", help=(
+        "With --all: every vdesk desktop on the engine, whoever owns or holds it."))] = False,
 ) -> None:
-    """Remove desktops."""
-    from vdesk.inventory import list_desktops, remove_desktops
+    """Remove desktops: the named ones, or with --all your own (what is left is said, and why)."""
+    from vdesk.inventory import remove_all, remove_desktops
 
     if all_ and names:
         raise InvalidArgument("name desktops or pass --all, not both")
-    if all_:
-        names = [d.name for d in list_desktops(OPTIONS.engine)]
+    if (include_leased or force) and not all_:
+        raise InvalidArgument(f"{'--force' if force else '--include-leased'} goes with --all")
+    if not all_:
         if not names:
-            say("no desktops to remove")
-            return
-    elif not names:
-        raise InvalidArgument("name the desktops to remove, or pass --all")
-    for removed in remove_desktops(names or [], OPTIONS.engine):
+            raise InvalidArgument("name the desktops to remove, or pass --all")
+        for removed in remove_desktops(names, OPTIONS.engine):
+            say(f"removed {removed}")
+        return
+    removal = remove_all(OPTIONS.engine, include_leased=include_leased, everyone=force)
+    for removed in removal.removed:
         say(f"removed {removed}")
+    for kept in removal.kept:
+        note(f"left {kept.name}: {kept.reason} ({kept.flag} removes it)")
+    if not removal.removed:
+        say("no desktops removed" if removal.kept else "no desktops to remove")
 
 
 def prune(names: Annotated[Optional[list[str]], typer.Argument(metavar="[NAME]...", help=(

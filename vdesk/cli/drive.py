@@ -6,7 +6,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -14,28 +14,40 @@ from vdesk.adapters.formats import FORMATS, model_format
 from vdesk.cli.options import OPTIONS, note, say
 from vdesk.errors import InvalidAction, InvalidArgument
 
+if TYPE_CHECKING:
+    from vdesk.channel import Completed
+
 NAME = typer.Argument(metavar="NAME", help="The desktop's name (see `vdesk ls`).", show_default=False)
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+# vdesk.channel's OUTPUT_LIMIT and MAX_OUTPUT_LIMIT, spelled here so that `--help` loads no Docker library
+DEFAULT_OUTPUT, MAX_OUTPUT, MAX_OUTPUT_BYTES = "1MiB", "64MiB", 64 << 20
 
 
 def shot(
     name: Annotated[str, NAME],
-    output: Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help="Image file (.png or .jpg).")] = Path("shot.png"),
+    output: Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help=(
+        "Image file (.png or .jpg); '-': a PNG on stdout."))] = Path("shot.png"),
     size: Annotated[Optional[str], typer.Option(metavar="WxH", help="Resize to WIDTHxHEIGHT.")] = None,
 ) -> None:
     """Save a screenshot of a desktop."""
     from vdesk.container import parse_size
     from vdesk.desktop import Desktop
 
-    if output.suffix.lower() not in IMAGE_SUFFIXES:
-        raise InvalidArgument(f"--output {str(output)!r}: name a .png or .jpg file")
-    if not output.parent.is_dir():
+    to_stdout = str(output) == "-"
+    if not to_stdout and output.suffix.lower() not in IMAGE_SUFFIXES:
+        raise InvalidArgument(f"--output {str(output)!r}: name a .png or .jpg file, or '-' for stdout")
+    if not to_stdout and not output.parent.is_dir():
         raise InvalidArgument(f"--output {str(output)!r}: no folder {str(output.parent)!r}")
     resize = parse_size(size) if size else None
     if resize is not None and min(resize) < 1:
         raise InvalidArgument(f"--size {size!r}: width and height must be at least 1")
     with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
         frame = desktop.screenshot(resize)
+    if to_stdout:  # the image is stdout's; what was saved is said on stderr
+        frame.save(sys.stdout.buffer, format="PNG")
+        sys.stdout.buffer.flush()
+        note(f"wrote a PNG to stdout ({frame.width}x{frame.height})")
+        return
     frame.save(output)
     say(f"saved {output} ({frame.width}x{frame.height})")
 
@@ -60,7 +72,8 @@ def exec_command(
     settle: Annotated[bool, typer.Option("--settle", help="Return once the screen has stopped changing.")] = False,
     receipt: Annotated[bool, typer.Option("--receipt", help=(
         "Also say which screen regions the actions changed (connects to the desktop's screen: "
-        "about half a second more for this one command)."))] = False,
+        "about half a second more for this one command); without --settle, what was drawn by the "
+        "time the desktop had the actions (outcome 'unknown' when nothing was yet)."))] = False,
 ) -> None:
     payloads = list(actions or [])
     model_format(format)  # an unknown --format is a usage error, before any desktop is reached
@@ -110,16 +123,49 @@ def run(
                                                  help="The program and its arguments (after --).")],
     wait: Annotated[bool, typer.Option("--wait", help="Wait for it and print its output.")] = False,
     timeout: Annotated[float, typer.Option(metavar="SECONDS", help="Seconds to wait with --wait.")] = 60.0,
+    max_output: Annotated[str, typer.Option(metavar="SIZE", help=(
+        f"With --wait: bytes of stdout (and of stderr) to keep, e.g. 10MiB (at most {MAX_OUTPUT}). "
+        "More is an error: `vdesk cp` copies files of any size."))] = DEFAULT_OUTPUT,
 ) -> None:
-    """Start a program in a desktop (returns at once unless --wait)."""
-    from vdesk.desktop import Desktop
+    """Start a program in a desktop (returns at once unless --wait).
 
+    With --wait it prints the program's output and exits with its exit code; output past
+    --max-output is cut, and then vdesk says so on stderr and exits 2."""
+    from vdesk.desktop import Desktop
+    from vdesk.errors import TooLarge
+
+    limit = _output_limit(max_output)  # a bad size fails before any desktop is reached
     with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
-        result = desktop.run(command, wait=wait, timeout=timeout)
+        result = desktop.run(command, wait=wait, timeout=timeout, output_limit=limit)
     if wait:
         sys.stdout.write(result.stdout)
         sys.stderr.write(result.stderr)
+        if result.cut:  # what came is written, but a script must not take it for the whole
+            ended = f" (it exited with {result.returncode})" if result.returncode else ""
+            raise TooLarge(f"{command[0]}{ended}: {result.cut_note}: {_more_output(result, name)}")
         raise typer.Exit(result.returncode)
+
+
+def _more_output(result: Completed, name: str) -> str:
+    """How to get the rest of an output that was cut."""
+    needed = max(result.stdout_bytes, result.stderr_bytes)
+    copy = f"copy files out with `vdesk cp {name}:PATH .`"
+    if needed > MAX_OUTPUT_BYTES:
+        return f"--max-output goes up to {MAX_OUTPUT}: {copy}"
+    return f"pass --max-output {-(-needed // (1 << 20))}MiB to keep it all, or {copy}"
+
+
+def _output_limit(text: str) -> int:
+    """``--max-output`` in bytes: ``1048576``, ``10MiB``, ``5MB``, up to :data:`MAX_OUTPUT`."""
+    from pydantic import ByteSize, TypeAdapter, ValidationError
+
+    try:
+        size = int(TypeAdapter(ByteSize).validate_python(text.strip()))
+    except ValidationError:
+        raise InvalidArgument(f"--max-output {text!r}: give a size such as 4MiB or 1000000") from None
+    if not 0 < size <= MAX_OUTPUT_BYTES:
+        raise InvalidArgument(f"--max-output {text!r}: give 1 byte to {MAX_OUTPUT}")
+    return size
 
 
 def cp_command(
@@ -195,11 +241,12 @@ def record(
     check_options(output, fps)  # a bad path or rate fails before anything starts
     if seconds is not None and not 0 < seconds <= 10**7:
         raise InvalidArgument(f"--seconds must be more than 0, got {seconds}")
-    with Desktop.attach(name, engine=OPTIONS.engine) as desktop, desktop.record(output, fps=fps) as recording:
+    with Desktop.attach(name, engine=OPTIONS.engine) as desktop, \
+            desktop.record(output, fps=fps, seconds=seconds) as recording:
         note(f"recording {name} into {output} at {fps:g} fps" + ("" if seconds else " (Ctrl-C to stop)"))
         try:
-            while recording.error is None and (seconds is None or recording.elapsed() < seconds):
-                time.sleep(0.1 if seconds is None else max(0.0, min(0.1, seconds - recording.elapsed())))
+            while not recording.wait(0.1):  # its length reached, or the desktop went away
+                pass
         except KeyboardInterrupt:
             pass  # leaving the block finishes the file
     say(f"saved {output} ({recording.frames} frames, {recording.seconds:.1f} s)")

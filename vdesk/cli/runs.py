@@ -54,6 +54,10 @@ def eval_command(
     image: Annotated[Optional[str], typer.Option("--image", metavar="IMAGE", help=(
         "OSWorld tasks: the desktop image (default: apps, and the osworld profile for VLC, "
         "Thunderbird and VS Code tasks)."))] = None,
+    replace: Annotated[bool, typer.Option("--replace", help=(
+        "--out holds a run already: remove that run first (only what a run writes there)."))] = False,
+    append: Annotated[bool, typer.Option("--append", help=(
+        "--out holds a run already: keep its episodes and add these (a task run again replaces its own)."))] = False,
 ) -> None:
     """Run a suite of tasks with an agent; exit 1 unless every task that ran passed
     (tasks skipped for what they need offline are listed with their reasons)."""
@@ -67,17 +71,23 @@ def eval_command(
         raise InvalidArgument(f"--per-node must be at least 1, got {per_node}")
     if per_node is not None and ray_address is None:
         raise InvalidArgument("--per-node needs --ray")
+    if replace and append:
+        raise InvalidArgument("--replace and --append say two things: give one")
     from rich.console import Console
 
     from vdesk.cli.console import suite_progress, summary_table
-    from vdesk.harness.runner import LocalPlacement, run_suite
+    from vdesk.harness.folders import Existing, check_run_folder
+    from vdesk.harness.runner import LocalPlacement, check_observation, run_suite
     from vdesk.osworld.format import ACTION_SPACES
     from vdesk.osworld.loader import load_tasks
 
     if action_space is not None and action_space not in ACTION_SPACES:
         raise InvalidArgument(f"--action-space must be one of {', '.join(ACTION_SPACES)}, got {action_space!r}")
+    existing: Existing = "replace" if replace else "append" if append else "refuse"
+    check_run_folder(out_dir, existing)  # before any desktop starts or the bar shows
     tasks = load_tasks(suite, domains=domain, ids=ids.split(",") if ids else None, task_files=task_files,
                        meta=meta, screen=screen, image=image)
+    check_observation(tasks, observation)  # before any desktop, and before the progress bar
     agents = lambda: agent_of(agent, action_space)  # noqa: E731
     check_agent(agent, agents())  # a bad or unreachable agent fails here, before any desktop starts
     placement = LocalPlacement(observation)
@@ -92,7 +102,8 @@ def eval_command(
     with suite_progress(Console(stderr=True), len(tasks)) as (progress, on_event):
         try:
             summary = run_suite(tasks, agents, out=out_dir, parallel=parallel, on_event=on_event,
-                                placement=placement, video=video, observation=observation)
+                                placement=placement, video=video, observation=observation,
+                                existing=existing)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted: {progress.done} of {len(tasks)} done, results in {results}") from None
     say(summary_table(summary))
@@ -104,25 +115,17 @@ def eval_command(
                              observation_type=observation, model=summary.agent)
         say(domains_table(rates))
     say(f"results: {results}")
-    if summary.successes != len(tasks) - summary.skipped:
+    ran = {task.id for task in tasks}  # with --append the summary holds earlier episodes too
+    if sum(o.success or o.status == "skipped" for o in summary.episodes if o.task_id in ran) != len(ran):
         raise typer.Exit(1)
 
 
 def agent_of(name: str, action_space: str | None):  # type: ignore[no-untyped-def]
     """The agent called ``name``, speaking ``action_space`` when it is the scripted agent or
     ``osworld-chat`` (the other model agents speak their own formats)."""
-    from vdesk.harness.agents import ScriptedAgent, make_agent
+    from vdesk.harness.agents import make_agent
 
-    if name == "osworld-chat":
-        from vdesk.harness.agents.osworld_chat import OSWorldChatAgent
-
-        return OSWorldChatAgent.from_env(action_space or "pyautogui")
-    if action_space is not None and name == "scripted":
-        return ScriptedAgent(action_space=action_space)
-    if action_space is not None:
-        raise InvalidArgument(f"--action-space is for the scripted and osworld-chat agents; agent {name} "
-                              "speaks its own format")
-    return make_agent(name)
+    return make_agent(name, action_space)
 
 
 def check_agent(name: str, agent: object) -> None:
@@ -147,6 +150,8 @@ def replay_command(
     out_dir: Annotated[Optional[Path], typer.Option("--out", metavar="FOLDER", help=(
         "Where the replay's run folders go (default: RUN.replay)."))] = None,
     parallel: Annotated[int, typer.Option(metavar="N", help="Episodes at a time.")] = 1,
+    replace: Annotated[bool, typer.Option("--replace", help=(
+        "--out holds a run already: remove that run first (the default folder is always replaced)."))] = False,
 ) -> None:
     """Re-execute recorded runs on fresh desktops; exit 1 unless each matches its original."""
     if parallel < 1:
@@ -154,13 +159,17 @@ def replay_command(
     from rich.console import Console
 
     from vdesk.cli.console import replay_table, suite_progress
+    from vdesk.harness.folders import check_run_folder
     from vdesk.harness.record import episode_folders
     from vdesk.harness.replay import replay
+
+    if out_dir is not None:
+        check_run_folder(out_dir, "replace" if replace else "refuse")  # before the bar shows
 
     total = len(episode_folders(run_dir))
     with suite_progress(Console(stderr=True), total, label="replay") as (progress, on_event):
         try:
-            report = replay(run_dir, out=out_dir, parallel=parallel, on_event=on_event)
+            report = replay(run_dir, out=out_dir, parallel=parallel, on_event=on_event, replace=replace)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted: {progress.done} of {total} replayed") from None
     say(replay_table(report))
@@ -179,8 +188,9 @@ def report_command(run_dir: Annotated[Path, RUN]) -> None:
 
 def bench(
     baseline: Annotated[bool, typer.Option("--baseline", help="Also time the naive ways, in the same run, and print ratios.")] = False,
-    repeats: Annotated[int, typer.Option(metavar="N", help="Samples per measurement.")] = 30,
-    desktops: Annotated[int, typer.Option(metavar="N", help="Desktops to bring up at once.")] = 10,
+    repeats: Annotated[int, typer.Option(metavar="N", help=(
+        "Samples per measurement (the README's figures take 20)."))] = 5,
+    desktops: Annotated[int, typer.Option(metavar="N", help="Desktops to bring up at once.")] = 2,
     fleet: Annotated[bool, typer.Option("--fleet", help=(
         "Measure capacity instead: desktops up per second and steps per second for 1, 2, 4, … "
         "desktops at once, memory per desktop, and what a node of a given size holds."))] = False,

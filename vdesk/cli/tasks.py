@@ -50,12 +50,17 @@ def convert_command(
     out: Annotated[Optional[Path], typer.Option("--out", metavar="FILE", help=(
         "Where to write the other spelling (default: print it)."))] = None,
     domain: Annotated[str, typer.Option(metavar="DOMAIN", help="For a vdesk task: the OSWorld domain (snapshot).")] = "os",
+    lossy: Annotated[bool, typer.Option("--lossy", help=(
+        "Write it even when what the other spelling cannot carry changes the task's outcome."))] = False,
 ) -> None:
     """Turn an OSWorld task file into vdesk's YAML, or a vdesk task into OSWorld's JSON, and say
-    what the other spelling cannot carry."""
+    what the other spelling cannot carry. When that changes the outcome (a setup step the task
+    would start without, a postconfig step or metric it would be judged without), nothing is
+    written and the exit code is 2, unless --lossy."""
     import yaml
 
     from vdesk.cli.options import note
+    from vdesk.errors import TaskError
     from vdesk.osworld.convert import to_osworld, to_vdesk
     from vdesk.osworld.loader import load_tasks
 
@@ -63,6 +68,13 @@ def convert_command(
         raise InvalidArgument(f"{path}: convert takes one task file")
     (task,) = load_tasks(path)
     conversion = to_vdesk(task) if task.osworld is not None else to_osworld(task, domain)
+    for loss in conversion.not_carried:
+        note(f"not carried: {loss.item}" + (f" (changes {loss.changes})" if loss.changes else ""))
+    changed = conversion.changed
+    if changed and not lossy:
+        what = " and ".join(sorted({loss.changes for loss in changed if loss.changes}))
+        parts = f"{len(changed)} part{'' if len(changed) == 1 else 's'}"
+        raise TaskError(f"{path}: not converted: leaving out {parts} (above) changes {what}; --lossy writes it anyway")
     text = (yaml.safe_dump(conversion.data, sort_keys=False, allow_unicode=True) if task.osworld is not None
             else json.dumps(conversion.data, indent=2) + "\n")
     if out is not None:
@@ -70,5 +82,3 @@ def convert_command(
         say(f"written: {out}")
     else:
         say(text.rstrip("\n"))
-    for item in conversion.not_carried:
-        note(f"not carried: {item}")

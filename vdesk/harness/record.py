@@ -32,6 +32,7 @@ from vdesk.version import __version__
 
 RUN_FILE, TASK_FILE, STEPS_FILE, OUTCOME_FILE = "run.json", "task.json", "steps.jsonl", "outcome.json"
 FINAL_FRAME, FRAMES_DIR, VIDEO_FILE = "final.png", "frames", "video.mp4"
+RESULTS_FILE = "results.json"  # a suite run's summary (vdesk.harness.suite.SuiteSummary)
 
 
 class _Record(BaseModel):
@@ -225,16 +226,38 @@ def load_run(folder: str | Path) -> Run:
 
 
 def episode_folders(folder: str | Path) -> list[Path]:
-    """The episode folders of a run: the folder itself, or each one inside a suite run."""
+    """The episode folders of a run: the folder itself, or those of a suite run (the ones its
+    ``results.json`` lists, in its order; without one, each run folder inside)."""
     folder = Path(folder)
     if is_run(folder):
         return [folder]
     if not folder.is_dir():
         raise RunError(f"{folder}: no such run folder")
-    found = sorted(child for child in folder.iterdir() if child.is_dir() and is_run(child))
+    # A suite run is what its results.json lists: other folders there are not of this run.
+    listed = _listed(folder)
+    found = listed if listed is not None else sorted(child for child in folder.iterdir() if child.is_dir() and is_run(child))
     if not found:
         raise RunError(f"{folder}: holds no episode run folders (each has {STEPS_FILE} and {TASK_FILE})")
     return found
+
+
+class _Listed(_Record):
+    task_id: str
+
+
+class _Results(_Record):
+    """What :func:`episode_folders` reads of a suite's ``results.json``: which episodes are its."""
+
+    episodes: list[_Listed]
+
+
+def _listed(folder: Path) -> list[Path] | None:
+    """The episode folders ``results.json`` lists, in its order (None: there is no results.json)."""
+    path = folder / RESULTS_FILE
+    if not path.is_file():
+        return None
+    results = _read_model(path, _Results)
+    return [folder / episode.task_id for episode in results.episodes if is_run(folder / episode.task_id)]
 
 
 def _write_json(path: Path, model: BaseModel) -> None:

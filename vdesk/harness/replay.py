@@ -25,6 +25,7 @@ from PIL import Image, ImageChops
 
 from vdesk.harness.agents import ReplayAgent
 from vdesk.harness.record import FINAL_FRAME, Outcome, episode_folders, load_run
+from vdesk.harness.folders import Existing
 from vdesk.harness.runner import run_suite
 from vdesk.harness.suite import SuiteEvent, SuiteSummary
 from vdesk.images import IMAGE
@@ -75,15 +76,19 @@ def default_replay_dir(run: Path) -> Path:
 
 def replay(run: str | Path, *, out: Path | None = None, parallel: int = 1, image: str = IMAGE,
            cancel: threading.Event | None = None,
-           on_event: Callable[[SuiteEvent], None] | None = None) -> ReplayReport:
+           on_event: Callable[[SuiteEvent], None] | None = None, replace: bool = False) -> ReplayReport:
     """Re-execute the trajectories of ``run`` (an episode folder or a suite run) on fresh
-    desktops, writing new run folders to ``out``, and compare each with its original."""
+    desktops, writing new run folders to ``out``, and compare each with its original.
+
+    ``out`` holding a run already is refused unless ``replace``; the default folder
+    (``RUN.replay``) is the replay's own, and a new replay replaces it."""
     run = Path(run)
     originals = [load_run(folder) for folder in episode_folders(run)]
+    existing: Existing = "replace" if replace or out is None else "refuse"
     out = out or default_replay_dir(run)
     tasks = [original.task for original in originals]
     summary = run_suite(tasks, lambda: ReplayAgent(run), out=out, parallel=parallel, image=image,
-                        cancel=cancel, on_event=on_event)
+                        cancel=cancel, on_event=on_event, existing=existing)
     replayed = {outcome.task_id: outcome for outcome in summary.episodes}
     comparisons = [ReplayComparison(o.task.id, o.outcome, replayed[o.task.id],
                                     frame_difference(o.folder, out / o.task.id, o.outcome, replayed[o.task.id]))

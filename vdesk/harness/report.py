@@ -36,10 +36,16 @@ class Episode:
     """One episode's report parts, as paths relative to the report's folder."""
 
     run: Run
-    frames: list[str]          # annotated frame per step
+    frames: list[str]          # annotated frame per step (of those whose frame is there)
     final: str | None
     gif: str | None
     video: str | None = None   # the episode's video.mp4, when it was recorded
+    shown: tuple[StepRecord, ...] = ()  # the step of each frame, in order
+
+    @property
+    def steps(self) -> int:
+        """Steps as the results table counts them: a last reply with no actions is none."""
+        return self.run.outcome.steps if self.run.outcome else sum(bool(step.actions) for step in self.run.steps)
 
 
 def write_report(run_dir: str | Path) -> Path:
@@ -59,6 +65,7 @@ def _episode(run: Run, run_dir: Path, assets: Path) -> Episode:
     space = ImageSpace(*run.info.image_size)
     frames: list[Image.Image] = []
     names: list[str] = []
+    shown: list[StepRecord] = []
     for step in run.steps:
         frame_path = run.folder / step.frame
         if not frame_path.is_file():
@@ -69,12 +76,13 @@ def _episode(run: Run, run_dir: Path, assets: Path) -> Episode:
         annotated.save(run_dir / name, compress_level=6)
         frames.append(annotated)
         names.append(name)
+        shown.append(step)
     final_path = run.folder / FINAL_FRAME
     final = _relative(final_path, run_dir) if final_path.is_file() else None
     gif = _gif(frames, final_path if final else None, assets / f"{prefix}.gif")
     video_path = run.folder / VIDEO_FILE
     video = _relative(video_path, run_dir) if video_path.is_file() else None
-    return Episode(run, names, final, _relative(gif, run_dir) if gif else None, video)
+    return Episode(run, names, final, _relative(gif, run_dir) if gif else None, video, tuple(shown))
 
 
 def annotate(frame: Image.Image, actions: Iterable[BaseAction], space: ImageSpace) -> Image.Image:
@@ -272,7 +280,7 @@ def _section(episode: Episode) -> str:
     run, outcome = episode.run, episode.run.outcome
     checks = "".join(f"<li>{_verdict(c.passed)} <code>{_e(c.kind)}</code> {_e(c.detail)}</li>"
                      for c in (outcome.checks if outcome else []))
-    figures = "".join(_figure(name, step) for name, step in zip(episode.frames, run.steps))
+    figures = "".join(_figure(name, step) for name, step in zip(episode.frames, episode.shown))
     if episode.final:
         figures += f"<figure><img src='{_e(episode.final)}' alt='final frame'><figcaption>final frame</figcaption></figure>"
     gif = f"<div class='gif'><img src='{_e(episode.gif)}' alt='animation of the episode'></div>" if episode.gif else "<div></div>"
@@ -291,7 +299,7 @@ def _section(episode: Episode) -> str:
     return f"""<section class="episode" id="{_e(run.task.id)}">
 <h2>{_e(run.task.id)}</h2>
 <p>{_e(run.task.instruction)}</p>
-<p class="muted">agent {_e(run.info.agent)} · {status} · {len(run.steps)} steps</p>{extra}
+<p class="muted">agent {_e(run.info.agent)} · {status} · {episode.steps} step{'' if episode.steps == 1 else 's'}</p>{extra}
 <ul class="checks">{checks}</ul>
 <div class="pictures">{gif}<div class="strip">{figures}</div></div>{video}
 </section>
@@ -300,7 +308,10 @@ def _section(episode: Episode) -> str:
 
 def _figure(name: str, step: StepRecord) -> str:
     thought = f" — {step.thought}" if step.thought else ""
-    caption = f"step {step.step}: " + ", ".join(a.type.value for a in step.actions) + thought
+    if step.actions:
+        caption = f"step {step.step}: " + ", ".join(a.type.value for a in step.actions) + thought
+    else:  # the reply that ended the episode (no_actions): what the agent saw, not a step
+        caption = "last reply: no actions, the episode ended" + thought
     return f"<figure><img src='{_e(name)}' alt='step {step.step}'><figcaption>{_e(caption[:200])}</figcaption></figure>"
 
 

@@ -22,17 +22,22 @@ from pathlib import Path
 
 from vdesk.errors import InvalidArgument
 from vdesk.harness.env import DesktopEnv
+from vdesk.harness.folders import Existing, prepare_run_folder
 from vdesk.harness.suite import AgentFactory, Episodes, Placement, SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import Task
-from vdesk.images import IMAGE
+from vdesk.images import IMAGE, resolve
 
 
 def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, parallel: int = 1,
               image: str = IMAGE, cancel: threading.Event | None = None,
               on_event: Callable[[SuiteEvent], None] | None = None, placement: Placement | None = None,
               environment: Mapping[str, str] | None = None, video: bool = False,
-              observation: str = "screenshot") -> SuiteSummary:
+              observation: str = "screenshot", existing: Existing = "refuse") -> SuiteSummary:
     """Run every task once with a fresh agent and desktop, ``parallel`` at a time, into ``out``.
+
+    A folder that holds a run already is refused (:class:`InvalidArgument`) unless ``existing``
+    says what to do with it: ``"replace"`` removes that run first, ``"append"`` keeps its
+    episodes and adds these (a task run again replaces its episode); see :mod:`vdesk.harness.folders`.
 
     ``placement`` says where the desktops live: this machine (:class:`LocalPlacement`, the
     default) or a Ray cluster's nodes (:class:`vdesk.cluster.placement.ClusterPlacement`,
@@ -43,8 +48,9 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
     """
     if parallel < 1:
         raise InvalidArgument(f"parallel must be at least 1, got {parallel}")
+    check_observation(tasks, observation, image)
     placement = placement or LocalPlacement(observation)
-    out.mkdir(parents=True, exist_ok=True)
+    kept = prepare_run_folder(out, [task.id for task in tasks], existing)
     cancel = cancel or threading.Event()
     episodes = Episodes(agent_factory, agent_factory().name, out, cancel, on_event or (lambda event: None), video)
     summary = SuiteSummary(agent=episodes.agent, parallel=parallel, ray_address=placement.ray_address,
@@ -56,11 +62,24 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
         summary.interrupted = True
         raise
     finally:
-        summary.episodes = [episodes.outcomes[task.id] for task in tasks if task.id in episodes.outcomes]
+        summary.episodes = kept + [episodes.outcomes[task.id] for task in tasks if task.id in episodes.outcomes]
         summary.elapsed_s = round(time.monotonic() - started, 3)
         summary.interrupted = summary.interrupted or cancel.is_set()
         summary.write(out)
     return summary
+
+
+def check_observation(tasks: Sequence[Task], observation: str, image: str = IMAGE) -> None:
+    """Refuse, before any desktop starts, an observation that reads the accessibility tree for
+    tasks whose desktops run the lean image: it has no accessibility bus."""
+    if observation == "screenshot":
+        return
+    lean = [task.id for task in tasks if resolve(task.desktop.image or image) == IMAGE]
+    if lean:
+        which = f"tasks {lean[0]} and {len(lean) - 1} more run" if len(lean) > 1 else f"task {lean[0]} runs"
+        raise InvalidArgument(f"--observation {observation} reads the accessibility tree, which the lean image has "
+                              f"no bus for: {which} on it (give the task desktop: {{image: apps}}, or observe "
+                              "with screenshot)")
 
 
 class LocalPlacement:

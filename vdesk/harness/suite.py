@@ -20,10 +20,9 @@ from pydantic import BaseModel, Field, computed_field
 from vdesk.harness.agents.base import Agent
 from vdesk.harness.env import DesktopEnv
 from vdesk.harness.loop import EpisodeResult, Status, run_episode
-from vdesk.harness.record import VIDEO_FILE, Outcome, Recorder, RunInfo
+from vdesk.harness.record import RESULTS_FILE, VIDEO_FILE, Outcome, Recorder, RunInfo
 from vdesk.harness.tasks import Task
 
-RESULTS_FILE = "results.json"
 AgentFactory = Callable[[], Agent]
 
 

@@ -24,6 +24,7 @@ to the desktop user's home (``~/`` means the home too).
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from pathlib import Path
@@ -47,6 +48,19 @@ ID_PATTERN = r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,79}$"
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        """An unknown key is named with the closest known one (``stdot``: did you mean ``stdout``?)."""
+        if isinstance(data, dict):
+            known = list(cls.model_fields)
+            for key in data:
+                if isinstance(key, str) and key not in known:
+                    close = difflib.get_close_matches(key, known, n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(known)})"
+                    raise ValueError(f"unknown key {key!r} in {_what(cls)}{hint}")
+        return data
 
 
 # -- desktop settings -------------------------------------------------------------------------
@@ -449,6 +463,14 @@ def _kind(value: Any, kinds: tuple[str, ...]) -> str | None:
     return present[0] if len(present) == 1 else None
 
 
+def _what(model: type[BaseModel]) -> str:
+    """``a command check``, ``a wait window step``, ``the task``: a model as a task file's reader names it."""
+    words = re.sub(r"(?<!^)(?=[A-Z])", " ", model.__name__).lower()
+    if words in ("task", "desktop settings"):  # one of each in a task
+        return f"the {words}"
+    return f"an {words}" if words[0] in "aeiou" else f"a {words}"
+
+
 def _ordered_region(value: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
     left, top, right, bottom = value
     if left < 0 or top < 0 or right <= left or bottom <= top:
@@ -473,8 +495,22 @@ def parse_task(data: Any, *, source: str = "<task>", base_dir: Path | None = Non
     try:
         task = Task.model_validate(data)
     except ValidationError as error:
-        raise TaskError(f"{source}: {validation_message(error)}") from None
+        raise TaskError(f"{source}: {_task_problems(error)}") from None
     return task.with_base_dir(base_dir or Path.cwd())
+
+
+def _task_problems(error: ValidationError) -> str:
+    """:func:`validation_message` with the places written as in the file: ``checks.0.stdout``,
+    not ``checks.0.command.stdout`` (the step's or check's kind, which pydantic puts in between)."""
+    parts = []
+    for item in error.errors():
+        loc = [part for index, part in enumerate(item["loc"])
+               if not (index >= 2 and isinstance(item["loc"][index - 1], int)
+                       and item["loc"][index - 2] in ("setup", "checks") and part in SETUP_KINDS + CHECK_KINDS)]
+        where = ".".join(str(part) for part in loc if not str(part).startswith("function-"))
+        message = item["msg"].removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
 
 
 def load_task(path: str | Path) -> Task:

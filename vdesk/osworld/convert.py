@@ -1,6 +1,9 @@
 """One task, two spellings: OSWorld's JSON ↔ vdesk's YAML, for what both can express.
 
-What converts (anything else is listed in :attr:`Conversion.not_carried`, never dropped silently):
+What converts (anything else is listed in :attr:`Conversion.not_carried`, never dropped silently;
+:attr:`Conversion.changed` is what of that changes the task's outcome — a setup step it starts
+without, a postconfig step or metric it is judged without — and ``vdesk tasks convert`` then
+writes nothing unless ``--lossy``: the converted ``os-close-window`` failed with its own solution):
 
 ============================================== ===============================================
 OSWorld                                        vdesk
@@ -36,12 +39,36 @@ from vdesk.harness.tasks import (BrowserStep, CommandCheck, FileCheck, RunStep, 
 from vdesk.osworld.format import GetterSpec, StepSpec
 
 
+START, JUDGING = "the desktop the agent starts from", "how the task is judged"
+
+
+@dataclass(frozen=True)
+class Loss:
+    """One thing the other spelling cannot carry; ``changes`` is what leaving it out changes
+    of the task's outcome (:data:`START` or :data:`JUDGING`), None when it changes neither."""
+
+    item: str
+    changes: str | None = None
+
+    def __str__(self) -> str:
+        return self.item
+
+
 @dataclass
 class Conversion:
     """The converted task (as data to write) and what it could not carry."""
 
     data: dict[str, Any]
-    not_carried: list[str] = field(default_factory=list)
+    not_carried: list[Loss] = field(default_factory=list)
+
+    @property
+    def changed(self) -> list[Loss]:
+        """What was left out that changes the outcome: the converted task may pass where the
+        original fails, or fail with its own solution (a dropped postconfig step, a focus)."""
+        return [loss for loss in self.not_carried if loss.changes is not None]
+
+    def lose(self, item: str, changes: str | None) -> None:
+        self.not_carried.append(Loss(item, changes))
 
 
 def to_vdesk(task: Task) -> Conversion:
@@ -56,15 +83,17 @@ def to_vdesk(task: Task) -> Conversion:
     for step in file.config:
         _step_to_vdesk(step, out)
     for step in file.evaluator.postconfig:
-        out.not_carried.append(f"postconfig step {step.type} (vdesk checks run on the desktop as the agent left it)")
+        # OSWorld runs it after the agent, before judging; a pause alone changes no state.
+        out.lose(f"postconfig step {step.type} (vdesk checks run on the desktop as the agent left it)",
+                 None if step.type == "sleep" else JUDGING)
     for name, result, expected, options in file.evaluator.metrics():
         _metric_to_vdesk(name, result, expected, options, out)
     if file.evaluator.conj == "or" and len(out.data["checks"]) > 1:
-        out.not_carried.append("conj 'or' (vdesk's checks must all pass)")
+        out.lose("conj 'or' (vdesk's checks must all pass)", JUDGING)
     if task.solution:
         out.data["solution"] = task.solution
     if not out.data["checks"]:
-        out.not_carried.append("no metric has a vdesk check: the task has none and will not load until one is added")
+        out.lose("no metric has a vdesk check: the task has none and will not load until one is added", JUDGING)
     return out
 
 
@@ -81,14 +110,15 @@ def _step_to_vdesk(step: StepSpec, out: Conversion) -> None:
         setup += [{"start": ["xdg-open", p["path"]]}, {"wait_window": PurePosixPath(p["path"]).name, "timeout": 120}]
     elif step.type == "chrome_open_tabs" and p.get("urls_to_open"):
         setup.append({"browser": p["urls_to_open"][0]})
-        out.not_carried += [f"chrome_open_tabs address {url}" for url in p["urls_to_open"][1:]]
+        for url in p["urls_to_open"][1:]:
+            out.lose(f"chrome_open_tabs address {url}", START)
     elif step.type in ("download", "upload_file"):
         for item in p.get("files", []):
             target = PurePosixPath(item["path"])
             setup.append({"upload": target.name, "to": str(target.parent)})
-            out.not_carried.append(f"{item.get('url') or item.get('local_path')}: copy it beside the YAML as {target.name}")
+            out.lose(f"{item.get('url') or item.get('local_path')}: copy it beside the YAML as {target.name}", None)
     else:
-        out.not_carried.append(f"{step.type} step {p}"[:160])
+        out.lose(f"{step.type} step {p}"[:160], START)
 
 
 def _metric_to_vdesk(name: str, result: GetterSpec | None, expected: GetterSpec | None, options: dict[str, Any],
@@ -102,11 +132,11 @@ def _metric_to_vdesk(name: str, result: GetterSpec | None, expected: GetterSpec 
     elif name == "check_include_exclude" and kind == "vm_command_line" and isinstance(rules, dict):
         checks += [{"command": _command(settings), "stdout_contains": text} for text in rules.get("include", [])]
         if rules.get("exclude"):
-            out.not_carried.append(f"check_include_exclude's exclude {rules['exclude']}")
+            out.lose(f"check_include_exclude's exclude {rules['exclude']}", JUDGING)
     elif name == "file_contains" and kind == "vm_file" and isinstance(rules, dict) and not isinstance(settings.get("path"), list):
         checks += [{"file": settings["path"], "contains": text} for text in rules.get("expected", [])]
     else:
-        out.not_carried.append(f"metric {name} on {kind or 'no'} getter")
+        out.lose(f"metric {name} on {kind or 'no'} getter", JUDGING)
 
 
 def _command(settings: dict[str, Any]) -> Any:
@@ -139,17 +169,18 @@ def to_osworld(task: Task, domain: str = "os") -> Conversion:
         elif isinstance(step, BrowserStep):
             out.data["config"].append({"type": "chrome_open_tabs", "parameters": {"urls_to_open": [step.browser]}})
         elif isinstance(step, WaitWindowStep):
-            out.not_carried.append(f"wait_window {step.wait_window!r} (OSWorld's steps do not wait for a window)")
+            # Only when the agent's first look comes: the window comes all the same.
+            out.lose(f"wait_window {step.wait_window!r} (OSWorld's steps do not wait for a window)", None)
         else:
-            out.not_carried.append(f"setup step {type(step).__name__}")
+            out.lose(f"setup step {type(step).__name__}", START)
     metrics = [converted for check in task.checks if (converted := _check_to_osworld(check, out)) is not None]
     if not metrics:
-        out.not_carried.append("no check has an OSWorld metric: the evaluator is empty")
+        out.lose("no check has an OSWorld metric: the evaluator is empty", JUDGING)
     else:
         out.data["evaluator"] = {"func": [m[0] for m in metrics], "result": [m[1] for m in metrics],
                                  "expected": [m[2] for m in metrics], "conj": "and"}
     if task.solution:
-        out.not_carried.append("the solution (BaseActions have no pyautogui spelling written by vdesk)")
+        out.lose("the solution (BaseActions have no pyautogui spelling written by vdesk)", None)
     return out
 
 
@@ -172,5 +203,5 @@ def _check_to_osworld(check: Any, out: Conversion) -> tuple[str, dict[str, Any],
         if check.contains is not None:
             return ("file_contains", {"type": "vm_file", "path": check.file, "dest": PurePosixPath(check.file).name},
                     {"type": "rule", "rules": {"expected": [check.contains]}})
-    out.not_carried.append(f"{type(check).__name__} {check.model_dump(exclude_defaults=True)}"[:160])
+    out.lose(f"{type(check).__name__} {check.model_dump(exclude_defaults=True)}"[:160], JUDGING)
     return None

@@ -205,23 +205,8 @@ def accessibility_tree(context: Context, settings: dict[str, Any]) -> str:
 
 
 def list_directory(context: Context, settings: dict[str, Any]) -> dict[str, Any] | None:
-    """The folder as the reference's ``/list_directory`` returns it: a tree of
-    ``{"type": "directory"|"file", "name": …, "children": […]}``."""
-    path = context.expand(settings["path"])
-    listing = context.call(inside.run, ["find", path, "-mindepth", "1", "-printf", "%y %P\\n"], 60)
-    if listing.returncode != 0:
-        return None
-    root: dict[str, Any] = {"type": "directory", "name": Path(path).name, "children": []}
-    folders = {"": root}
-    for line in sorted(listing.stdout.splitlines(), key=lambda text: text[2:]):
-        kind, _, relative = line.partition(" ")
-        parent, _, name = relative.rpartition("/")
-        node: dict[str, Any] = {"type": "directory" if kind == "d" else "file", "name": name}
-        if kind == "d":
-            node["children"] = []
-            folders[relative] = node
-        folders.get(parent, root)["children"].append(node)
-    return root
+    """The folder as the reference's ``/list_directory`` returns it (see :func:`inside.directory_tree`)."""
+    return context.call(inside.directory_tree, context.expand(settings["path"]), timeout=90)
 
 
 def vm_wallpaper(context: Context, settings: dict[str, Any]) -> str | None:

@@ -10,9 +10,11 @@ reads ``WM_CLASS`` (``instance.class``) instead of the title.
 
 from __future__ import annotations
 
+import posixpath
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from Xlib import X, Xatom, display as xdisplay, error as xerror
 from Xlib.protocol import event as xevent
@@ -91,6 +93,28 @@ def put_file(desktop: Desktop, path: str, data: bytes) -> None:
     desktop.write_file(path, data)
 
 
+def directory_tree(desktop: Desktop, path: str) -> dict[str, Any] | None:
+    """A folder as the reference's ``/list_directory`` returns it: a tree of
+    ``{"type": "directory"|"file", "name": …, "children": […]}``; None when it is no folder.
+    One ``find`` lists it all (its output bounded as every command's is)."""
+    if path.startswith("-"):  # else find would take it for an expression
+        path = "./" + path
+    listing = run(desktop, ["sh", "-c", 'test -d "$1" && exec find "$1" -mindepth 1 -printf "%y %P\\n"', "sh", path], 60)
+    if listing.returncode != 0:
+        return None
+    root: dict[str, Any] = {"type": "directory", "name": posixpath.basename(path.rstrip("/")), "children": []}
+    folders = {"": root}
+    for line in sorted(listing.stdout.splitlines(), key=lambda text: text[2:]):
+        kind, _, relative = line.partition(" ")
+        parent, _, name = relative.rpartition("/")
+        node: dict[str, Any] = {"type": "directory" if kind == "d" else "file", "name": name}
+        if kind == "d":
+            node["children"] = []
+            folders[relative] = node
+        folders.get(parent, root)["children"].append(node)
+    return root
+
+
 # -- windows ----------------------------------------------------------------------------------
 def _classes(desktop: Desktop) -> dict[int, str]:
     """Each managed window's ``WM_CLASS`` as ``instance.class``."""
@@ -160,9 +184,19 @@ def close(desktop: Desktop, name: str, strict: bool, by_class: bool) -> str | No
     return None
 
 
-def open_path(desktop: Desktop, path: str, timeout: float) -> str | None:
+@dataclass(frozen=True)
+class Opened:
+    """What :func:`open_path` found: the window it activated (None when none came) and a note
+    saying what went otherwise than planned."""
+
+    window: Window | None
+    note: str | None
+
+
+def open_path(desktop: Desktop, path: str, timeout: float) -> Opened:
     """``xdg-open`` a file (or run ``path`` as a command when it is no file), wait for a window
-    whose title holds its name and activate it (``/setup/open_file``); a note when none came.
+    whose title holds its name, or its name without the extension (GIMP titles an image
+    ``[name] (imported)``), and activate it (``/setup/open_file``).
 
     Unlike the reference it also waits (within ``timeout``) for the window's program to go idle
     before activating it: an office program shows its window while the document still loads and
@@ -171,10 +205,11 @@ def open_path(desktop: Desktop, path: str, timeout: float) -> str | None:
     is_file = desktop.run(["test", "-e", path], wait=True, timeout=10).returncode == 0
     start(desktop, ["xdg-open", path] if is_file else ["sh", "-c", path])
     name = path.rstrip("/").rsplit("/", 1)[-1] if is_file else path.split()[0].rsplit("/", 1)[-1]
+    stem = posixpath.splitext(name)[0] if is_file else ""
     started = time.monotonic()
-    window = wait_window(desktop, name, False, False, timeout)
+    window = _wait_titled(desktop, [name, stem] if stem and stem != name else [name], timeout)
     if window is None:
-        return f"no window titled {name!r} within {timeout:g} s of opening {path!r}"
+        return Opened(None, f"no window titled {name!r} within {timeout:g} s of opening {path!r}")
     note = None
     if (program_name := program(desktop, window)) is not None:
         try:
@@ -182,7 +217,20 @@ def open_path(desktop: Desktop, path: str, timeout: float) -> str | None:
         except DesktopTimeout as error:  # still busy: activate it anyway, as the reference does
             note = f"opening {path!r}: {error}"
     desktop.windows.focus(window)
-    return note
+    return Opened(window, note)
+
+
+def _wait_titled(desktop: Desktop, names: list[str], timeout: float) -> Window | None:
+    """The newest shown window whose title holds one of ``names`` (the first name first)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for name in names:
+            found = [w for w in find_windows(desktop, name, False, False) if w.viewable]
+            if found:
+                return found[-1]
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.1)
 
 
 def window_size(desktop: Desktop, class_name: str) -> dict[str, int] | None:

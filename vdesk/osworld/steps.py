@@ -139,9 +139,9 @@ def _sleep(context: Context, seconds: float) -> None:
 
 
 def _open(context: Context, path: str) -> None:
-    note = context.call(inside.open_path, context.expand(path), OPEN_TIMEOUT, timeout=OPEN_TIMEOUT + 30)
-    if note:
-        context.notes.append(note)
+    opened = context.call(inside.open_path, context.expand(path), OPEN_TIMEOUT, timeout=OPEN_TIMEOUT + 30)
+    if opened.note:
+        context.notes.append(opened.note)
 
 
 def _activate_window(context: Context, window_name: str, strict: bool = False, by_class: bool = False) -> None:

@@ -1,4 +1,5 @@
-"""Agents by their command-line names: ``scripted``, ``replay:RUN`` and the model agents."""
+"""Agents by their command-line names: ``scripted``, ``replay:RUN`` and the model agents
+(``osworld-chat`` among them, which speaks an OSWorld action space)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,29 @@ from vdesk.harness.agents.base import Agent
 from vdesk.harness.agents.models import AnthropicAgent, OpenAIChatAgent, OpenAIComputerAgent
 from vdesk.harness.agents.scripted import ReplayAgent, ScriptedAgent
 
-AGENT_NAMES = ("scripted", "replay:RUN", "openai-chat", "anthropic", "openai")
+AGENT_NAMES = ("scripted", "replay:RUN", "openai-chat", "anthropic", "openai", "osworld-chat")
+SPACE_SPEAKERS = ("scripted", "osworld-chat")  # the agents told which action space to speak
 
 
-def make_agent(spec: str) -> Agent:
+def make_agent(spec: str, action_space: str | None = None) -> Agent:
     """An agent from its command-line name: ``scripted``, ``replay:RUN``, ``openai-chat``,
-    ``anthropic`` or ``openai`` (model agents read their settings from the environment)."""
+    ``anthropic``, ``openai`` or ``osworld-chat`` (model agents read their settings from the
+    environment). ``action_space`` is the space the scripted agent plays a task's solution in,
+    and the one ``osworld-chat`` speaks (default pyautogui); the others speak their own."""
+    if action_space is not None and spec not in SPACE_SPEAKERS and spec in AGENT_NAMES:
+        raise InvalidArgument(f"--action-space is for the scripted and osworld-chat agents; agent {spec} "
+                              "speaks its own format")
     if spec == "scripted":
-        return ScriptedAgent()
+        return ScriptedAgent(action_space=action_space)
     if spec.startswith("replay:"):
+        if action_space is not None:
+            raise InvalidArgument("--action-space is for the scripted and osworld-chat agents; a replay "
+                                  "plays the recorded actions")
         return ReplayAgent(spec.removeprefix("replay:"))
+    if spec == "osworld-chat":
+        from vdesk.harness.agents.osworld_chat import OSWorldChatAgent  # the adapters it speaks through
+
+        return OSWorldChatAgent.from_env(action_space or "pyautogui")
     factories = {"openai-chat": OpenAIChatAgent.from_env, "anthropic": AnthropicAgent.from_env,
                  "openai": OpenAIComputerAgent.from_env}
     if spec not in factories:

@@ -19,13 +19,20 @@ if TYPE_CHECKING:
     from vdesk.harness.record import Run
 
 
+SCRIPT_OVER = "end of the script"  # what the scripted agent's last, added step says
+
+
 @dataclass
 class ScriptedAgent(Agent):
-    """Plays a fixed list of steps, one per observation, then replies with nothing.
+    """Plays a fixed list of steps, one per observation, then says it has finished.
 
     Without ``steps`` it plays the solution of whatever task it is reset to. An OSWorld task's
     solution written in ``action_space`` (``pyautogui`` code or ``computer_13`` actions) is
-    played in that space: each step parsed when it is played, and kept as the raw reply.
+    played in that space: each step parsed when it is played, and kept as the raw reply; its
+    end is ``DONE``, as an OSWorld agent ends. Saying so is what an agent does when it is done:
+    an episode that ran out of script once ended as ``no_actions`` (OSWorld's solutions rarely
+    end in DONE) with an empty last step in its record. A script that wants to end with an
+    empty reply ends with an empty step (``[]``).
     """
 
     steps: Sequence[Sequence[BaseAction | dict[str, Any]]] | None = None
@@ -34,19 +41,20 @@ class ScriptedAgent(Agent):
     _queue: list[AgentReply] = field(default_factory=list, init=False, repr=False)
 
     def reset(self, task: Task) -> None:
+        end = AgentReply([BaseAction.of("finished", content=SCRIPT_OVER)])
         if self.steps is not None:
-            self._queue = [AgentReply(parse_batch(list(step))) for step in self.steps]
+            self._queue = [AgentReply(parse_batch(list(step))) for step in self.steps] + [end]
             return
         written = task.osworld.file.solution if task.osworld is not None else None
         space = self.action_space if written and self.action_space in written else None
         if written and space is not None:
             from vdesk.osworld.loader import parse_step  # osworld reads tasks; keep agents light
 
-            self._queue = [AgentReply(parse_step(space, step), raw=_raw(step)) for step in written[space]]  # type: ignore[arg-type]
+            self._queue = [AgentReply(parse_step(space, step), raw=_raw(step)) for step in [*written[space], "DONE"]]  # type: ignore[arg-type]
         elif task.solution is None:
             raise InvalidArgument(f"task {task.id} has no solution for the scripted agent to play")
         else:
-            self._queue = [AgentReply(actions) for actions in task.solution_actions()]
+            self._queue = [AgentReply(actions) for actions in task.solution_actions()] + [end]
 
     def act(self, observation: Observation) -> AgentReply:
         if not self._queue:
