@@ -21,6 +21,11 @@ from vdesk.windows import Window
 # machine, measured from the event itself; speed belongs to `vdesk bench`.
 PROMPTLY = 5.0
 
+# A bound that only catches a hang, never a speed claim: a call that ends by its own timeout
+# is proven so by the error it raises (and by ending before what it ran could have ended by
+# itself); a minute is what no loaded machine takes for a promise that has no timeout.
+HANG = 60.0
+
 @dataclass(frozen=True)
 class Ran:
     exit_code: int | None
