@@ -32,12 +32,17 @@ from Xlib.display import Display
 
 from vdesk.errors import DesktopTimeout, InvalidAction
 
-KEYMAP_TYPEABLE = frozenset(chr(c) for c in range(0x20, 0x7F))
+# What `xdotool type` types from the keyboard's own keys: printable ASCII, and the carriage return
+# and tab that vdesk.plan leaves inside a typed piece (xdotool sends a control character c as the
+# keysym 0xff00 | c: Return and Tab).
+KEYMAP_TYPEABLE = frozenset(chr(c) for c in range(0x20, 0x7F)) | {"\r", "\t"}
 # The control characters a text may hold, and the key each one is (vdesk.plan presses it). A
 # line end is Return: xdotool's `type` sends it as Linefeed (0xff0a), which xterm and Chromium
 # take as Enter and GTK, Qt and LibreOffice ignore (a Save dialog stays open, a Writer
 # paragraph never breaks).
 TYPED_KEYS = {"\n": "Return", "\t": "Tab", "\b": "BackSpace", "\x1b": "Escape", "\x7f": "Delete"}
+# Of those, the ones a typed piece carries itself, in the character xdotool types as that key.
+TYPED_IN_TEXT = {"\n": "\r", "\t": "\t"}
 REUSE_GRACE_SECONDS = 0.15  # let the client read a keycode's last character before rebinding it
 LRU_PROPERTY = "_VDESK_SCRATCH_KEYCODES"  # on the root window: keycode, stamp (ms), keycode, ...
 HOLD_SECONDS = 10.0  # a held keycode's claim lapses after this (plus the text's length) if its

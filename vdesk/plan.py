@@ -27,7 +27,7 @@ from typing import Literal
 from vdesk.actions import DEFAULT_SCROLL_AMOUNT, DEFAULT_WAIT_SECONDS, ActionType, BaseAction
 from vdesk.coords import ImageSpace, PhysicalPoint, Screen
 from vdesk.errors import InvalidAction
-from vdesk.keymap import TYPED_KEYS, normalise
+from vdesk.keymap import TYPED_IN_TEXT, TYPED_KEYS, normalise
 
 BUTTONS = {"left": 1, "middle": 2, "right": 3}
 SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}  # X's scroll notches are buttons
@@ -182,9 +182,11 @@ class _Planner:
 
 def typing(text: str, paste: bool = False) -> list[Step]:
     """The steps that type a normalised ``text``: its pieces typed (or pasted) and its
-    :data:`~vdesk.keymap.TYPED_KEYS` pressed between them. Pasted, only the run of line ends
-    and tabs at its end is pressed; the rest travels in the paste as it is. That run waits
-    :data:`SUBMIT_PAUSE` after the text before it."""
+    :data:`~vdesk.keymap.TYPED_KEYS` pressed between them. Line ends and tabs inside a typed
+    piece stay in it, as ``\\r`` and ``\\t``, which ``xdotool type`` sends as the Return and Tab
+    keys (its ``\\n`` is Linefeed): one typing run for many lines, where a run a line cost about
+    40 ms each. Pasted, the line ends and tabs inside travel in the paste as they are. The run of
+    line ends and tabs that ends the text is pressed after it, :data:`SUBMIT_PAUSE` later."""
     body = text.rstrip("\n\t")
     ending = [_press(char) for char in text[len(body):]]
     if body and ending:
@@ -194,7 +196,9 @@ def typing(text: str, paste: bool = False) -> list[Step]:
     steps: list[Step] = []
     piece = ""
     for char in body:
-        if char in TYPED_KEYS:
+        if char in TYPED_IN_TEXT:
+            piece += TYPED_IN_TEXT[char]
+        elif char in TYPED_KEYS:
             steps += [TypeText(piece), _press(char)] if piece else [_press(char)]
             piece = ""
         else:

@@ -35,13 +35,21 @@ def test_text_typed_into_mousepad_is_found_on_screen_and_in_the_focused_element(
 
 def test_text_on_a_chromium_page_is_found_where_it_shows():
     with Desktop.up(size=(1280, 800), image="apps", timeout=120) as desktop:
-        page = "<title>Order form</title><h1>Order form</h1><p>Total: 42.50 EUR</p><button>Submit order</button>"
+        page = ("<title>Order form</title><h1>Order form</h1><p>Total: 42.50 EUR</p>"
+                "<button onclick=\"document.title='Order sent'\">Submit order</button>")
         desktop.write_file("/home/desk/page.html", page.encode())
         desktop.run(["chromium", "/home/desk/page.html"])
         desktop.windows.wait_for("Order form", timeout=90)
         [total] = desktop.wait_for_text("Total: 42.50 EUR", timeout=60)
         [button] = desktop.find_text("Submit order")
         assert button.bounds[1] > total.bounds[1]  # below it, as laid out
+        # where the page itself says the button is: the text read lies inside the button's box
+        drawn = desktop.accessibility_tree().find("push button", "Submit order").bounds
+        assert drawn is not None
+        left, top, right, bottom = button.bounds
+        assert drawn.x <= left and right <= drawn.x + drawn.width, (button.bounds, drawn)
+        assert drawn.y <= top and bottom <= drawn.y + drawn.height, (button.bounds, drawn)
         result = desktop.execute([{"type": "click", "inputs": {"point": {"raw": {"x": round(button.centre[0]),
                                                                                  "y": round(button.centre[1])}}}}])
         assert result.status == "success" and result.receipt is not None, result
+        desktop.windows.wait_for("Order sent", timeout=30)  # the click at the text's centre pressed the button

@@ -116,17 +116,22 @@ def busy_desktop():
             yield desktop
 
 
-def test_a_busy_desktop_costs_this_process_nearly_nothing_while_nobody_looks(busy_desktop):
+def test_a_busy_desktop_pulls_no_frames_while_nobody_looks(busy_desktop):
     busy_desktop.screenshot()
     # The screen really is busy: a settle wait (which pulls every change) never sees it calm.
     with pytest.raises(DesktopTimeout, match="kept changing"):
         busy_desktop.wait_until_settled(quiet=0.3, timeout=1)
+    before = busy_desktop.frames.latest().version
     cpu, wall = time.process_time(), time.monotonic()
-    time.sleep(3)
+    time.sleep(3)  # the ticker paints about 150 times meanwhile
     share = (time.process_time() - cpu) / (time.monotonic() - wall)
-    # Pulling every change costs several percent of a core; not pulling costs nothing. The bench
-    # reports the precise figure (busy_idle_cpu); this bound leaves room for a loaded machine.
-    assert share < 0.02, f"this process used {share:.1%} of a core while nobody looked"
+    pulled = busy_desktop.frames.latest().version - before
+    # Nothing is pulled while nobody looks: at most the answers to the requests outstanding as
+    # the quiet began (a fresh frame's, a wait's). What that costs is the bench's figure
+    # (busy_idle_cpu); a share of a core measured here would be the machine's load as much.
+    print(f"while nobody looked: {pulled} updates, {share:.1%} of a core")
+    assert pulled <= 2, f"{pulled} updates were pulled while nobody looked"
+    assert busy_desktop.screenshot(fresh=True) and busy_desktop.frames.latest().version > before + pulled  # still busy
 
 
 def test_a_fresh_screenshot_of_a_busy_screen_shows_a_change_made_just_before(busy_desktop):

@@ -240,11 +240,18 @@ def test_a_killed_channel_helper_is_not_a_lost_desktop(desktop: Desktop) -> None
 
 
 def test_an_x_client_flooding_the_screen(desktop: Desktop) -> None:
-    with attacker(desktop, "flood", "15"):
-        time.sleep(1)
-        with bounded(30):
-            for _ in range(20):
-                assert desktop.screenshot().size == desktop.screen.size
+    with attacker(desktop, "flood", "600", ready="flooding"):  # it paints until killed on leaving
+        seen = set()
+        # Each round: a fresh frame (bound 5 s), input (5 s) and its receipt, whose settle on a
+        # screen that keeps changing gives up after 3 s (twice at most) and takes it as it is.
+        with bounded(5 * (5 + 5 + 2 * 3)):
+            for _ in range(5):
+                shot = desktop.screenshot()
+                assert shot.size == desktop.screen.size
+                seen.add(shot.getpixel((desktop.screen.width // 2, desktop.screen.height // 2)))
                 result = desktop.execute([{"type": "mouse_move", "inputs": {"point": [10, 10]}}])
                 assert result.status == "success", result.error_message
+                assert result.receipt is not None and result.receipt.changed  # the flood paints on
+        # The flood ran under every call: the screen they saw kept changing colour.
+        assert len(seen) > 1, seen
     answers(desktop)

@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from tests.desktop.helpers import PROMPTLY, vdesk_containers, wait_gone
+from tests.desktop.helpers import HANG, vdesk_containers, wait_gone
+from tests.desktop.probe import EventProbe, buttons
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopGone
 
@@ -55,18 +56,28 @@ OWNER = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
-def test_a_desktop_goes_away_promptly_when_its_owner_dies(sig):
+def test_a_desktop_goes_away_when_its_owner_dies(sig):
     owner = subprocess.Popen([sys.executable, "-c", OWNER], stdout=subprocess.PIPE, text=True)
     try:
         name = next(line for line in owner.stdout if line.startswith("desktop: ")).split()[1]
         assert name in vdesk_containers(CLIENT)
         owner.send_signal(sig)
-        elapsed = wait_gone(CLIENT, name, timeout=PROMPTLY + 5)
+        # It has no time-to-live: only the lease can remove it (HANG only catches a lease that failed).
+        elapsed = wait_gone(CLIENT, name, timeout=HANG)
         print(f"{sig.name}: container gone {elapsed:.2f} s after the owner was signalled")
-        assert elapsed < PROMPTLY
     finally:
         owner.kill()
         owner.wait()
+
+
+def works(desktop: Desktop) -> None:
+    """The desktop takes input (the click arrives in it), runs commands (their output comes
+    back) and shows its screen."""
+    with EventProbe(desktop) as probe:
+        assert desktop.execute([{"type": "click", "inputs": {"point": [5, 5]}}], receipt=False).status == "success"
+        assert buttons(probe.events()) == [("button_press", 1, 5, 5), ("button_release", 1, 5, 5)]
+    assert desktop.run(["echo", "working"], wait=True).check().stdout == "working\n"
+    assert desktop.screenshot().size == (1280, 800)
 
 
 def test_attach_drives_a_desktop_started_elsewhere():
@@ -75,8 +86,7 @@ def test_attach_drives_a_desktop_started_elsewhere():
         with Desktop.attach(started.name) as attached:
             assert attached.screen == started.screen
             assert attached.vnc_password == started.vnc_password
-            assert attached.execute([{"type": "mouse_move", "inputs": {"point": [5, 5]}}]).status == "success"
-            assert attached.screenshot().size == (1280, 800)
+            works(attached)
         assert started.is_alive()  # leaving an attached desktop's block only disconnects
     finally:
         started.down()
@@ -90,7 +100,7 @@ def test_stop_then_start_comes_back_working():
         desktop.container.stop(timeout=5)
         desktop.container.start()
         with Desktop.attach(desktop.name) as again:
-            deadline = time.monotonic() + 15
+            deadline = time.monotonic() + HANG  # its X server and VNC server start again
             while True:
                 try:
                     assert again.screenshot().size == (1280, 800)
@@ -99,14 +109,18 @@ def test_stop_then_start_comes_back_working():
                     if time.monotonic() > deadline:
                         raise
                     time.sleep(0.1)
+            works(again)
     finally:
         desktop.down()
 
 
 def test_ttl_stops_the_desktop_by_itself():
-    desktop = Desktop.up(lease=False, ttl=2)
+    # 20 s: a loaded machine may take longer than a few seconds to bring it up, and a desktop
+    # whose time ran out while it started is an error of `up` (not this test's subject).
+    desktop = Desktop.up(lease=False, ttl=20)
     try:
-        deadline = time.monotonic() + 10
+        assert desktop.is_alive()
+        deadline = time.monotonic() + 20 + HANG  # its time, then its stop
         while desktop.is_alive() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not desktop.is_alive()
@@ -114,7 +128,7 @@ def test_ttl_stops_the_desktop_by_itself():
         desktop.down()
 
 
-def test_a_killed_container_raises_desktop_gone_naming_it_quickly():
+def test_a_killed_container_raises_desktop_gone_naming_it():
     with Desktop.up() as desktop:
         desktop.container.kill()
         started = time.monotonic()
@@ -122,4 +136,4 @@ def test_a_killed_container_raises_desktop_gone_naming_it_quickly():
         assert result.status == "failed" and desktop.name in result.error_message
         with pytest.raises(DesktopGone, match=desktop.name):
             desktop.screenshot()
-        assert time.monotonic() - started < PROMPTLY
+        assert time.monotonic() - started < HANG  # neither waited on a desktop that is gone

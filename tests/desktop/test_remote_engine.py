@@ -64,8 +64,16 @@ def test_a_desktop_runs_on_another_engine_and_is_driven_through_tunnels(second_e
         assert desktop.name not in vdesk_containers(docker.from_env())
         assert desktop.container.attrs["HostConfig"]["PortBindings"] in ({}, None)
         desktop.run(["xterm", "-title", "remote"])
-        assert desktop.windows.wait_for("remote").viewable
-        assert desktop.execute([{"type": "type", "inputs": {"content": "echo hi\n"}}]).status == "success"
+        window = desktop.windows.wait_for("remote")
+        assert window.viewable
+        desktop.windows.focus(window)
+        # Typed through the X tunnel into the shell, which proves it ran by what it wrote.
+        typed = desktop.execute([{"type": "type", "inputs": {"content": "echo hi > /tmp/typed.txt\n"}}])
+        assert typed.status == "success", typed.error_message
+        deadline = time.monotonic() + 60
+        while (shown := desktop.run(["cat", "/tmp/typed.txt"], wait=True)).stdout != "hi\n":
+            assert time.monotonic() < deadline, f"the typed command wrote {shown.stdout!r} ({shown.stderr.strip()})"
+            time.sleep(0.1)
         assert desktop.screenshot().size == (1280, 800)
         payload = bytes(range(256)) * 4096  # files travel the engine's exec API too
         desktop.write_file("~/remote.bin", payload)

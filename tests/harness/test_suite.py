@@ -60,6 +60,11 @@ def test_replaying_one_episode_from_the_command_line(suite_run, tmp_path):
     assert load_run(tmp_path / "again" / "terminal-echo").outcome.success
 
 
+def _stepping(out: Path) -> list[str]:
+    """Episodes under ``out`` that have recorded at least one step."""
+    return sorted(steps.parent.name for steps in out.glob("*/steps.jsonl") if steps.stat().st_size > 0)
+
+
 def test_an_interrupted_eval_leaves_no_desktop_behind(tmp_path):
     suite = tmp_path / "slow"
     suite.mkdir()
@@ -70,15 +75,17 @@ def test_an_interrupted_eval_leaves_no_desktop_behind(tmp_path):
     client = docker.from_env()
     process = subprocess.Popen([VDESK, "eval", str(suite), "--parallel", "2", "--out", str(tmp_path / "out")],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while len(vdesk_containers(client, process.pid)) < 2 and time.monotonic() < deadline:
+    # The episodes are running: both have recorded a step (each takes 30 steps of 1 s).
+    deadline = time.monotonic() + 180
+    while len(running := _stepping(tmp_path / "out")) < 2:
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, f"episodes stepping after 180 s: {running}"
         time.sleep(0.1)
     assert len(vdesk_containers(client, process.pid)) == 2
-    time.sleep(1.5)  # the episodes are running
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=90)
     assert process.returncode == 130, stderr
-    assert_no_desktop_left(client, set(), within=5, pid=process.pid)
+    assert_no_desktop_left(client, set(), within=60, pid=process.pid)  # the engine removes them
     summary = SuiteSummary.model_validate_json((tmp_path / "out" / "results.json").read_text())
     assert summary.interrupted and summary.episodes
     assert {o.status for o in summary.episodes} == {"cancelled"}

@@ -230,7 +230,8 @@ def test_launch_chromium_and_cdp_answers_through_the_tunnel(url, served):
     size = until(lambda: requests.post(url + "/window_size", data={"app_class_name": "google-chrome"}).json().get("width"),
                  "the browser's window")
     assert size > 0
-    assert until(lambda: "Chromium" in requests.get(url + "/accessibility", timeout=60).json()["AT"],
+    # named as on OSWorld's machine, where its getters look for the browser's tree by that name
+    assert until(lambda: '<application name="Google Chrome"' in requests.get(url + "/accessibility", timeout=60).json()["AT"],
                  "the browser in the accessibility tree")
     activated = requests.post(url + "/setup/activate_window", json={"window_name": "Google Chrome"})
     assert activated.status_code == 200 and activated.text == "Window activated successfully"

@@ -12,6 +12,7 @@ import signal
 import sys
 
 import anyio
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from mcp import Client
@@ -157,7 +158,8 @@ def test_fuzzed_arguments_come_back_as_tool_errors_and_the_server_keeps_serving(
     with Desktop.up(size=(640, 480)) as desktop:
         async def main():
             async with Client(stdio("--attach", desktop.name)) as client:
-                tools = [t.name for t in (await client.list_tools()).tools if t.name != "wait"]
+                listed = {t.name: t for t in (await client.list_tools()).tools if t.name != "wait"}
+                tools = sorted(listed)
                 outcomes = []
 
                 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -170,14 +172,23 @@ def test_fuzzed_arguments_come_back_as_tool_errors_and_the_server_keeps_serving(
                 for tool, arguments in outcomes:
                     answers.append((tool, arguments, await client.call_tool(tool, arguments)))
                 alive = await client.call_tool("screen_size", {})
-                return answers, alive
+                return answers, alive, listed
 
-        answers, alive = run(main)
+        answers, alive, listed = run(main)
     assert not alive.is_error
+    errors = [result for _, _, result in answers if result.is_error]
+    assert errors and len(errors) < len(answers), "the fuzz reached both outcomes"
     for tool, arguments, result in answers:
-        if result.is_error:  # an error names what was wrong, never a bare crash
+        if result.is_error:  # an error is one line that names what was wrong, never a crash's dump
             text = result.content[0].text
-            assert text.startswith(f"Error executing tool {tool}") and text != f"Error executing tool {tool}", (tool, arguments, text)
+            assert text.startswith(f"Error executing tool {tool}: ") and len(text) > len(f"Error executing tool {tool}: "), (tool, arguments, text)
+            assert "Traceback" not in text and "\n" not in text.strip() and "errors.pydantic.dev" not in text, (tool, arguments, text)
+        else:  # a success is what the tool says it returns
+            schema = listed[tool].output_schema
+            if schema is not None:
+                assert result.structured_content is not None, (tool, arguments, result)
+                jsonschema.validate(result.structured_content, schema)
+            assert result.content, (tool, arguments, result)
 
 
 def test_a_desktop_that_died_is_an_error_saying_so_and_the_next_call_starts_a_fresh_one():

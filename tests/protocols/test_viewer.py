@@ -39,9 +39,63 @@ def session_cookie(response: http.client.HTTPResponse) -> str:
     return header.split(";")[0].split("=", 1)[1]
 
 
+class Received:
+    """What the server sent over a WebSocket, read message by message as RFB frames it."""
+
+    def __init__(self, socket) -> None:  # type: ignore[no-untyped-def]
+        self.socket = socket
+        self.data = b""
+
+    def exactly(self, count: int) -> bytes:
+        while len(self.data) < count:
+            self.data += self.socket.recv(timeout=30)
+        taken, self.data = self.data[:count], self.data[count:]
+        return taken
+
+
+def server_init(received: Received) -> tuple[tuple[int, int], int]:
+    """The framebuffer size and bytes per pixel from ServerInit, read whole."""
+    width, height, bits = struct.unpack(">HHB", received.exactly(5))
+    received.exactly(15)  # the rest of the pixel format
+    (name_length,) = struct.unpack(">I", received.exactly(4))
+    received.exactly(name_length)
+    return (width, height), bits // 8
+
+
+def answered_update_request(received: Received, pixel_bytes: int) -> None:
+    """Ask for one pixel of the screen and read the server's messages up to its answer. The
+    server reads its client's messages in order, and the X server it also is applies input as
+    it reads it: once the answer comes, every event sent before the request was taken or dropped."""
+    received.socket.send(struct.pack(">BBHHHH", 3, 0, 0, 0, 1, 1))  # FramebufferUpdateRequest
+    while True:
+        kind = received.exactly(1)[0]
+        if kind == 0:  # FramebufferUpdate: raw rectangles (no encodings were set)
+            (count,) = struct.unpack(">xH", received.exactly(3))
+            for _ in range(count):
+                _, _, width, height, encoding = struct.unpack(">HHHHi", received.exactly(12))
+                assert encoding == 0, encoding
+                received.exactly(width * height * pixel_bytes)
+            return
+        if kind == 1:  # SetColourMapEntries
+            (colours,) = struct.unpack(">xxxH", received.exactly(5))
+            received.exactly(6 * colours)
+        elif kind == 3:  # ServerCutText
+            (length,) = struct.unpack(">xxxI", received.exactly(7))
+            received.exactly(length)
+        else:
+            assert kind == 2, f"unknown server message {kind}"  # Bell: nothing follows
+
+
 def open_rfb(viewer: Viewer, cookie: str):  # type: ignore[no-untyped-def]
     """A WebSocket to the bridge as noVNC opens it, through the handshake; returns it and the
     framebuffer size from ServerInit."""
+    socket, received, (size, _) = open_session(viewer, cookie)
+    return socket, size
+
+
+def open_session(viewer: Viewer, cookie: str):  # type: ignore[no-untyped-def]
+    """A WebSocket to the bridge through the handshake and the whole of ServerInit; returns it,
+    its reader, the framebuffer size and the bytes per pixel."""
     socket = connect(f"ws://127.0.0.1:{viewer.port}/view/websocket", subprotocols=["binary"],
                      additional_headers={"Cookie": f"{COOKIE}={cookie}", "Origin": viewer.base_url},
                      open_timeout=30)
@@ -51,10 +105,8 @@ def open_rfb(viewer: Viewer, cookie: str):  # type: ignore[no-untyped-def]
     socket.send(b"\x01")
     assert socket.recv(timeout=30) == b"\0\0\0\0"
     socket.send(b"\x01")  # ClientInit, shared
-    data = b""
-    while len(data) < 4:
-        data += socket.recv(timeout=30)
-    return socket, struct.unpack(">HH", data[:4])
+    received = Received(socket)
+    return socket, received, server_init(received)
 
 
 def test_a_link_opens_the_page_once_and_carries_no_password(desktop):
@@ -87,11 +139,13 @@ def test_an_expired_link_is_refused(desktop):
 def test_a_read_only_link_drops_input_and_a_control_link_lets_it_through(desktop, read_only):
     with Viewer.serve() as viewer, EventProbe(desktop) as probe:
         cookie = session_cookie(get(viewer.link(desktop, read_only=read_only, expires_in=60).url))
-        socket, _ = open_rfb(viewer, cookie)
+        socket, received, (_, pixel_bytes) = open_session(viewer, cookie)
         with socket:
             for mask in (1, 0):  # PointerEvent: press, then release, the left button at (20, 30)
                 socket.send(struct.pack(">BBHH", 5, mask, 20, 30))
-            time.sleep(1.0)  # the bridge carries them on; the probe's marker then sees all that came
+            # A request that must be answered, on the same path after them: once its answer is
+            # here, the events were taken or dropped, and the probe's marker then sees all that came.
+            answered_update_request(received, pixel_bytes)
             events = probe.events()
     got = buttons(events)
     if read_only:

@@ -174,3 +174,12 @@ def test_the_tree_as_json_text_is_the_same_data_a_line_per_node_bounds_short():
     assert tree.to_json()["applications"][0]["tree"]["children"][0]["bounds"] == [0, 0, 1280, 770]
     empty = Tree([])
     assert json.loads(json_text(empty)) == empty.to_json()
+
+
+def test_the_osworld_xml_can_name_an_application_as_another_machine_does():
+    tree = calc_tree()
+    name = tree.applications[0].root.name
+    renamed = ET.fromstring(to_xml(tree, {name: "Other Name"}))
+    assert [app.get("name") for app in renamed] == ["Other Name"]
+    assert [app.get("name") for app in ET.fromstring(to_xml(tree))] == [name]
+    assert ET.tostring(renamed[0][0]) == ET.tostring(ET.fromstring(to_xml(tree))[0][0])  # only the name changes

@@ -19,16 +19,18 @@ def test_a_still_screen_is_converted_once_and_shown_throughout(tmp_path: Path, m
     converted: list[Image.Image] = []
     pixels = video._pixels
     monkeypatch.setattr(video, "_pixels", lambda image, size: converted.append(image) or pixels(image, size))
-    started = time.monotonic()
     grabs = [0]
 
-    def grab() -> Image.Image:  # red for the first second, blue after: the same object each time
+    def grab() -> Image.Image:  # red for the first three grabs, blue after: the same object each time
         grabs[0] += 1
-        return RED if time.monotonic() - started < 1.0 else BLUE
+        return RED if grabs[0] <= 3 else BLUE
 
     with video.record(grab, tmp_path / "still.mp4", size=SIZE, fps=10) as recording:
-        time.sleep(2.0)
-    assert grabs[0] >= 3 and converted == [RED, BLUE]
+        deadline = time.monotonic() + 60  # counted in grabs, not seconds: ffmpeg may start late
+        while grabs[0] < 6:
+            assert time.monotonic() < deadline, f"only {grabs[0]} grabs in 60 s"
+            time.sleep(0.05)
+    assert converted == [RED, BLUE]
     reader = imageio_ffmpeg.read_frames(str(tmp_path / "still.mp4"))
     size = next(reader)["size"]
     frames = [Image.frombytes("RGB", size, bytes(data)) for data in reader]

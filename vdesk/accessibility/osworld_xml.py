@@ -14,8 +14,10 @@ tab-separated ``tag name text position size``, cut to a length bound.
 
 from __future__ import annotations
 
+
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 
 from vdesk.accessibility.tree import Node, Tree
 
@@ -44,11 +46,15 @@ def tag_of(role: str) -> str:
     return tag if tag[0].isalpha() or tag[0] == "_" else f"x-{tag}"
 
 
-def to_xml(tree: Tree) -> str:
-    """The tree as OSWorld's XML (a string with the namespace declarations on the root)."""
+def to_xml(tree: Tree, app_names: Mapping[str, str] | None = None) -> str:
+    """The tree as OSWorld's XML (a string with the namespace declarations on the root).
+    ``app_names`` renames applications, as another machine names the same program."""
     root = ET.Element("desktop-frame", {"name": "main"})
     for app in tree.applications:
-        root.append(_element(app.root))
+        element = _element(app.root)
+        if app_names and element.get("name") in app_names:
+            element.set("name", app_names[element.get("name", "")])
+        root.append(element)
     return ET.tostring(root, encoding="unicode")
 
 

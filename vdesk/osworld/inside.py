@@ -246,12 +246,19 @@ def screen_size(desktop: Desktop) -> dict[str, int]:
     return {"width": int(geometry.width), "height": int(geometry.height)}
 
 
+# OSWorld's machine runs Google Chrome, and its getters find the browser's tree by that name
+# (active_tab_info, active_url_from_accessTree); the desktop's browser is Chromium, which AT-SPI
+# names so.
+OSWORLD_APP_NAMES = {"Chromium": "Google Chrome"}
+
+
 def accessibility_xml(desktop: Desktop) -> str:
-    """The whole accessibility tree in OSWorld's XML (``accessibility_tree``)."""
+    """The whole accessibility tree in OSWorld's XML (``accessibility_tree``), its applications
+    named as on OSWorld's machine."""
     from vdesk.accessibility.osworld_xml import to_xml
     from vdesk.accessibility.tree import Limits
 
-    return to_xml(desktop.accessibility_tree(Limits(details=True, timeout=TREE_TIMEOUT)))
+    return to_xml(desktop.accessibility_tree(Limits(details=True, timeout=TREE_TIMEOUT)), OSWORLD_APP_NAMES)
 
 
 # -- the browser ------------------------------------------------------------------------------

@@ -67,4 +67,7 @@ elif what == "flood":
         x11.XSetForeground(display, gc, colour)
         x11.XFillRectangle(display, root, gc, 0, 0, 4000, 4000)
         x11.XFlush(display)
+        if colour == 0x010305:  # the first fill has reached the server
+            x11.XSync(display, 0)
+            print("flooding", flush=True)
     x11.XSync(display, 0)
