@@ -542,15 +542,18 @@ class Desktop:
         return self._receipt(before, after, None)
 
     # -- what is on screen, beyond pixels -----------------------------------------------------
-    def accessibility_tree(self, limits: TreeLimits = TreeLimits(), *, apps: Sequence[str] = ()) -> Tree:
-        """The accessibility tree of every application on the desktop (apps image), bounds in
-        logical pixels; ``tree.silent`` lists the windows whose programs expose none, and an
-        application that did not answer in time has ``error`` set (the others are complete).
+    def accessibility_tree(self, limits: TreeLimits = TreeLimits(), *, apps: Sequence[str] = (),
+                           strict: bool = False) -> Tree:
+        """The accessibility tree of every application on the desktop (apps image), or of
+        ``apps`` only, bounds in logical pixels; ``tree.silent`` lists the windows whose programs
+        expose none, and an application that did not answer in time has ``error`` set (the
+        others are complete). ``strict``: an application of ``apps`` not on the bus is an
+        InvalidArgument naming those that are (else it is simply not in the tree).
         See :mod:`vdesk.accessibility.tree`."""
         self._refuse_lean_tree()
         tree = self._guard(lambda: self._tree_reader.read(self.screen, limits, tuple(apps)))
         missing = [name for name in apps if name not in {app.name for app in tree.applications}]
-        if missing:
+        if strict and missing:
             self._no_such_application(missing[0], limits.timeout)
         stack = self.windows.stacked()
         mark_covered(tree, stack, self.screen.scale)

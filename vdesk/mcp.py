@@ -28,7 +28,6 @@ import json
 import math
 import re
 import secrets
-import socket
 import sys
 import threading
 import time
@@ -53,6 +52,7 @@ from vdesk.container import DEFAULT_SIZE
 from vdesk.coords import ImageSpace, PhysicalPoint, to_image
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopGone, InvalidArgument, VdeskError
+from vdesk.loopback import listen, uvicorn_config
 from vdesk.operator import encode
 from vdesk.version import __version__
 from vdesk.viewer import MAX_LINK_SECONDS, Viewer
@@ -729,13 +729,7 @@ def serve_http(options: ServerOptions, *, port: int = 0, token: str | None = Non
         raise InvalidArgument("--token must be at least 16 characters")
     generated = token is None
     token = token or secrets.token_urlsafe(32)
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listener.bind(("127.0.0.1", port))
-    except OSError as error:
-        raise InvalidArgument(f"--port {port}: {error.strerror}") from None
-    listener.listen(128)  # connections made once it is announced wait for the server
+    listener = listen("127.0.0.1", port, what="--port")
     base = f"http://127.0.0.1:{listener.getsockname()[1]}"
     with Viewer(base) as viewer:
         server = build_server(options, transport="http", token=token, url=base)
@@ -746,7 +740,7 @@ def serve_http(options: ServerOptions, *, port: int = 0, token: str | None = Non
         app = server.mcp.streamable_http_app(session_idle_timeout=max(1.0, options.idle_timeout - 1.0), host="127.0.0.1")
         app.router.routes.append(Mount(viewer.path, app=viewer.app))
         watched = SessionWatch(app, server.desktops.release, options.idle_timeout)
-        config = uvicorn.Config(watched, log_level="warning", access_log=False, lifespan="on", ws="websockets-sansio")
+        config = uvicorn_config(watched, lifespan="on", ws="websockets-sansio")
         try:
             if announce is not None:
                 announce(f"{base}/mcp", token, generated)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import socket
 import struct
 import threading
 import time
@@ -44,14 +43,14 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
-from vdesk.errors import DesktopTimeout, InvalidArgument, PasswordRefused, VdeskError, ViewerUnavailable
+from vdesk.errors import InvalidArgument, PasswordRefused, VdeskError, ViewerUnavailable
+from vdesk.loopback import BackgroundServer, listen
 from vdesk.tunnel import Tunnel
 from vdesk.vncauth import vnc_auth_response
 
 NOVNC_DIRS = (Path("/usr/share/novnc"), Path("/usr/share/webapps/novnc"))
 COOKIE = "vdesk-viewer"
 MAX_LINK_SECONDS = 3600
-START_TIMEOUT = 10.0
 HANDSHAKE_TIMEOUT = 15.0
 REFUSED = "this viewer link is unknown, already used or expired: ask for a new one"
 
@@ -97,8 +96,7 @@ class Viewer:
         self._links: dict[str, _Grant] = {}  # by the token's SHA-256: the token itself is kept nowhere
         self._sessions: dict[str, _Grant] = {}
         self._lock = threading.Lock()
-        self._server: Any = None
-        self._thread: threading.Thread | None = None
+        self._server: BackgroundServer | None = None
         self.app = Starlette(routes=[
             WebSocketRoute("/websocket", self._websocket),
             Mount("/novnc", app=self._guarded(StaticFiles(directory=self._web))),
@@ -123,29 +121,10 @@ class Viewer:
     @classmethod
     def serve(cls, port: int = 0) -> Viewer:
         """A viewer on its own port of 127.0.0.1 (0: a free one); close it to stop serving."""
-        import uvicorn
-
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            listener.bind(("127.0.0.1", port))
-        except OSError as error:
-            listener.close()
-            raise InvalidArgument(f"port {port}: {error.strerror}") from None
-        listener.listen(128)
+        listener = listen("127.0.0.1", port)
         viewer = cls(f"http://127.0.0.1:{listener.getsockname()[1]}")
         app = Starlette(routes=[Mount(cls.path, app=viewer.app)])
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", ws="websockets-sansio")
-        viewer._server = uvicorn.Server(config)
-        viewer._thread = threading.Thread(target=viewer._server.run, kwargs={"sockets": [listener]},
-                                          name="vdesk-viewer", daemon=True)
-        viewer._thread.start()
-        deadline = time.monotonic() + START_TIMEOUT
-        while not viewer._server.started:
-            if time.monotonic() > deadline or not viewer._thread.is_alive():
-                viewer.close()
-                raise DesktopTimeout(f"the viewer did not start within {START_TIMEOUT:g} s")
-            time.sleep(0.02)
+        viewer._server = BackgroundServer(app, listener, "the viewer", ws="websockets-sansio")
         return viewer
 
     @property
@@ -157,9 +136,8 @@ class Viewer:
         with self._lock:
             self._links.clear()
             self._sessions.clear()
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
+        if self._server is not None:
+            self._server.close()
 
     def __enter__(self) -> Viewer:
         return self

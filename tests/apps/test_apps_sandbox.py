@@ -13,7 +13,6 @@ import socket
 import threading
 from collections.abc import Iterator
 
-import docker
 import pytest
 
 from tests.desktop.test_sandbox import (  # noqa: F401  (collected here again, on the apps desktop)

@@ -8,7 +8,6 @@ import socket
 import subprocess
 import time
 
-import docker
 import pytest
 
 from tests.desktop.helpers import paints
@@ -18,7 +17,6 @@ from vdesk.desktop import Desktop
 from vdesk.errors import PasswordRefused, VdeskError
 from vdesk.frames import LiveFramebuffer
 
-from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 RFB_NONE, RFB_VNC_AUTH = 1, 2
 
 

@@ -4,7 +4,6 @@ day far from this machine's), in the desktop's zone or the one the rule names.""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 

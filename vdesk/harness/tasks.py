@@ -35,7 +35,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, 
                       ValidationError, field_validator, model_validator)
 
 from vdesk.accessibility.text import compile_pattern
-from vdesk.actions import BaseAction, parse_batch, validation_message
+from vdesk.actions import BaseAction, parse_batch
 from vdesk.clock import parse_clock
 from vdesk.container import Network, parse_size
 from vdesk.errors import InvalidAction, InvalidArgument, TaskError

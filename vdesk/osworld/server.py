@@ -53,7 +53,6 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -73,6 +72,7 @@ from vdesk.actions import validation_message
 from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
 from vdesk.errors import CommandFailed, DesktopTimeout, InvalidArgument, TooLarge, VdeskError
+from vdesk.loopback import BackgroundServer
 from vdesk.operator import encode
 from vdesk.osworld import inside, pointer
 from vdesk.osworld.wire import (BashBody, Body, CommandBody, PathBody, PythonBody, VerifiedCommandBody,
@@ -92,7 +92,6 @@ JSON_LIMIT = 16 << 20  # bytes of a request body
 UPLOAD_LIMIT = 256 << 20  # bytes of an upload (the steps' own bound)
 FILE_LIMIT = 256 << 20  # bytes of a file out of the desktop
 PORTS = (20000, 61000)
-START_TIMEOUT = 20.0
 NOT_FOUND_MARK = "vdesk-osworld: no such program: "
 # Runs argv from the home folder; a program that is not there is told apart from one that ran.
 EXEC_SCRIPT = ('cd || exit 1; command -v -- "$1" >/dev/null 2>&1 || '
@@ -142,13 +141,13 @@ def serve(desktop: Desktop, *, host: str | None = None, token: str | None = None
     listener = bind(host, port)
     tunnels: list[Tunnel] = []
     app: OSWorldServer | None = None
-    server: _Uvicorn | None = None
+    server: BackgroundServer | None = None
     try:
         for target in (CDP_TARGET, VNC_TARGET, VLC_TARGET):
             tunnels.append(_tunnel(desktop, target, host))
         app = OSWorldServer(desktop, inside.home(desktop))
         address = f"{host}:{listener.getsockname()[1]}"
-        server = _Uvicorn(Guard(app.app, address, token), listener)
+        server = BackgroundServer(Guard(app.app, address, token), listener, "the OSWorld server", ws="none")
         yield Served(name=desktop.name, host=host, server_port=listener.getsockname()[1],
                      chromium_port=tunnels[0].port, vnc_port=tunnels[1].port, vlc_port=tunnels[2].port,
                      token=token, vnc_password=desktop.vnc_password)
@@ -204,27 +203,6 @@ def _tunnel(desktop: Desktop, target: str, host: str) -> Tunnel:
     raise InvalidArgument(f"no free port on {host} for a tunnel to {target}")
 
 
-class _Uvicorn:
-    """uvicorn serving ``app`` on ``listener`` in a thread of its own."""
-
-    def __init__(self, app: ASGIApp, listener: socket.socket) -> None:
-        import uvicorn
-
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", ws="none")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [listener]},
-                                        name="vdesk-osworld-server", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + START_TIMEOUT
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                self.close()
-                raise DesktopTimeout(f"the OSWorld server did not start within {START_TIMEOUT:g} s")
-            time.sleep(0.02)
-
-    def close(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
 
 
 class Guard:
