@@ -4,11 +4,11 @@ requests it received so tests can check what an agent sent."""
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from tests.json_http import LoopbackServer, QuietHandler, answer
 
 RECORDED = Path(__file__).parent / "recorded"
 
@@ -32,7 +32,7 @@ class FakeModelServer:
     def __post_init__(self) -> None:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
                 length = int(self.headers.get("content-length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -41,20 +41,10 @@ class FakeModelServer:
                     reply, status = server.replies.pop(0), server.status
                 else:
                     reply, status = {"error": "no more recorded replies"}, 500
-                data = json.dumps(reply).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                answer(self, status, reply)
 
-            def log_message(self, *args: object) -> None:
-                pass  # quiet tests
-
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._http.server_address[1]}"
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
-        self._thread.start()
+        self._http = LoopbackServer(Handler)
+        self.url = self._http.url
 
     @classmethod
     def recorded(cls, name: str) -> FakeModelServer:
@@ -62,8 +52,7 @@ class FakeModelServer:
         return cls(json.loads((RECORDED / f"{name}.json").read_text()))
 
     def close(self) -> None:
-        self._http.shutdown()
-        self._http.server_close()
+        self._http.close()
 
     def __enter__(self) -> FakeModelServer:
         return self

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.json_http import LoopbackServer, QuietHandler, answer
 
 TASK_MARK = "You are asked to complete the following task: "   # how PromptAgent's system prompt ends
 BODY_LIMIT = 64 * 1024 * 1024                                    # a request carries screenshots
@@ -41,42 +42,28 @@ class ScriptedChatServer:
         server, lock = self, threading.Lock()
         queues = {instruction: list(replies) for instruction, replies in self.scripts.items()}
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
                 length = int(self.headers.get("content-length", "0"))
                 if self.path != "/v1/chat/completions" or not 0 < length <= BODY_LIMIT:
-                    return self._answer(404 if length else 400, {"error": {"code": "bad_request", "message": self.path}})
+                    return answer(self, 404 if length else 400, {"error": {"code": "bad_request", "message": self.path}})
                 body = json.loads(self.rfile.read(length))
                 instruction = _instruction(body)
                 if instruction not in queues:
-                    return self._answer(400, {"error": {"code": "unknown_task", "message": instruction[:200]}})
+                    return answer(self, 400, {"error": {"code": "unknown_task", "message": instruction[:200]}})
                 with lock:
                     text = queues[instruction].pop(0) if queues[instruction] else "DONE"
                     server.asked.append(Asked(instruction, self.headers.get("authorization", ""), body.get("model", ""),
                                               _images(body), text))
-                self._answer(200, {"id": "scripted", "object": "chat.completion", "model": body.get("model"),
+                answer(self, 200, {"id": "scripted", "object": "chat.completion", "model": body.get("model"),
                                    "choices": [{"index": 0, "finish_reason": "stop",
                                                 "message": {"role": "assistant", "content": text}}]})
 
-            def _answer(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass  # quiet tests
-
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._http.server_address[1]}"
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
-        self._thread.start()
+        self._http = LoopbackServer(Handler)
+        self.url = self._http.url
 
     def close(self) -> None:
-        self._http.shutdown()
-        self._http.server_close()
+        self._http.close()
 
     def __enter__(self) -> ScriptedChatServer:
         return self

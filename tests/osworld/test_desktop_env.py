@@ -25,10 +25,10 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import docker
 import pytest
 
 from tests.osworld.scripted_model import ScriptedChatServer, reply_for
+from tests.protocols.conftest import container_exists
 from vdesk.cli.app import invoke
 from vdesk.osworld.task_files import TaskFiles
 
@@ -124,14 +124,6 @@ def vdesk_scores(tree: Path, out: Path) -> dict[str, float]:
                    "--action-space", "pyautogui", "--parallel", "2", "--out", str(out)])
     assert code in (0, 1)  # 1: some task failed, as the wrong ones must
     return {p.parent.name: float(p.read_text()) for p in (out / "pyautogui" / "screenshot" / "scripted").glob("*/*/result.txt")}
-
-
-def container_exists(name: str) -> bool:
-    try:
-        docker.from_env().containers.get(name)
-        return True
-    except docker.errors.NotFound:
-        return False
 
 
 def test_osworlds_run_loop_with_its_prompt_agent_scores_as_vdesk_eval_does_and_leaves_nothing(tmp_path: Path) -> None:
