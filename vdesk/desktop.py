@@ -487,9 +487,11 @@ class Desktop:
         the X server has processed the batch: two round trips on the held connection and a
         comparison when something was painted, no waiting, so a program still answering shows
         as ``outcome="unknown"`` and :meth:`receipt` reads the change later. With ``settle`` it
-        is the settled frame, and "nothing changed" is ``unchanged``. A batch that typed, where
-        the accessibility tree is readable (the apps image), also reads the focused element's
-        text (0.1-1.5 s with big programs open) before its frame is taken.
+        is the settled frame, and "nothing changed" is ``unchanged``. With ``settle``, a batch
+        that typed, where the accessibility tree is readable (the apps image), also reads the
+        focused element's text (0.1-1.5 s with big programs open) before its frame is taken. Not
+        by default: besides its cost, reading the tree of VLC's Qt dialog while it takes typed text
+        ends VLC (its accessibility bridge crashes: seen 2 of 2, never with receipt=False).
         """
         started = time.perf_counter()
         image = _image_space(image) if image is not None else None
@@ -510,7 +512,7 @@ class Desktop:
                 elif isinstance(step, Mark):
                     result.call_user = step.content or ""
             typed = [step.text for step in planned.steps if isinstance(step, TypeText)]
-            into_focus = self._typed_into_focus(typed[-1]) if before is not None and typed else (None, None)
+            into_focus = self._typed_into_focus(typed[-1]) if settle and before is not None and typed else (None, None)
             if settle:
                 after, result.settled = self._with_frames(lambda frames: frames.settle(SETTLE_QUIET, SETTLE_TIMEOUT))
             elif before is not None:

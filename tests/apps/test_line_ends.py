@@ -1,8 +1,9 @@
 """A typed line end is the Return key and a tab the Tab key in every toolkit of the apps desktop,
 proved by what each program then did: LibreOffice Writer made a paragraph of each line, Calc
 moved to the next cell, GTK's Save dialog saved the file, mousepad kept the lines, Chromium's
-address bar went to the page, a GTK2 location bar opened the folder. (xdotool's `type` sends a
-line end as Linefeed, which only xterm and Chromium take as Enter.)"""
+address bar went to the page, a GTK2 location bar opened the folder, VLC's Qt dialog opened the
+address typed. (xdotool's `type` sends a line end as Linefeed, which only xterm and Chromium take
+as Enter.)"""
 
 from __future__ import annotations
 
@@ -164,3 +165,20 @@ def test_a_gtk2_location_bar_opens_the_folder_typed_with_a_line_end(desktop):
     result = desktop.execute(batch)
     assert result.status == "success", result.error_message
     desktop.windows.wait_for("typed-folder", timeout=30)
+
+
+def test_vlcs_open_media_dialog_takes_an_address_typed_with_a_line_end():
+    """Qt (VLC on the osworld image): the dialog closes on the typed line end and VLC opens it."""
+    with Desktop.up(size=(1280, 800), image="osworld", timeout=180) as vlc_desktop:
+        home = vlc_desktop.run(["sh", "-c", "echo $HOME"], wait=True).stdout.strip()
+        tone = (f"import wave; w = wave.open('{home}/tone.wav', 'wb'); w.setnchannels(1); w.setsampwidth(2); "
+                "w.setframerate(8000); w.writeframes(bytes(2 * 8000 * 20)); w.close()")
+        vlc_desktop.run(["python3", "-c", tone], wait=True).check()
+        vlc_desktop.run(["vlc", "--no-qt-privacy-ask"])
+        front(vlc_desktop, "VLC media player")
+        act(vlc_desktop, hotkey("ctrl+n"))  # Media > Open Network Stream: its address field has the focus
+        dialog = vlc_desktop.windows.wait_for("Open Media", timeout=60)
+        vlc_desktop.settle(quiet=0.5, timeout=15)
+        act(vlc_desktop, type_text(f"file://{home}/tone.wav\n"))  # the default receipt: no tree read (it ends VLC)
+        vlc_desktop.windows.wait_for("tone.wav - VLC media player", timeout=60)
+        vlc_desktop.windows.wait_gone(dialog, timeout=30)

@@ -18,7 +18,8 @@ def test_text_typed_into_mousepad_is_found_on_screen_and_in_the_focused_element(
         window = desktop.windows.wait_for("Mousepad", timeout=90)
         desktop.windows.focus(window)
         desktop.wait_until_settled(quiet=0.5, timeout=30)
-        result = desktop.execute([{"type": "type", "inputs": {"content": "Meeting moved to Thursday 10:30"}}])
+        # settle=True: the careful receipt, which also reads the focused element's text
+        result = desktop.execute([{"type": "type", "inputs": {"content": "Meeting moved to Thursday 10:30"}}], settle=True)
         assert result.status == "success", result
         receipt = result.receipt
         assert receipt is not None, result
