@@ -17,7 +17,6 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-import docker
 import pytest
 
 from tests.desktop.helpers import vdesk_containers
@@ -25,7 +24,7 @@ from vdesk.desktop import Desktop
 from vdesk.inventory import DesktopInfo, _keep_reason
 
 VDESK = str(Path(sys.executable).parent / "vdesk")
-CLIENT = docker.from_env()
+from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 
 
 def as_user(user: str, *args: str) -> subprocess.CompletedProcess[str]:
