@@ -91,3 +91,14 @@ def test_the_engine_counts_its_daemons_and_the_runc_children_they_waited_for(tmp
 def test_engine_time_that_falls_is_taken_as_none():
     # A shim exited during the row: the engine's total fell, which must not count as other work.
     assert abs(row(load=2.0, seconds=10, machine=10.0, own=9.0, engine=-5.0).other_cores() - 0.1) < 1e-9
+
+
+def test_the_processor_is_named_with_its_clock(tmp_path):
+    from vdesk.bench.machine import cpu_model
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2445.422\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\n")
+    assert cpu_model(info) == "AMD EPYC at 2445 MHz"
+    info.write_text("processor\t: 0\nModel\t: Raspberry Pi 4\n")
+    assert cpu_model(info) == "Raspberry Pi 4"
+    assert cpu_model(tmp_path / "missing") == "?"

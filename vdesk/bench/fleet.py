@@ -34,7 +34,7 @@ from rich.table import Table
 from rich.text import Text
 
 from vdesk import engine, images as desktop_image
-from vdesk.bench.machine import Machine, Surroundings, busy_warning
+from vdesk.bench.machine import Machine, Surroundings, busy_warning, cpu_model
 from vdesk.bench.speed import CLICK, percentile
 from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.container import DEFAULT_SIZE, LABEL
@@ -339,7 +339,7 @@ def _available_mib() -> float:
 def _environment(client: Any, seconds: float) -> dict[str, str]:
     info = client.info()
     others = client.containers.list(filters={"label": f"{LABEL}=desktop"})
-    return {"vdesk": __version__, "cpus": str(os.cpu_count() or 1),
+    return {"vdesk": __version__, "cpus": str(os.cpu_count() or 1), "cpu": cpu_model(),
             "memory_gib": f"{info.get('MemTotal', 0) / 2**30:.1f}", "docker": str(info.get("ServerVersion", "?")),
             "screen": f"{DEFAULT_SIZE[0]}x{DEFAULT_SIZE[1]}", "step_seconds": f"{seconds:g}",
             "other_desktops_running": str(len(others)), "load_at_start": f"{os.getloadavg()[0]:.2f}",
@@ -383,7 +383,7 @@ def render(report: FleetReport, width: int = 80) -> Group:
     env = report.environment
     cpus = int(env.get("cpus") or 1)
     parts: list[Any] = [Text(
-        f"vdesk bench --fleet: {env.get('cpus')} CPUs, {env.get('memory_gib')} GiB, docker {env.get('docker')}, "
+        f"vdesk bench --fleet: {env.get('cpus')} CPUs ({env.get('cpu', '?')}), {env.get('memory_gib')} GiB, docker {env.get('docker')}, "
         f"{env.get('screen')} screens, {env.get('step_seconds')} s of steps (click + settle + screenshot) per "
         f"column; load {env.get('load_at_start')} at the start, {env.get('load_at_end')} at the end")]
     cell = max([len(figure(p)) for p in report.points for _, figure in FIGURES] + [3])

@@ -50,7 +50,7 @@ from vncdotool import api as vnc_api
 from vdesk import engine, images as desktop_image
 from vdesk.accessibility import text as text_on_screen
 from vdesk.channel import ReplyLines
-from vdesk.bench.machine import BUSY_OTHERS_SHARE, Surroundings, around, busy_warning
+from vdesk.bench.machine import BUSY_OTHERS_SHARE, Surroundings, around, busy_warning, cpu_model
 from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.container import DEFAULT_SIZE, LABEL
 from vdesk.desktop import SETTLE_QUIET, SETTLE_TIMEOUT, Desktop
@@ -671,6 +671,7 @@ def _environment(client: docker.DockerClient, repeats: int, desktops: int) -> di
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpus": str(os.cpu_count()),
+        "cpu": cpu_model(),
         "memory": f"{info.get('MemTotal', 0) / 2**30:.1f} GiB",
         "docker": str(info.get("ServerVersion", "?")),
         "storage_driver": str(info.get("Driver", "?")),
@@ -690,7 +691,7 @@ def render(report: BenchReport) -> Group:
     env = report.environment
     cpus = int(env.get("cpus") or 1)
     table = Table(title="vdesk bench", caption=(
-        f"{env.get('cpus', '?')} CPUs, {env.get('memory', '?')}, docker {env.get('docker', '?')}, "
+        f"{env.get('cpus', '?')} CPUs ({env.get('cpu', '?')}), {env.get('memory', '?')}, docker {env.get('docker', '?')}, "
         f"{env.get('repeats', '?')} samples each; load: 1-minute load average at a row's start and end "
         f"(!: other work used more than {100 * BUSY_OTHERS_SHARE:.0f} % of the cores)"))
     table.add_column("measurement", ratio=1, min_width=24)
