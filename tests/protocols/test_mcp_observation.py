@@ -16,6 +16,14 @@ from tests.protocols.conftest import stdio, structured
 from vdesk.desktop import Desktop
 
 
+async def until(client, tool, arguments, done, timeout: float = 30.0):  # type: ignore[no-untyped-def]
+    """Call ``tool`` until ``done(result)`` or the deadline; the last result either way."""
+    deadline = time.monotonic() + timeout
+    while not done(result := await client.call_tool(tool, arguments)) and time.monotonic() < deadline:
+        await anyio.sleep(0.2)
+    return result
+
+
 def test_the_tree_an_element_click_text_on_screen_and_marks_of_a_real_program():
     with Desktop.up(size=(1280, 800), image="apps", timeout=120) as desktop:
         desktop.run(["mousepad"])
@@ -30,10 +38,13 @@ def test_the_tree_an_element_click_text_on_screen_and_marks_of_a_real_program():
                 table = structured(await client.call_tool("accessibility_tree", {}))
                 xml = structured(await client.call_tool("accessibility_tree", {"format": "xml"}))
                 await client.call_tool("type", {"text": "Invoice 4711 paid"})
-                found = (await client.call_tool("find_text", {"pattern": "Invoice 4711"}))
+                # an action returns once the X server has it; the program draws it a moment later
+                found = await until(client, "find_text", {"pattern": "Invoice 4711"},
+                                    lambda r: not r.is_error and r.structured_content["result"])
                 missing = await client.call_tool("click_element", {"role": "push button", "name": "No such button"})
                 clicked = await client.call_tool("click_element", {"role": "menu", "name": "File"})
-                after = structured(await client.call_tool("accessibility_tree", {}))
+                after = structured(await until(client, "accessibility_tree", {},
+                                               lambda r: "Save As" in structured(r)["text"]))
                 marks = await client.call_tool("marks", {})
                 bad = await client.call_tool("find_text", {"pattern": "(", "regex": True})
                 return table, xml, found, missing, clicked, after, marks, bad
