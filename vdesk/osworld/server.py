@@ -448,23 +448,25 @@ class OSWorldServer:
         return error_response(501, "the desktop has no network: download on the host and send the file to /setup/upload")
 
     # -- commands -------------------------------------------------------------------------------
-    async def execute(self, request: Request) -> Response:
-        body = await _json(request, CommandBody)
-        argv = argv_of(body.command, body.shell, self.home)
+    async def _command(self, body: CommandBody) -> Any:
+        """``body``'s command run in the desktop: what it gave, or the reference's 500 answer."""
         try:
-            ran = await self._call(_run_program, argv, COMMAND_TIMEOUT)
+            return await self._call(_run_program, argv_of(body.command, body.shell, self.home), COMMAND_TIMEOUT)
         except (DesktopTimeout, CommandFailed) as error:
             return JSONResponse({"status": "error", "message": str(error)}, status_code=500)
+
+    async def execute(self, request: Request) -> Response:
+        ran = await self._command(await _json(request, CommandBody))
+        if isinstance(ran, Response):
+            return ran
         return JSONResponse({"status": "success", "output": ran.stdout, "error": ran.stderr,
                              "returncode": ran.returncode})
 
     async def execute_with_verification(self, request: Request) -> Response:
         body = await _json(request, VerifiedCommandBody)
-        argv = argv_of(body.command, body.shell, self.home)
-        try:
-            ran = await self._call(_run_program, argv, COMMAND_TIMEOUT)
-        except (DesktopTimeout, CommandFailed) as error:
-            return JSONResponse({"status": "error", "message": str(error)}, status_code=500)
+        ran = await self._command(body)
+        if isinstance(ran, Response):
+            return ran
         result: dict[str, Any] = {"output": ran.stdout, "error": ran.stderr, "returncode": ran.returncode}
         check = body.verification
         if check.window_exists is None and check.command_success is None:
