@@ -1,0 +1,52 @@
+"""OSWorld's getters: what an evaluator's ``result`` and ``expected`` entries fetch, by type.
+
+    from vdesk.osworld.getters import getter
+
+    value = getter("vm_file")(context, {"path": "~/a.txt", "dest": "a.txt"})
+
+Each family module registers its types with ``@getter`` (:mod:`.registry`): :mod:`.files`,
+:mod:`.commands`, :mod:`.browser`, :mod:`.system`. What a getter returns is what the
+reference's getter of that type returns; where vdesk reads a thing another way, the family's
+docstring says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vdesk.errors import UnsupportedGetter
+from vdesk.osworld import relative_time
+from vdesk.osworld.getters import browser, commands, files, system
+from vdesk.osworld.getters.registry import Getter, registered
+
+__all__ = ["Getter", "check_relative_time", "getter", "names"]
+
+_FAMILIES = (files, commands, browser, system)  # imported for their registrations
+
+# Getters that need what vdesk does not have yet: the reason a task using one is skipped.
+NOT_YET = {
+    # The reference reads GNOME Terminal's text through AT-SPI; the desktops' terminal is xterm,
+    # which exposes no accessible text.
+    "vm_terminal_output": "the vm_terminal_output getter needs GNOME Terminal's accessible text (vdesk's terminal is xterm)",
+    "googledrive_file": "needs Google Drive (the googledrive_file getter)",
+}
+
+
+
+
+def getter(name: str) -> Getter:
+    """The getter of OSWorld type ``name`` (:class:`UnsupportedGetter` naming why, if vdesk lacks it)."""
+    found = registered().get(name)
+    if found is None:
+        raise UnsupportedGetter(NOT_YET.get(name, f"the {name} getter is not supported"))
+    return found
+
+
+def names() -> list[str]:
+    """Every supported getter type, sorted."""
+    return sorted(registered())
+
+
+def check_relative_time(settings: dict[str, Any]) -> None:
+    """:class:`UnsupportedGetter` for a ``rule_relativeTime`` rule vdesk cannot fill."""
+    relative_time.check(settings.get("rules"))

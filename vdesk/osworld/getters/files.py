@@ -1,0 +1,59 @@
+"""Getters that bring files to this machine: ``vm_file``, ``cloud_file``, ``cache_file``.
+
+Files come into the episode's cache folder and the metric gets their path (a list of paths for
+lists, None for a file that is not there, which scores 0).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from vdesk.osworld import inside
+from vdesk.osworld.getters.registry import getter
+from vdesk.osworld.steps import Context, _cache_path
+
+READ_LIMIT = 64 * 1024 * 1024       # bytes of one file brought out of a desktop
+
+
+def _each(settings: dict[str, Any], one: Callable[[str, str], Any]) -> Any:
+    """``path``/``dest`` as one value or parallel lists (``multi``)."""
+    paths, dests = settings["path"], settings.get("dest", settings["path"])
+    if isinstance(paths, list):
+        dests = dests if isinstance(dests, list) else [Path(p).name for p in paths]
+        return [one(path, dest) for path, dest in zip(paths, dests)]
+    return one(paths, dests if isinstance(dests, str) else Path(paths).name)
+
+
+@getter("vm_file")
+def vm_file(context: Context, settings: dict[str, Any]) -> Any:
+    def one(path: str, dest: str) -> str | None:
+        data = context.call(inside.file_bytes, context.expand(path), READ_LIMIT, timeout=120)
+        if data is None:
+            return None
+        target = _cache_path(context, Path(dest).name)
+        target.write_bytes(data)
+        return str(target)
+    return _each(settings, one)
+
+
+@getter("cloud_file")
+def cloud_file(context: Context, settings: dict[str, Any]) -> Any:
+    def one(url: str, dest: str) -> str:
+        local = context.files.cloud(url, dest)
+        if local is None:  # found missing before the run; the folder changed since
+            raise FileNotFoundError(f"{url} is not in the task-files folder ({context.files.where()})")
+        target = _cache_path(context, f"expected-{Path(dest).name}")
+        shutil.copyfile(local, target)
+        return str(target)
+    return _each(settings, one)
+
+
+@getter("cache_file")
+def cache_file(context: Context, settings: dict[str, Any]) -> Any:
+    def one(path: str, dest: str) -> str | None:
+        target = _cache_path(context, path)
+        return str(target) if target.is_file() else None
+    return _each(settings, one)
