@@ -74,11 +74,74 @@ def test_a_folder_mixes_osworld_and_vdesk_tasks(tmp_path: Path) -> None:
     assert [(t.id, t.osworld is not None) for t in tasks] == [("one", True), ("two", False)]
 
 
-def test_a_bad_osworld_file_names_the_field(tmp_path: Path) -> None:
+def test_a_bad_osworld_file_names_the_field_strictly_and_is_a_skip_otherwise(tmp_path: Path) -> None:
     bad = task_data()
     bad["evaluator"] = {"result": {}}
+    file = write(tmp_path / "x" / "t1.json", bad)
     with pytest.raises(TaskError, match="evaluator"):
-        load_tasks(write(tmp_path / "x" / "t1.json", bad))
+        load_tasks(file, strict=True)
+    (task,) = load_tasks(file)
+    assert task.id == "t1" and "not read: evaluator" in (task.skip or "")
+
+
+def test_a_tree_with_odd_typed_files_is_read_to_the_end(tree: Path) -> None:
+    write(tree / "examples" / "os" / "b.json", task_data("b", source=["https://a.invalid", "https://b.invalid"]))
+    (tree / "examples" / "chrome" / "c.json").write_text("{not json")
+    tasks = {task.id: task for task in load_tasks(tree)}
+    assert set(tasks) == {"a", "b", "c"} and tasks["a"].skip is None
+    assert [(s.kind, s.reason) for s in tasks["b"].osworld.skips] == [
+        ("not read", "not read: source: Input should be a valid string (got list)")]
+    assert tasks["c"].osworld.domain == "chrome" and "not valid JSON" in (tasks["c"].skip or "")
+
+
+def test_every_reason_a_task_is_skipped_is_listed(tmp_path: Path) -> None:
+    url = "https://example.invalid/files/report.xlsx"
+    data = task_data(proxy=True, config=[{"type": "download", "parameters": {"files": [{"url": url, "path": "~/r"}]}}],
+                     evaluator={**RULE_OK, "func": "compare_epub"})
+    task = osworld_task(data, source="t", base_dir=tmp_path, domain="os", task_files=tmp_path)
+    assert [s.kind for s in task.osworld.skips] == ["proxy", "missing file", "metric"]
+    assert "proxy" in task.skip and url in task.skip and "compare_epub" in task.skip
+
+
+def test_every_unsupported_metric_option_and_getter_is_a_reason() -> None:
+    from vdesk.osworld.evaluator import unsupported, unsupported_all
+    from vdesk.osworld.format import EvaluatorSpec
+
+    spec = EvaluatorSpec.model_validate(lists({**RULE_OK, "func": "compare_epub"}, {**RULE_OK, "result": {
+        "type": "vscode_config"}}) | {"options": [{}, {"no_such_option": 1}]})
+    assert [s.kind for s in unsupported_all(spec)] == ["metric", "option", "getter"]
+    assert "compare_epub" in (unsupported(spec) or "")
+
+
+def test_per_domain_totals_count_runs_and_tasks_per_kind_of_reason(tree: Path, capsys: Any) -> None:
+    from vdesk.cli.app import invoke
+    from vdesk.osworld.needs import needs_of, totals
+
+    write(tree / "examples" / "os" / "b.json", task_data("b", proxy=True, evaluator={**RULE_OK, "func": "compare_epub"}))
+    write(tree / "examples" / "chrome" / "c.json", task_data("c", source=["x", "y"]))
+    rows = {row.domain: row for row in totals([needs_of(task) for task in load_tasks(tree)])}
+    assert list(rows) == ["chrome", "os", "all"]
+    assert (rows["os"].tasks, rows["os"].runs, rows["os"].skipped) == (2, 1, 1)
+    assert rows["os"].by_reason["proxy"] == rows["os"].by_reason["metric"] == 1
+    assert (rows["chrome"].skipped, rows["chrome"].by_reason["not read"]) == (1, 1)
+    assert (rows["all"].tasks, rows["all"].runs, rows["all"].skipped) == (3, 1, 2)
+    assert invoke(["tasks", "check", str(tree), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["tasks"]) == 3 and out["totals"][-1]["by_reason"]["proxy"] == 1
+    assert invoke(["tasks", "check", str(tree)]) == 1
+    table = capsys.readouterr().out
+    assert "DOMAIN" in table and "NOT READ" in table and "PROXY" in table and "GETTER" not in table
+
+
+def test_an_osworld_task_runs_on_the_osworld_image_unless_one_is_picked(tmp_path: Path) -> None:
+    write(tmp_path / "vlc" / "v.json", task_data("v"))
+    write(tmp_path / "os" / "o.json", task_data("o"))
+    (tmp_path / "os" / "y.yaml").write_text("id: y\ninstruction: x\ndesktop: {image: apps}\nchecks: [{file: ~/x}]\n")
+    (tmp_path / "os" / "z.yaml").write_text("id: z\ninstruction: x\nchecks: [{file: ~/x}]\n")
+    images = {task.id: task.desktop.image for task in load_tasks(tmp_path)}
+    assert images == {"o": "osworld", "v": "osworld", "y": "apps", "z": None}
+    picked = {task.id: task.desktop.image for task in load_tasks(tmp_path, image="apps")}
+    assert picked["o"] == picked["v"] == "apps" and picked["z"] is None
 
 
 def skip_of(data: dict[str, Any], files: Path | None = None) -> str | None:
@@ -217,7 +280,7 @@ def test_tasks_check_lists_needs_and_fails_on_a_task_that_would_be_skipped(tmp_p
     from vdesk.cli.app import invoke
 
     assert invoke(["tasks", "check", str(EXAMPLES), "--json"]) == 0
-    needs = {item["task_id"]: item for item in json.loads(capsys.readouterr().out)}
+    needs = {item["task_id"]: item for item in json.loads(capsys.readouterr().out)["tasks"]}
     assert len(needs) == 30 and {"chrome", "xterm"} <= set(needs["multi-browser-code"]["apps"])
     assert any("found" in f for f in needs["os-count-lines"]["files"])
     write(tmp_path / "os" / "gd.json", task_data("gd", config=[{"type": "googledrive", "parameters": {}}]))
@@ -250,4 +313,6 @@ def test_a_tasks_clock_is_its_desktops_and_converts_both_ways(tmp_path: Path) ->
     assert to_vdesk(task).data["desktop"]["clock"] == "2026-03-04 10:00:00"
     assert to_osworld(task).data["clock"] == "2026-03-04 10:00:00"
     with pytest.raises(TaskError, match="clock"):
-        osworld_task(task_data(clock="next Tuesday"), source="t", base_dir=tmp_path, domain="os")
+        osworld_task(task_data(clock="next Tuesday"), source="t", base_dir=tmp_path, domain="os", strict=True)
+    unread = osworld_task(task_data(clock="next Tuesday"), source="t", base_dir=tmp_path, domain="os")
+    assert "not read" in (unread.skip or "") and unread.desktop.clock is None

@@ -52,8 +52,8 @@ def eval_command(
     screen: Annotated[str, typer.Option("--screen", metavar="WxH", help=(
         "OSWorld tasks: the desktop's screen size (the reference's is 1920x1080)."))] = "1920x1080",
     image: Annotated[Optional[str], typer.Option("--image", metavar="IMAGE", help=(
-        "OSWorld tasks: the desktop image (default: apps, and the osworld profile for VLC, "
-        "Thunderbird and VS Code tasks)."))] = None,
+        "OSWorld tasks: the desktop image (default: osworld, OSWorld's machine; vdesk's own "
+        "tasks keep their desktop.image)."))] = None,
     replace: Annotated[bool, typer.Option("--replace", help=(
         "--out holds a run already: remove that run first (only what a run writes there)."))] = False,
     append: Annotated[bool, typer.Option("--append", help=(

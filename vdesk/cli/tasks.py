@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from vdesk.cli.options import columns, say
 from vdesk.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from vdesk.osworld.needs import DomainTotals
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=True,
                   help="Check task files and convert between OSWorld's JSON and vdesk's YAML.")
@@ -24,24 +27,39 @@ def check_command(
     path: Annotated[Path, PATH],
     task_files: Annotated[Optional[Path], typer.Option("--task-files", metavar="DIR", help=(
         "The local task-files folder (OSWorld's cache layout) the downloads are looked up in."))] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help=(
+        'Print JSON instead of tables: {"tasks": [...], "totals": [...]}.'))] = False,
 ) -> None:
-    """Validate tasks and list what each needs (apps, files, network) without running them;
-    exit 1 when one would be skipped."""
+    """Validate tasks and list what each needs (apps, files, network) and every reason it would
+    be skipped, without running them; then the totals per domain (runs, skipped, tasks per kind
+    of reason). A file vdesk cannot model is that task's skip reason. Exit 1 when one would be
+    skipped. OSWorld tasks run on the osworld image unless `vdesk eval --image` picks another."""
     from dataclasses import asdict
 
     from vdesk.osworld.loader import load_tasks
-    from vdesk.osworld.needs import needs_of
+    from vdesk.osworld.needs import needs_of, totals
 
     found = [needs_of(task) for task in load_tasks(path, task_files=task_files)]
+    counted = totals(found)
     if as_json:
-        say(json.dumps([asdict(needs) for needs in found], indent=2))
+        say(json.dumps({"tasks": [asdict(needs) for needs in found], "totals": [asdict(row) for row in counted]},
+                       indent=2))
     else:
         rows = [[n.task_id, n.kind, ", ".join(n.apps) or "-", "; ".join(n.files) or "-", ", ".join(n.network) or "none",
                  n.skip or "runs"] for n in found]
         say(columns(["TASK", "KIND", "APPS", "FILES", "NETWORK", "VERDICT"], rows))
+        say("")
+        say(totals_table(counted))
     if any(needs.skip for needs in found):
         raise typer.Exit(1)
+
+
+def totals_table(counted: list[DomainTotals]) -> str:
+    """The per-domain totals as columns: a column per kind of reason some task has."""
+    kinds = [kind for kind in (counted[-1].by_reason if counted else {}) if counted[-1].by_reason[kind]]
+    return columns(["DOMAIN", "TASKS", "RUNS", "SKIPPED", *(kind.upper() for kind in kinds)],
+                   [[row.domain, str(row.tasks), str(row.runs), str(row.skipped),
+                     *(str(row.by_reason[kind]) for kind in kinds)] for row in counted])
 
 
 @app.command("convert")
@@ -66,7 +84,7 @@ def convert_command(
 
     if not path.is_file():
         raise InvalidArgument(f"{path}: convert takes one task file")
-    (task,) = load_tasks(path)
+    (task,) = load_tasks(path, strict=True)
     conversion = to_vdesk(task) if task.osworld is not None else to_osworld(task, domain)
     for loss in conversion.not_carried:
         note(f"not carried: {loss.item}" + (f" (changes {loss.changes})" if loss.changes else ""))

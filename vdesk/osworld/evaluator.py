@@ -9,17 +9,19 @@
 4. ``conj`` ``and`` (the default): 0 at the first metric scoring 0, else the mean; ``or``: 1 at
    the first metric scoring 1, else the highest score.
 
-:func:`unsupported` names the first metric, option or getter of a task vdesk does not
-implement: the task is then skipped with that reason before any desktop starts.
+:func:`unsupported_all` names every metric, option and getter of a task vdesk does not
+implement (:func:`unsupported` the first): the task is then skipped with those reasons before
+any desktop starts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from vdesk.errors import InvalidArgument, UnsupportedGetter, UnsupportedMetric, VdeskError
-from vdesk.osworld.format import EvaluatorSpec, GetterSpec
+from vdesk.osworld.format import EvaluatorSpec, GetterSpec, Skip, SkipKind
 from vdesk.osworld.getters import check_relative_time, getter
 # The module, not its names: the metrics read documents through vdesk.harness, whose package
 # imports the environment, which imports this; names are looked up when a task is judged.
@@ -38,20 +40,39 @@ class Evaluation:
 
 
 def unsupported(evaluator: EvaluatorSpec) -> str | None:
-    """Why vdesk cannot judge this evaluator (a metric, option or getter it lacks), or None."""
+    """Why vdesk cannot judge this evaluator (the first metric, option or getter it lacks), or None."""
+    found = unsupported_all(evaluator)
+    return found[0].reason if found else None
+
+
+def unsupported_all(evaluator: EvaluatorSpec) -> list[Skip]:
+    """Every metric, option and getter of this evaluator vdesk lacks, each once, in order."""
+    found: list[Skip] = []
     for name, result, expected, options in evaluator.metrics():
         if name == INFEASIBLE:
             continue
-        try:
-            metrics.lookup(name).check_options(options)
-            for spec in (result, expected):
-                if spec is not None:
-                    getter(spec.type)
-                    if spec.type == "rule_relativeTime":
-                        check_relative_time(spec.settings)
-        except (UnsupportedMetric, UnsupportedGetter) as error:
-            return str(error)
-    return None
+        lacking = _lacking("metric", lambda: metrics.lookup(name))
+        # A metric vdesk lacks has no options to check.
+        found += lacking or _lacking("option", lambda: metrics.lookup(name).check_options(options))
+        for spec in (result, expected):
+            if spec is not None:
+                found += _lacking("getter", lambda: _check_getter(spec))
+    return list(dict.fromkeys(found))
+
+
+def _check_getter(spec: GetterSpec) -> None:
+    getter(spec.type)
+    if spec.type == "rule_relativeTime":
+        check_relative_time(spec.settings)
+
+
+def _lacking(kind: SkipKind, check: Callable[[], object]) -> list[Skip]:
+    """The reason ``check`` gives for what vdesk lacks, as a :class:`Skip` of ``kind``, or none."""
+    try:
+        check()
+    except (UnsupportedMetric, UnsupportedGetter) as error:
+        return [Skip(kind=kind, reason=str(error))]
+    return []
 
 
 def evaluate(context: Context, agent_failed: bool) -> Evaluation:

@@ -14,8 +14,8 @@ may carry ``clock``, the desktop's time at the start (``"YYYY-MM-DD HH:MM:SS"``,
 :mod:`vdesk.clock`), so a task whose dates are relative to "now" is judged on a known day.
 
 :class:`OSWorldSpec` is what a vdesk :class:`~vdesk.harness.tasks.Task` carries of such a file:
-the file itself, its domain, the local task-files folder its downloads come from, and the
-reason it is skipped when vdesk cannot run it offline.
+the file itself, its domain, the local task-files folder its downloads come from, and every
+reason it is skipped when vdesk cannot run it offline (:class:`Skip`).
 """
 
 from __future__ import annotations
@@ -99,6 +99,21 @@ class OSWorldTask(_Open):
         return list(self.config) + list(self.evaluator.postconfig)
 
 
+SkipKind = Literal["not read", "offline step", "step", "proxy", "missing file", "metric", "option", "getter"]
+SKIP_KINDS: tuple[SkipKind, ...] = ("not read", "offline step", "step", "proxy", "missing file", "metric", "option",
+                                    "getter")
+
+
+class Skip(BaseModel):
+    """One reason vdesk cannot run a task offline: its ``kind`` (what totals count by) and the
+    sentence that names it (the step, file, metric, option or getter)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: SkipKind
+    reason: str = Field(min_length=1)
+
+
 class OSWorldSpec(BaseModel):
     """What a vdesk task holds of an OSWorld task file."""
 
@@ -107,4 +122,9 @@ class OSWorldSpec(BaseModel):
     file: OSWorldTask
     domain: str = Field(min_length=1)
     task_files: str | None = None   # the local folder in OSWorld's cache layout (cache/<task id>/…)
-    skip: str | None = None         # why vdesk cannot run it offline; None: it runs
+    skips: tuple[Skip, ...] = ()    # every reason vdesk cannot run it offline; none: it runs
+
+    @property
+    def skip(self) -> str | None:
+        """Every skip reason in one line, or None when the task runs."""
+        return "; ".join(skip.reason for skip in self.skips) or None

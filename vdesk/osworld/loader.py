@@ -7,9 +7,14 @@ domain folders, or an ``evaluation_examples``-shaped tree: ``examples/<domain>/<
 a meta file (``test_all.json`` unless ``meta`` names another) mapping each domain to its ids.
 An OSWorld file's domain is the name of its folder. ``domains`` and ``ids`` keep only those.
 
-A task that needs what vdesk cannot offer offline is kept, with the reason in
-``task.osworld.skip`` (the suite reports it skipped): a ``googledrive``/``login`` step,
-``proxy``, a file missing from the task-files folder, a metric, option or getter vdesk lacks.
+A task that needs what vdesk cannot offer offline is kept, with every reason in
+``task.osworld.skips`` (the suite reports it skipped): a ``googledrive``/``login`` step,
+``proxy``, each file missing from the task-files folder, each metric, option or getter vdesk
+lacks. So is an OSWorld file vdesk cannot model (a field of an odd type, not valid JSON): that is
+its skip reason, and the rest of the tree is read (``strict``: a :class:`TaskError` instead).
+
+An OSWorld task runs on the osworld desktop image (OSWorld's machine) unless ``image`` names
+another; vdesk's own tasks keep their ``desktop.image``.
 """
 
 from __future__ import annotations
@@ -25,16 +30,14 @@ from vdesk.actions import validation_message
 from vdesk.adapters import computer13, pyautogui
 from vdesk.errors import InvalidAction, TaskError
 from vdesk.harness.tasks import TASK_SUFFIXES, Task, load_task
-from vdesk.osworld.evaluator import unsupported
-from vdesk.osworld.format import ActionSpace, OSWorldSpec, OSWorldTask
+from vdesk.osworld.evaluator import unsupported_all
+from vdesk.osworld.format import ActionSpace, OSWorldSpec, OSWorldTask, Skip
 from vdesk.osworld.steps import OFFLINE, STEPS
 from vdesk.osworld.task_files import TaskFiles
 
 DEFAULT_META = "test_all.json"
 DEFAULT_SCREEN = "1920x1080"   # the reference VM's screen
-DEFAULT_IMAGE = "apps"
-PROFILE_IMAGE = "osworld"      # for tasks of the programs only the osworld profile has
-PROFILE_APPS = frozenset({"vlc", "thunderbird", "vs_code"})
+OSWORLD_IMAGE = "osworld"      # OSWorld's tasks assume its machine (user, google-chrome, VLC, ...)
 CACHE_FOLDER = "cache"         # a tree's own task-files folder, used when none is given
 
 
@@ -45,17 +48,17 @@ def is_osworld(data: Any) -> bool:
 
 def load_tasks(path: Path, *, domains: Sequence[str] | None = None, ids: Sequence[str] | None = None,
                task_files: Path | None = None, meta: str | None = None, screen: str = DEFAULT_SCREEN,
-               image: str | None = None) -> list[Task]:
+               image: str | None = None, strict: bool = False) -> list[Task]:
     """Every task under ``path`` (see the module's docstring), filtered; ids must be unique.
-    ``image`` is the desktop's; by default the apps image, and the osworld profile for the
-    domains of programs only it has (VLC, Thunderbird, VS Code)."""
+    ``image`` is the OSWorld tasks' desktop image (default: osworld); ``strict`` makes an OSWorld
+    file vdesk cannot model an error rather than a skipped task."""
     if not path.exists():
         raise TaskError(f"{path}: no such task file or folder")
     if task_files is not None and not task_files.is_dir():
         raise TaskError(f"--task-files {task_files}: no such folder")
     if task_files is None and (path / CACHE_FOLDER).is_dir():
         task_files = path / CACHE_FOLDER
-    tasks = [_load(file, domain, task_files, screen, image) for file, domain in _files(path, meta)]
+    tasks = [_load(file, domain, task_files, screen, image, strict) for file, domain in _files(path, meta)]
     tasks = [task for task in tasks if _kept(task, domains, ids)]
     if not tasks:
         raise TaskError(f"{path}: no task matches" + (" the --domain/--ids filters" if domains or ids else ""))
@@ -114,61 +117,124 @@ def _from_meta(examples: Path, meta_file: Path) -> list[tuple[Path, str | None]]
     return files
 
 
-def _load(file: Path, domain: str | None, task_files: Path | None, screen: str, image: str | None) -> Task:
+def _load(file: Path, domain: str | None, task_files: Path | None, screen: str, image: str | None,
+          strict: bool) -> Task:
     if file.suffix != ".json":
         return load_task(file)
+    place = {"source": str(file), "base_dir": file.parent.resolve(), "domain": domain or file.parent.name,
+             "task_files": task_files, "screen": screen, "image": image, "strict": strict}
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise TaskError(f"{file}: not valid JSON: {error}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        if strict:
+            raise TaskError(f"{file}: not valid JSON: {error}") from None
+        # Which kind it is cannot be told; in a tree of OSWorld's it is one of its tasks.
+        return osworld_task({}, **place, unread=[f"not valid JSON: {error}"])  # type: ignore[arg-type]
     if not is_osworld(data):
         return load_task(file)
-    return osworld_task(data, source=str(file), base_dir=file.parent.resolve(), domain=domain or file.parent.name,
-                        task_files=task_files, screen=screen, image=image)
+    return osworld_task(data, **place)  # type: ignore[arg-type]
 
 
 def osworld_task(data: Any, *, source: str, base_dir: Path, domain: str, task_files: Path | None = None,
-                 screen: str = DEFAULT_SCREEN, image: str | None = None) -> Task:
-    """A vdesk task holding an OSWorld task file's data; :class:`TaskError` names a bad field."""
-    try:
-        file = OSWorldTask.model_validate(data)
-    except ValidationError as error:
-        raise TaskError(f"{source}: {validation_message(error)}") from None
+                 screen: str = DEFAULT_SCREEN, image: str | None = None, strict: bool = False,
+                 unread: Sequence[str] = ()) -> Task:
+    """A vdesk task holding an OSWorld task file's data. A field vdesk cannot model (a list where
+    OSWorld's format has a string, ...) is a skip reason of the task, and the rest of it is kept;
+    with ``strict`` it is a :class:`TaskError` naming the field. ``unread`` are reasons already
+    found (the file was not valid JSON)."""
+    file, skips = _read(data, source, strict)
+    skips = [Skip(kind="not read", reason=f"not read: {reason}") for reason in unread] + skips
+    solution = _solution(file, source)
+    if isinstance(solution, TaskError):
+        if strict:
+            raise solution
+        skips.append(Skip(kind="not read", reason=f"not read: {solution}"))
+        solution = None
     folder = task_files.resolve() if task_files is not None else None
-    if image is None:
-        image = PROFILE_IMAGE if PROFILE_APPS & {domain, *file.related_apps} else DEFAULT_IMAGE
     spec = OSWorldSpec(file=file, domain=domain, task_files=str(folder) if folder else None,
-                       skip=skip_reason(file, TaskFiles(folder, file.id, base_dir)))
-    fields = {"id": file.id, "instruction": file.instruction, "osworld": spec,
-              "desktop": {"size": screen, "image": image, "clock": file.clock}, "solution": _solution(file, source)}
+                       skips=tuple(skips + _safe_skips(file, TaskFiles(folder, file.id, base_dir))))
+    fields = {"id": file.id, "instruction": file.instruction, "osworld": spec, "solution": solution,
+              "desktop": {"size": screen, "image": image or OSWORLD_IMAGE, "clock": file.clock}}
     try:
         task = Task.model_validate(fields)
     except ValidationError as error:
-        raise TaskError(f"{source}: {validation_message(error)}") from None
+        if strict:
+            raise TaskError(f"{source}: {validation_message(error)}") from None
+        # The desktop's fields (a clock vdesk cannot read) are all the rest can still fail on.
+        spec = spec.model_copy(update={"skips": (*spec.skips, Skip(kind="not read",
+                                                                   reason=f"not read: {validation_message(error)}"))})
+        task = Task.model_validate({**fields, "osworld": spec, "desktop": {"size": screen, "image": image or OSWORLD_IMAGE}})
     return task.with_base_dir(base_dir)
 
 
+# What a required field that cannot be read is replaced by: the task keeps a place and a name.
+PLACEHOLDERS: dict[str, Any] = {"instruction": "(not read)", "evaluator": {"func": []}}
+
+
+def _read(data: Any, source: str, strict: bool) -> tuple[OSWorldTask, list[Skip]]:
+    """The task file as modelled, with a ``not read`` skip for each top-level field that could
+    not be (dropped, or replaced by a placeholder when required)."""
+    skips: list[Skip] = []
+    kept = dict(data) if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        skips.append(Skip(kind="not read", reason=f"not read: a task file is a JSON object, got {type(data).__name__}"))
+    for _ in range(len(kept) + len(PLACEHOLDERS) + 2):  # each round replaces or drops one field at least
+        try:
+            return OSWorldTask.model_validate(kept), skips
+        except ValidationError as error:
+            if strict:
+                raise TaskError(f"{source}: {validation_message(error)}") from None
+            for problem in error.errors():
+                key = str(problem["loc"][0]) if problem["loc"] else ""
+                skips.append(Skip(kind="not read", reason=f"not read: {_where(problem['loc'])}: {problem['msg']}"
+                                  + (f" (got {type(problem['input']).__name__})" if key in kept else "")))
+                kept.pop(key, None)
+                if key == "id" or key in PLACEHOLDERS:
+                    kept[key] = Path(source).stem if key == "id" else PLACEHOLDERS[key]
+    raise TaskError(f"{source}: not an OSWorld task file")  # not reached: the placeholders validate
+
+
+def _where(loc: Sequence[Any]) -> str:
+    return ".".join(str(part) for part in loc) or "the file"
+
+
+def _safe_skips(file: OSWorldTask, files: TaskFiles) -> list[Skip]:
+    """:func:`skip_reasons`; a value of an odd type deep in the file is a reason too, not a crash."""
+    try:
+        return skip_reasons(file, files)
+    except (TypeError, ValueError, AttributeError, KeyError) as error:
+        return [Skip(kind="not read", reason=f"not read: {type(error).__name__}: {error}")]
+
+
 def skip_reason(file: OSWorldTask, files: TaskFiles) -> str | None:
-    """Why vdesk cannot run this task offline, or None."""
+    """Why vdesk cannot run this task offline (every reason, in one line), or None."""
+    return "; ".join(skip.reason for skip in skip_reasons(file, files)) or None
+
+
+def skip_reasons(file: OSWorldTask, files: TaskFiles) -> list[Skip]:
+    """Every reason vdesk cannot run this task offline, each once: the steps it cannot run, the
+    proxy, each file missing from the task-files folder, each metric, option or getter it lacks."""
+    skips: list[Skip] = []
     for step in file.steps():
         if step.type in OFFLINE:
-            return OFFLINE[step.type]
-        if step.type not in STEPS:
-            return f"the {step.type} step is not supported"
+            skips.append(Skip(kind="offline step", reason=OFFLINE[step.type]))
+        elif step.type not in STEPS:
+            skips.append(Skip(kind="step", reason=f"the {step.type} step is not supported"))
     if file.proxy:
-        return "needs the reference's web proxy (proxy: true)"
-    if (missing := _missing_file(file, files)) is not None:
-        return f"task file missing: {missing} (looked in {files.where()})"
-    return unsupported(file.evaluator)
+        skips.append(Skip(kind="proxy", reason="needs the reference's web proxy (proxy: true)"))
+    skips += [Skip(kind="missing file", reason=f"task file missing: {missing} (looked in {files.where()})")
+              for missing in _missing_files(file, files)]
+    return list(dict.fromkeys(skips + unsupported_all(file.evaluator)))
 
 
-def _missing_file(file: OSWorldTask, files: TaskFiles) -> str | None:
+def _missing_files(file: OSWorldTask, files: TaskFiles) -> list[str]:
+    missing: list[str] = []
     for step in file.steps():
         for item in _items(step.parameters.get("files")):
             if step.type == "download" and files.download(str(item.get("url")), str(item.get("path", ""))) is None:
-                return str(item.get("url"))
+                missing.append(str(item.get("url")))
             if step.type == "upload_file" and files.local(str(item.get("local_path", ""))) is None:
-                return str(item.get("local_path"))
+                missing.append(str(item.get("local_path")))
     for _, _, expected, _ in file.evaluator.metrics():
         if expected is not None and expected.type == "cloud_file":
             settings = expected.settings
@@ -176,16 +242,17 @@ def _missing_file(file: OSWorldTask, files: TaskFiles) -> str | None:
             pairs = zip(urls, dests) if isinstance(urls, list) and isinstance(dests, list) else [(urls, dests)]
             for url, dest in pairs:
                 if files.cloud(str(url), str(dest or Path(str(url)).name)) is None:
-                    return str(url)
-    return None
+                    missing.append(str(url))
+    return list(dict.fromkeys(missing))
 
 
 def _items(value: Any) -> Iterable[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def _solution(file: OSWorldTask, source: str) -> list[list[dict[str, Any]]] | None:
-    """The file's solution as BaseAction steps (pyautogui preferred when both are written)."""
+def _solution(file: OSWorldTask, source: str) -> list[list[dict[str, Any]]] | TaskError | None:
+    """The file's solution as BaseAction steps (pyautogui preferred when both are written), or
+    the error naming the step that cannot be read (the caller decides whether that ends it)."""
     if not file.solution:
         return None
     space: ActionSpace = "pyautogui" if "pyautogui" in file.solution else "computer_13"
@@ -193,7 +260,7 @@ def _solution(file: OSWorldTask, source: str) -> list[list[dict[str, Any]]] | No
         return [[action.model_dump(mode="json", exclude_none=True) for action in parse_step(space, step)]
                 for step in file.solution[space]]
     except InvalidAction as error:
-        raise TaskError(f"{source}: solution ({space}): {error}") from None
+        return TaskError(f"{source}: solution ({space}): {error}")
 
 
 def parse_step(space: ActionSpace, step: Any) -> list[Any]:

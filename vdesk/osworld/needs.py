@@ -1,6 +1,7 @@
 """What a task needs, read without running it (``vdesk tasks check``): the programs it starts,
 the files it copies in (and whether the task-files folder has them), the network it would
-reach, and why it would be skipped."""
+reach, and every reason it would be skipped; :func:`totals` counts a tree's tasks per domain:
+how many run, how many are skipped and for which kinds of reason."""
 
 from __future__ import annotations
 
@@ -10,11 +11,16 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vdesk.harness.tasks import BrowserStep, RunStep, StartStep, Task
+from vdesk.osworld.format import SKIP_KINDS
 from vdesk.osworld.task_files import TaskFiles
 
 PROGRAMS = ("google-chrome", "chromium", "soffice", "libreoffice", "gimp", "vlc", "xterm", "code", "thunderbird",
             "nautilus", "gnome-terminal", "xdg-open", "socat", "gsettings", "python")
 WEB = re.compile(r"^https?://(?!127\.0\.0\.1|localhost)", re.I)
+
+
+ALL = "all"   # the totals row over every domain
+NO_DOMAIN = "-"  # vdesk's own tasks have none
 
 
 @dataclass
@@ -24,7 +30,35 @@ class Needs:
     apps: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)  # "name (found)" / "name (missing)"
     network: list[str] = field(default_factory=list)
-    skip: str | None = None
+    skip: str | None = None                         # every reason in one line
+    domain: str = NO_DOMAIN
+    skips: list[dict[str, str]] = field(default_factory=list)  # each reason: {"kind": …, "reason": …}
+
+
+@dataclass
+class DomainTotals:
+    """One domain's tasks: how many run, how many are skipped, and per kind of reason how many
+    tasks have one (a task with two kinds counts under both, so these may add up to more)."""
+
+    domain: str
+    tasks: int = 0
+    runs: int = 0
+    skipped: int = 0
+    by_reason: dict[str, int] = field(default_factory=dict)
+
+
+def totals(found: list[Needs]) -> list[DomainTotals]:
+    """Per domain (sorted), then the :data:`ALL` row; reasons in :data:`SKIP_KINDS` order."""
+    rows: dict[str, DomainTotals] = {}
+    for needs in found:
+        for name in (needs.domain, ALL):
+            row = rows.setdefault(name, DomainTotals(name, by_reason={kind: 0 for kind in SKIP_KINDS}))
+            row.tasks += 1
+            row.skipped += needs.skip is not None
+            row.runs += needs.skip is None
+            for kind in dict.fromkeys(skip["kind"] for skip in needs.skips):
+                row.by_reason[kind] += 1
+    return [rows[name] for name in sorted(rows) if name != ALL] + [rows[ALL]] if rows else []
 
 
 def needs_of(task: Task) -> Needs:
@@ -33,16 +67,19 @@ def needs_of(task: Task) -> Needs:
     file = task.osworld.file
     files = TaskFiles(_path(task.osworld.task_files), file.id, task.base_dir)
     needs = Needs(task.id, "osworld", apps=sorted(set(file.related_apps) | _programs(file.model_dump())),
-                  skip=task.osworld.skip)
+                  skip=task.osworld.skip, domain=task.osworld.domain,
+                  skips=[skip.model_dump() for skip in task.osworld.skips])
     for step in file.steps():
-        for item in step.parameters.get("files", []) if isinstance(step.parameters.get("files"), list) else []:
+        for item in _listed(step.parameters.get("files")):
+            if not isinstance(item, dict):
+                continue
             if step.type == "download":
                 found = files.download(str(item.get("url")), str(item.get("path", ""))) is not None
                 needs.files.append(f"{item.get('url')} ({'found' if found else 'missing'})")
             elif step.type == "upload_file":
                 found = files.local(str(item.get("local_path", ""))) is not None
                 needs.files.append(f"{item.get('local_path')} ({'found' if found else 'missing'})")
-        for url in step.parameters.get("urls_to_open", []) or []:
+        for url in _listed(step.parameters.get("urls_to_open")):
             if WEB.match(str(url)):
                 needs.network.append(str(url))
     for _, _, expected, _ in file.evaluator.metrics():
@@ -86,6 +123,11 @@ def _strings(data: Any) -> list[str]:
     if isinstance(data, list):
         return [s for value in data for s in _strings(value)]
     return []
+
+
+def _listed(value: Any) -> list[Any]:
+    """A list the file should hold there; anything else (an odd type) holds nothing."""
+    return value if isinstance(value, list) else []
 
 
 def _path(value: str | None) -> Path | None:
