@@ -206,11 +206,6 @@ def _safe_skips(file: OSWorldTask, files: TaskFiles) -> list[Skip]:
         return [Skip(kind="not read", reason=f"not read: {type(error).__name__}: {error}")]
 
 
-def skip_reason(file: OSWorldTask, files: TaskFiles) -> str | None:
-    """Why vdesk cannot run this task offline (every reason, in one line), or None."""
-    return "; ".join(skip.reason for skip in skip_reasons(file, files)) or None
-
-
 def skip_reasons(file: OSWorldTask, files: TaskFiles) -> list[Skip]:
     """Every reason vdesk cannot run this task offline, each once: the steps it cannot run, the
     proxy, each file missing from the task-files folder, each metric, option or getter it lacks."""
