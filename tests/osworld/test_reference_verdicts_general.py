@@ -1,0 +1,177 @@
+"""vdesk's file, record and desktop-state metrics give OSWorld's own verdicts: each case is scored
+by both (tests/osworld/reference.py) on inputs built here: right, wrong, near misses, missing."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.osworld.reference import Case, assert_same_verdicts
+
+
+def _write(path: Path, text: str | bytes) -> str:
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return str(path)
+
+
+def _docx(path: Path, paragraphs: list[str]) -> str:
+    import docx
+
+    document = docx.Document()
+    for text in paragraphs:
+        document.add_paragraph(text)
+    document.save(str(path))
+    return str(path)
+
+
+def test_file_metrics(tmp_path: Path) -> None:
+    csv_file = _write(tmp_path / "a.csv", "name,age\r\nann,30\r\nbob,41\r\n")
+    db = tmp_path / "a.db"
+    with sqlite3.connect(db) as connection:
+        connection.execute("create table t (x)")
+        connection.executemany("insert into t values (?)", [(3,), (None,), ("2.5",)])
+    code = _write(tmp_path / "a.py", "#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\ndef f():\n\treturn 1  \n\n")
+    gold = _write(tmp_path / "gold.py", "def f():\n    return 1\n")
+    fenced = _write(tmp_path / "fenced.py", "```python\ndef f():\n    return 1\n```\n")
+    latin = _write(tmp_path / "latin.py", b"def f():\n    return '\xe9'\n")
+    keys = _write(tmp_path / "keys.json", '// Place your key bindings\n[{"key": "ctrl+j", "command": "x"}]')
+    keys_plain = _write(tmp_path / "plain.json", '[{"key": "ctrl+j", "command": "x"}]')
+    keys_obj = _write(tmp_path / "obj.json", '{"key": "ctrl+j", "command": "x"}')
+    missing = str(tmp_path / "missing")
+    binding = {"expected": {"key": "ctrl+j", "command": "x"}}
+    assert_same_verdicts([
+        Case("check_csv", csv_file, {"expect": [{"name": "ann", "age": "30"}]}, label="found"),
+        Case("check_csv", csv_file, {"expect": [{"name": "ann"}, {"name": "bob"}], "unexpect": [{"name": "cy"}]},
+             label="both, no unexpected"),
+        Case("check_csv", csv_file, {"expect": [{"name": "ann", "age": 30}]}, label="number is not text"),
+        Case("check_csv", csv_file, {"expect": [{"name": "ann"}], "unexpect": [{"age": "41"}]}, label="unexpected"),
+        Case("check_csv", csv_file, {"expect": [{"nom": "ann"}]}, label="no such column"),
+        Case("check_csv", None, {"expect": []}, label="none"),
+        Case("check_csv", missing, {"expect": []}, label="missing"),
+        Case("run_sqlite3", str(db), {"sql": "select count(*) from t"}, label="count"),
+        Case("run_sqlite3", str(db), {"sql": "select x from t where x is null"}, label="null"),
+        Case("run_sqlite3", str(db), {"sql": "select x from t where x = '2.5'"}, label="text number"),
+        Case("run_sqlite3", str(db), {"sql": "select x from t where x = 99"}, label="no row"),
+        Case("run_sqlite3", str(db), {"sql": "select y from nope"}, label="bad query"),
+        Case("run_sqlite3", csv_file, {"sql": "select 1 from t"}, label="not a database"),
+        Case("compare_python_pure_text", code, gold, label="same but metadata, tabs, blanks"),
+        Case("compare_python_pure_text", fenced, gold, label="markdown fence"),
+        Case("compare_python_pure_text", latin, gold, label="not utf-8"),
+        Case("compare_python_pure_text", missing, gold, label="missing"),
+        Case("compare_python_pure_text", None, gold, label="none"),
+        Case("check_json_keybindings", keys, binding, label="after a comment line"),
+        Case("check_json_keybindings", keys_plain, binding, label="plain list"),
+        Case("check_json_keybindings", keys_plain, {"expected": {"key": "ctrl+k", "command": "x"}}, label="other key"),
+        Case("check_json_keybindings", keys_obj, binding, label="not a list"),
+        Case("check_json_keybindings", missing, binding, label="missing"),
+    ])
+
+
+def test_record_metrics(tmp_path: Path) -> None:
+    import openpyxl
+
+    places = _docx(tmp_path / "places.docx", ["Paris", "", "  Londn ", "Rome"])
+    two = _docx(tmp_path / "two.docx", ["Paris London"])
+    initial = _docx(tmp_path / "initial.docx", ["G1,T1,a,b", "G2,T2,a,b", "G1,T1,a,b", "header"])
+    gold = _docx(tmp_path / "gold.docx", ["G1,T1,a,b", "G2,T2,a,b"])
+    good = _docx(tmp_path / "good.docx", ["G2,T2,a,b", "", "G1,T1,a,b"])
+    twice = _docx(tmp_path / "twice.docx", ["G1,T1,a,b", "G2,T2,a,b", "G1,T1,a,b"])
+    foreign = _docx(tmp_path / "foreign.docx", ["G1,T1,a,b", "G3,T3,a,b"])
+    # Spelled as expected: the pinned reference package matches by plain substring, its newer
+    # source (which vdesk follows, see test_city_spelling_is_tolerant) also without case/accents.
+    cities = ["zurich", "new york, usa"] + [f"city {i}" for i in range(19)]
+
+    def sheet(name: str, values: list[str | None]) -> str:
+        book = openpyxl.Workbook()
+        for row, value in enumerate(values, start=2):
+            book.active.cell(row=row, column=3, value=value)
+        book.save(tmp_path / name)
+        return str(tmp_path / name)
+
+    right = sheet("right.xlsx", cities)
+    wrong = sheet("wrong.xlsx", cities[:5] + ["Paris"] + cities[6:])
+    short = sheet("short.xlsx", cities[:20])
+    expected = {"expected": ["zurich", ["new york", "nyc"]] + [f"city {i}" for i in range(19)]}
+    missing = str(tmp_path / "missing.docx")
+    assert_same_verdicts([
+        Case("fuzzy_place_math", places, {"expected": ["Paris", "London", "Rome"]}, label="near"),
+        Case("fuzzy_place_math", two, {"expected": ["Paris", "London", "Rome"]}, label="two words"),
+        Case("fuzzy_place_math", missing, {"expected": ["Paris"]}, label="missing"),
+        Case("fuzzy_place_math", None, {"expected": ["Paris"]}, label="none"),
+        Case("compare_unique_train_records", good, [gold, initial], label="right"),
+        Case("compare_unique_train_records", twice, [gold, initial], label="duplicate"),
+        Case("compare_unique_train_records", foreign, [gold, initial], label="new line"),
+        Case("compare_unique_train_records", good, [gold], label="one expected"),
+        Case("compare_unique_train_records", missing, [gold, initial], label="missing"),
+        Case("compare_conference_city_in_order", right, expected, label="right"),
+        Case("compare_conference_city_in_order", wrong, expected, label="one wrong"),
+        Case("compare_conference_city_in_order", short, expected, label="empty last cell"),
+        Case("compare_conference_city_in_order", right, {"expected": expected["expected"][:20]}, label="few expected"),
+        Case("compare_conference_city_in_order", str(tmp_path / "none.xlsx"), expected, label="missing"),
+    ])
+
+
+TIMEDATECTL = ("               Local time: Thu 2024-01-25 12:56:06 WET\n"
+               "           Universal time: Thu 2024-01-25 12:56:06 UTC\n"
+               "                 RTC time: Thu 2024-01-25 12:56:05\n"
+               "                Time zone: {zone}\n"
+               "System clock synchronized: yes\n")
+DESKTOP = "[Desktop Entry]\nName=Google Maps\nExec=/opt/google/chrome/chrome --app=https://maps.google.com\n"
+
+
+@pytest.mark.parametrize("unused", [None])
+def test_desktop_state_metrics(unused: None) -> None:
+    apps = {"expected": ["thunderbird.desktop", "vim.desktop"]}
+    jpgs = {"expected": ["a.jpg", "b.jpg"]}
+    listing = lambda *names: {"name": "dir", "children": [{"name": n} for n in names]}  # noqa: E731
+    shortcuts = {"/home/user/Desktop/maps.desktop": DESKTOP}
+    history = [["https://www.amazon.com/x", "Amazon", 1], ["https://example.org/", "Ex", 2]]
+    assert_same_verdicts([
+        Case("is_utc_0", TIMEDATECTL.format(zone="Atlantic/Faroe (WET, +0000)"), pass_expected=False, label="utc"),
+        Case("is_utc_0", TIMEDATECTL.format(zone="Asia/Tokyo (JST, +0900)"), pass_expected=False, label="tokyo"),
+        Case("is_utc_0", "Time zone: UTC (UTC, +0000)", pass_expected=False, label="one line"),
+        Case("check_gnome_favorite_apps", "['vim.desktop', 'thunderbird.desktop']", apps, label="any order"),
+        Case("check_gnome_favorite_apps", "['vim.desktop']", apps, label="one missing"),
+        Case("check_gnome_favorite_apps", "['vim.desktop', 'vim.desktop']", apps, label="twice"),
+        Case("check_gnome_favorite_apps", "@as []", apps, label="empty gsettings"),
+        Case("check_moved_jpgs", listing("b.jpg", "a.jpg"), jpgs, label="right"),
+        Case("check_moved_jpgs", listing("a.jpg", "b.jpg", "c.jpg"), jpgs, label="extra"),
+        Case("check_moved_jpgs", listing("a.jpg", "a.jpg"), jpgs, label="same twice"),
+        Case("check_moved_jpgs", None, jpgs, label="none"),
+        Case("is_in_vm_clickboard", {"expected": "/home/user/secret.docx"}, "/home/user/secret.docx\n", label="in"),
+        Case("is_in_vm_clickboard", {"expected": ["secret", "docx"]}, "/home/user/secret.docx", label="all in"),
+        Case("is_in_vm_clickboard", {"expected": ["secret", "pdf"]}, "/home/user/secret.docx", label="one out"),
+        Case("is_in_vm_clickboard", {"expected": "x"}, None, label="none"),
+        Case("is_shortcut_on_desktop", shortcuts, {"type": "name", "name": "Google Maps"}, label="name"),
+        Case("is_shortcut_on_desktop", shortcuts, {"type": "name", "name": "Bing"}, label="other name"),
+        Case("is_shortcut_on_desktop", shortcuts,
+             {"type": "exec", "exec": "/opt/google/chrome/chrome --app=https://maps.google.com"}, label="exec"),
+        Case("is_shortcut_on_desktop", shortcuts, {"type": "exec", "exec": "/usr/bin/firefox"}, label="other exec"),
+        Case("is_shortcut_on_desktop", shortcuts, {"type": "url", "url": "https://maps.google.com"}, label="url"),
+        Case("is_shortcut_on_desktop", {}, {"type": "name", "name": "Google Maps"}, label="no shortcuts"),
+        Case("check_history_deleted", history, {"type": "keywords", "keywords": ["amazon"]}, label="left"),
+        Case("check_history_deleted", history, {"type": "keywords", "keywords": ["ebay"]}, label="deleted"),
+        Case("check_history_deleted", [], {"type": "keywords", "keywords": ["amazon"]}, label="empty"),
+        Case("check_history_deleted", history, {"type": "domains", "domains": ["ebay"]}, label="other type"),
+    ])
+
+
+def test_newer_reference_tolerance(tmp_path: Path) -> None:
+    """Where the reference's newer source (its task tree's) is more tolerant than the pinned
+    package the oracle runs, vdesk follows the newer source: cities without case or accents,
+    shortcut names and commands that contain one another."""
+    import openpyxl
+
+    from vdesk.osworld.metrics import lookup
+
+    book = openpyxl.Workbook()
+    for row, value in enumerate(["Zürich, Switzerland"] + ["x"] * 20, start=2):
+        book.active.cell(row=row, column=3, value=value)
+    book.save(tmp_path / "c.xlsx")
+    assert lookup("compare_conference_city_in_order")(str(tmp_path / "c.xlsx"),
+                                                      {"expected": ["zurich"] + ["X"] * 20}) == 1.0
+    shortcuts = {"maps.desktop": DESKTOP}
+    assert lookup("is_shortcut_on_desktop")(shortcuts, {"type": "name", "name": "google maps - directions"}) == 1.0
+    assert lookup("is_shortcut_on_desktop")(shortcuts, {"type": "exec", "exec": "--app=https://maps.google.com"}) == 1.0
