@@ -161,7 +161,7 @@ def test_desktop_state_metrics(unused: None) -> None:
 def test_newer_reference_tolerance(tmp_path: Path) -> None:
     """Where the reference's newer source (its task tree's) is more tolerant than the pinned
     package the oracle runs, vdesk follows the newer source: cities without case or accents,
-    shortcut names and commands that contain one another."""
+    shortcut names and commands that contain one another, an extension's older store name."""
     import openpyxl
 
     from vdesk.osworld.metrics import lookup
@@ -173,5 +173,49 @@ def test_newer_reference_tolerance(tmp_path: Path) -> None:
     assert lookup("compare_conference_city_in_order")(str(tmp_path / "c.xlsx"),
                                                       {"expected": ["zurich"] + ["X"] * 20}) == 1.0
     shortcuts = {"maps.desktop": DESKTOP}
+    assert lookup("is_expected_installed_extensions")(["Zoom for Google Chrome"],
+                                                      {"expected": ["Zoom Chrome Extension"]}) == 1.0
     assert lookup("is_shortcut_on_desktop")(shortcuts, {"type": "name", "name": "google maps - directions"}) == 1.0
     assert lookup("is_shortcut_on_desktop")(shortcuts, {"type": "exec", "exec": "--app=https://maps.google.com"}) == 1.0
+
+
+def test_application_metrics(tmp_path: Path) -> None:
+    number = _write(tmp_path / "number.txt", "3.14159\n")
+    sentence = _write(tmp_path / "sentence.txt", "The answer is 3.14159.")
+    close = _write(tmp_path / "close.txt", "3.141595")
+    far = _write(tmp_path / "far.txt", "3.2")
+    word = _write(tmp_path / "word.txt", " hello \n")
+    other = _write(tmp_path / "other.txt", "hello world")
+    missing = str(tmp_path / "missing.txt")
+    listing = "ms-python.python\nms-toolsai.jupyter\n"
+    tab = {"url": "https://www.google.com/search?q=hello+world&hl=en", "title": "x"}
+    assert_same_verdicts([
+        Case("is_extension_installed", listing, {"type": "contain", "expected": "ms-python.python"}, label="in"),
+        Case("is_extension_installed", listing, {"type": "contain", "expected": "vscodevim"}, label="out"),
+        Case("is_extension_installed", listing, {"type": "not_contain", "expected": "vscodevim"}, label="not in"),
+        Case("is_extension_installed", listing, {"type": "not_contain", "expected": "ms-toolsai"}, label="is in"),
+        Case("is_extension_installed", listing, {"type": "equal", "expected": "x"}, label="other type"),
+        Case("is_expected_installed_extensions", ["Zoom for Google Chrome", "uBlock"],
+             {"expected": ["Zoom for Google Chrome"]}, label="installed"),
+        Case("is_expected_installed_extensions", ["uBlock"], {"expected": ["uBlock", "Dark Reader"]}, label="one missing"),
+        Case("is_expected_installed_extensions", [], {"expected": []}, label="none installed"),
+        Case("is_expected_active_tab_approximate", tab, {"type": "url", "url": "https://www.google.com/search?q=x"},
+             label="query ignored"),
+        Case("is_expected_active_tab_approximate", tab["url"], {"type": "url", "url": "https://www.google.com/search"},
+             label="url itself"),
+        Case("is_expected_active_tab_approximate", tab, {"type": "url", "url": "https://www.google.com/maps?q=x"},
+             label="other path"),
+        Case("is_expected_active_tab_approximate", tab, {"type": "title", "url": "x"}, label="other type"),
+        Case("is_expected_active_tab_approximate", None, {"type": "url", "url": "x"}, label="none"),
+        Case("is_expected_search_query", tab, {"expect": {"pattern": r"q=hello\+world"}}, label="found"),
+        Case("is_expected_search_query", tab, {"expect": {"pattern": r"q=goodbye"}}, label="other query"),
+        Case("is_expected_search_query", {}, {"expect": {"pattern": "q="}}, label="no tab"),
+        Case("compare_result_files", number, number, label="same number"),
+        Case("compare_result_files", sentence, number, label="number in sentence"),
+        Case("compare_result_files", close, number, label="within 1e-4"),
+        Case("compare_result_files", far, number, label="far"),
+        Case("compare_result_files", word, _write(tmp_path / "w2.txt", "hello"), label="same text"),
+        Case("compare_result_files", other, word, label="other text"),
+        Case("compare_result_files", missing, number, label="missing"),
+        Case("compare_result_files", None, number, label="none"),
+    ])
