@@ -219,3 +219,57 @@ def test_application_metrics(tmp_path: Path) -> None:
         Case("compare_result_files", missing, number, label="missing"),
         Case("compare_result_files", None, number, label="none"),
     ])
+
+
+PREFS = ('// Mozilla User Preferences\n'
+         'user_pref("mail.spellcheck.inline", false);\n'
+         'user_pref("mailnews.default_sort_order", 2);\n'
+         'user_pref("mail.identity.id1.fullName", "Ann \\"A\\" Lee");\n'
+         'user_pref("mail.server.server1.check_time", 10);\n')
+FILTERS = ('version="9"\nlogging="no"\n'
+           'name="Move \\"bills\\""\nenabled="yes"\ntype="17"\naction="Move to folder"\n'
+           'actionValue="mailbox://nobody@Local%20Folders/Bills"\n'
+           'condition="AND (subject,contains,bill) AND (from,is,\\"a@b.c\\")"\n'
+           'name="All"\nenabled="no"\ntype="1"\naction="Mark read"\ncondition="ALL"\n')
+
+
+def test_mail_metrics(tmp_path: Path) -> None:
+    prefs = _write(tmp_path / "prefs.js", PREFS)
+    broken = _write(tmp_path / "broken.js", PREFS + "user_pref(\"x\", 'single');\n")
+    filters = _write(tmp_path / "msgFilterRules.dat", FILTERS)
+    orphan = _write(tmp_path / "orphan.dat", 'enabled="yes"\n' + FILTERS)
+    folder = _write(tmp_path / "Inbox", "FROM - Mon\nSubject: a\n\nhi\nFROM - Tue\nSubject: b\n\nyo\n")
+    other = _write(tmp_path / "Other", "Subject: no separator\n")
+    missing = str(tmp_path / "missing")
+    rule = lambda method, ref: {"method": method, "ref": ref}  # noqa: E731
+    bills = {"name": 'Move "bills"', "enabled": "yes", "action": "Move to folder",
+             "condition": ["AND (subject,contains,bill)", 'AND (from,is,"a@b.c")']}
+    assert_same_verdicts([
+        Case("check_thunderbird_prefs", prefs, {"expect": {"mail.spellcheck.inline": rule("eq", False)}}, label="eq"),
+        Case("check_thunderbird_prefs", prefs, {"expect": {"mail.spellcheck.inline": rule("eq", True)}}, label="not eq"),
+        Case("check_thunderbird_prefs", prefs, {"expect": {"mail.identity.id1.fullName": rule("re.IGNORECASE", "ann")}},
+             label="re flag"),
+        Case("check_thunderbird_prefs", prefs, {"expect": {"mail.server.server1.check_time": rule("range.te", [5, 10])}},
+             label="range"),
+        Case("check_thunderbird_prefs", prefs, {"expect": {"mail.server.server1.check_time": rule("approx:0.5", 10.4)}},
+             label="approx"),
+        Case("check_thunderbird_prefs", prefs, {"expect": {"mail.absent": rule("eq", 1)}}, label="unset"),
+        Case("check_thunderbird_prefs", prefs, {"unexpect": {"mailnews.default_sort_order": rule("eq", 2)}},
+             label="unexpected"),
+        Case("check_thunderbird_prefs", prefs, {"expect": {"mailnews.default_sort_order": rule("gt", "1")}},
+             label="uncomparable"),
+        Case("check_thunderbird_prefs", broken, {"expect": {}}, label="not json"),
+        Case("check_thunderbird_prefs", None, {"expect": {}}, label="none"),
+        Case("check_thunderbird_filter", filters, {"expect": [bills]}, label="found"),
+        Case("check_thunderbird_filter", filters, {"expect": [{"name": "All", "condition": ["ALL"]}]}, label="all"),
+        Case("check_thunderbird_filter", filters, {"expect": [{**bills, "enabled": "no"}]}, label="disabled"),
+        Case("check_thunderbird_filter", filters, {"expect": [bills], "unexpect": [{"name": "All"}]}, label="unexpected"),
+        Case("check_thunderbird_filter", orphan, {"expect": []}, label="field before a name"),
+        Case("check_thunderbird_filter", missing, {"expect": []}, label="missing"),
+        Case("check_thunderbird_folder", folder, folder, label="same"),
+        Case("check_thunderbird_folder", other, folder, label="other"),
+        Case("check_thunderbird_folder", [folder, other], [folder, other], label="lists"),
+        Case("check_thunderbird_folder", None, folder, label="none"),
+        Case("check_thunderbird_folder", folder, folder, {"remove_duplicate": False, "ignore_status": True},
+             label="options"),
+    ])
