@@ -273,3 +273,27 @@ def test_mail_metrics(tmp_path: Path) -> None:
         Case("check_thunderbird_folder", folder, folder, {"remove_duplicate": False, "ignore_status": True},
              label="options"),
     ])
+
+
+def test_zip_metric(tmp_path: Path) -> None:
+    import zipfile
+
+    def archive(name: str, members: dict[str, bytes]) -> str:
+        with zipfile.ZipFile(tmp_path / name, "w", zipfile.ZIP_DEFLATED) as handle:
+            for member, data in members.items():
+                handle.writestr(member, data)
+        return str(tmp_path / name)
+
+    gold = archive("gold.zip", {"a.txt": b"alpha\n", "dir/b.txt": b"beta"})
+    same = archive("same.zip", {"dir/b.txt": b"beta", "a.txt": b"alpha\n"})
+    changed = archive("changed.zip", {"a.txt": b"alpha", "dir/b.txt": b"beta"})
+    fewer = archive("fewer.zip", {"a.txt": b"alpha\n"})
+    not_zip = _write(tmp_path / "not.zip", "plain text")
+    assert_same_verdicts([
+        Case("compare_zip_files", same, gold, label="same, other order"),
+        Case("compare_zip_files", changed, gold, label="one byte less"),
+        Case("compare_zip_files", fewer, gold, label="member missing"),
+        Case("compare_zip_files", not_zip, gold, label="not a zip"),
+        Case("compare_zip_files", str(tmp_path / "missing.zip"), gold, label="missing"),
+        Case("compare_zip_files", None, gold, label="none"),
+    ])
