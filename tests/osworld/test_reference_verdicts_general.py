@@ -297,3 +297,29 @@ def test_zip_metric(tmp_path: Path) -> None:
         Case("compare_zip_files", str(tmp_path / "missing.zip"), gold, label="missing"),
         Case("compare_zip_files", None, gold, label="none"),
     ])
+
+
+def test_epub_metric(tmp_path: Path) -> None:
+    import zipfile
+
+    def book(name: str, members: dict[str, str]) -> str:
+        with zipfile.ZipFile(tmp_path / name, "w") as handle:
+            for member, text in members.items():
+                handle.writestr(member, text)
+        return str(tmp_path / name)
+
+    opf = '<package>\n<dc:identifier>id-1</dc:identifier>\n<dc:title>T</dc:title>\n</package>\n'
+    toc = '<ncx>\n<navPoint id="1">\n<text>One</text>\n</ncx>\n'
+    page = "<html><body>\n<h1>One</h1>\n<p>first page</p><p>more</p></body></html>"
+    gold = book("gold.epub", {"content.opf": opf, "toc.ncx": toc, "ch1.html": page})
+    other_id = book("id.epub", {"content.opf": opf.replace("id-1", "id-2"), "toc.ncx": toc, "ch1.html": page})
+    edited = book("edited.epub", {"content.opf": opf, "toc.ncx": toc, "ch1.html": page.replace("more", "less")})
+    nested = book("nested.epub", {"content.opf": opf, "OEBPS/ch1.html": page})
+    assert_same_verdicts([
+        Case("compare_epub", other_id, gold, label="only the identifier differs"),
+        Case("compare_epub", edited, gold, label="one paragraph edited"),
+        Case("compare_epub", book("less.epub", {"content.opf": opf}), gold, label="fewer pieces"),
+        Case("compare_epub", nested, gold, label="html in a folder"),
+        Case("compare_epub", _write(tmp_path / "plain.epub", "text"), gold, label="not a zip"),
+        Case("compare_epub", None, gold, label="none"),
+    ])

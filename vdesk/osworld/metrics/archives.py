@@ -51,3 +51,56 @@ def compare_zip_files(result: Any, expected: Any) -> float:
     except (DocumentError, zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, NotImplementedError, EOFError):
         # damaged, encrypted or of an unknown compression: the reference fails on it too
         return 0.0
+
+
+# -- e-books --------------------------------------------------------------------------------
+def _epub_html_lines(data: bytes) -> list[str]:
+    """An html member pretty-printed as the reference rewrites it (its own line breaks dropped
+    first), as lines. lxml's HTML parser reads no DTD and fetches nothing."""
+    import lxml.html
+
+    text = data.decode("utf-8").replace("\n", "").replace("\r", "")
+    parser = lxml.html.HTMLParser(no_network=True, huge_tree=False)
+    tree = lxml.html.fromstring(text.encode(), parser=parser)
+    return lxml.html.tostring(tree, pretty_print=True, encoding="unicode").splitlines()
+
+
+def _epub_pieces(path: str) -> list[list[str]] | None:
+    """The lines the reference compares of an e-book, in the order of its member names:
+    ``toc.ncx`` without navPoint lines, ``content.opf`` without dc:identifier lines, each
+    ``.html`` member pretty-printed. ``[]`` when it is no zip; None when the reference fails on
+    it (an html member in a folder, text that is not UTF-8, html lxml cannot read)."""
+    try:
+        book = zipfile.ZipFile(io.BytesIO(read_archive(path)))
+    except DocumentError as error:
+        if "not a zip archive" in str(error):
+            return []
+        return None
+    pieces: dict[str, list[str]] = {}
+    try:
+        with book:
+            names = book.namelist()
+            for name, dropped in (("toc.ncx", "navPoint"), ("content.opf", "dc:identifier")):
+                if name in names:
+                    pieces[name] = [line for line in book.read(name).decode("utf-8").splitlines() if dropped not in line]
+            for name in names:
+                if name.endswith(".html"):
+                    if "/" in name:  # the reference writes it into a folder it never made, and fails
+                        return None
+                    pieces[name] = _epub_html_lines(book.read(name))
+    except Exception:  # bad UTF-8, unreadable html, damaged member: the reference fails there too
+        return None
+    return [pieces[name] for name in sorted(pieces)]
+
+
+@metric("compare_epub")
+def compare_epub(result: Any, expected: Any) -> float:
+    """How alike two e-books are: the mean, over the result's compared pieces (table of
+    contents, package file, html pages, paired by name order), of difflib's line ratio."""
+    if result is None or expected is None:
+        return 0.0
+    got, want = _epub_pieces(str(result)), _epub_pieces(str(expected))
+    if got is None or want is None or not got:
+        return 0.0
+    total = sum(SequenceMatcher(a=one, b=two).ratio() for one, two in zip(got, want))
+    return total / len(got)
