@@ -323,3 +323,61 @@ def test_epub_metric(tmp_path: Path) -> None:
         Case("compare_epub", _write(tmp_path / "plain.epub", "text"), gold, label="not a zip"),
         Case("compare_epub", None, gold, label="none"),
     ])
+
+
+def test_archive_metric(tmp_path: Path) -> None:
+    import tarfile
+    import zipfile
+
+    def zipped(name: str, members: dict[str, str]) -> str:
+        with zipfile.ZipFile(tmp_path / name, "w") as handle:
+            for member, text in members.items():
+                handle.writestr(member, text)
+        return str(tmp_path / name)
+
+    def tarred(name: str, members: dict[str, str]) -> str:
+        with tarfile.open(tmp_path / name, "w:gz") as handle:
+            for member, text in members.items():
+                info = tarfile.TarInfo(member)
+                info.size = len(text.encode())
+                handle.addfile(info, io.BytesIO(text.encode()))
+        return str(tmp_path / name)
+
+    import io
+
+    gold = zipped("gold.zip", {"out/a.txt": "one\n", "out/b.txt": "two\n"})
+    same = zipped("same.zip", {"out/b.txt": "two\n", "out/a.txt": "one\n"})
+    half = zipped("half.zip", {"out/a.txt": "one\n", "out/b.txt": "three\n"})
+    renamed = zipped("renamed.zip", {"out/a.txt": "one\n", "out/c.txt": "two\n"})
+    tar_same = tarred("same.tar.gz", {"out/a.txt": "one\n", "out/b.txt": "two\n"})
+    assert_same_verdicts([
+        Case("compare_archive", same, gold, {"file_path": "out"}, label="same"),
+        Case("compare_archive", half, gold, {"file_path": "out"}, label="one of two"),
+        Case("compare_archive", renamed, gold, {"file_path": "out"}, label="renamed"),
+        Case("compare_archive", tar_same, gold, {"file_path": "out", "file_type": "text"}, label="tar"),
+        Case("compare_archive", None, gold, {"file_path": "out"}, label="none"),
+    ])
+
+
+def test_archive_members_outside_or_links_are_refused(tmp_path: Path) -> None:
+    """An archive from the desktop never writes outside its temporary folder: a member named
+    with ``..`` or a symbolic link makes it score 0 and nothing lands next to it."""
+    import io
+    import tarfile
+    import zipfile
+
+    from vdesk.osworld.metrics import lookup
+
+    with zipfile.ZipFile(tmp_path / "evil.zip", "w") as handle:
+        handle.writestr("../escaped.txt", "x")
+    with tarfile.open(tmp_path / "link.tar", "w") as handle:
+        link = tarfile.TarInfo("out/a.txt")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        handle.addfile(link)
+        data = tarfile.TarInfo("out/b.txt")
+        data.size = 1
+        handle.addfile(data, io.BytesIO(b"x"))
+    compare = lookup("compare_archive")
+    assert compare(str(tmp_path / "evil.zip"), str(tmp_path / "evil.zip")) == 0.0
+    assert compare(str(tmp_path / "link.tar"), str(tmp_path / "link.tar"), file_path="out") == 0.0
+    assert not (tmp_path.parent / "escaped.txt").exists()
