@@ -16,6 +16,10 @@ AGREED: list[Case] = [
     Case("check_direct_json_object", {"a": 1}, {"expected": {"a": 2}}, label="different dict"),
     Case("check_direct_json_object", [{"a": 1}], {"expected": {"a": 1}},
          label="list without expect_in_result"),
+    Case("check_enabled_experiments", ["x@1", "y"], {"type": "names", "names": ["x", "y"]},
+         label="option suffix stripped"),
+    Case("check_enabled_experiments", ["y", "x"], {"type": "names", "names": ["x", "y"]},
+         label="order counts"),
 ]
 
 
