@@ -126,7 +126,11 @@ def check_enabled_experiments(result: Any, expected: Any) -> float:
     kind = expected.get("type") if isinstance(expected, Mapping) else None
     if kind != "names":
         raise UnsupportedMetric(f"check_enabled_experiments: rule type {kind!r} is not supported (names)")
-    return float(isinstance(result, list) and list(result) == list(expected["names"]))
+    if not isinstance(result, list):
+        return 0.0
+    # Chrome stores a choice as "name@option"; the reference compares only the names.
+    names = [str(item).split("@")[0] for item in result]
+    return float(names == list(expected["names"]))
 
 
 # -- LibreOffice -----------------------------------------------------------------------------
