@@ -40,6 +40,7 @@ NOT_RUN = {
     "vdesk eval": "the 14-task suite; tests/harness run it (eval, replay, report)",
     "vdesk replay": "tests/harness/test_suite.py",
     "vdesk tasks": "needs OSWorld's own tree; tests/osworld/test_tasks_offline.py runs check and convert",
+    "mkdir -p empty && vdesk tasks": "needs OSWorld's own tree; tests/osworld/test_tasks_offline.py checks the totals",
     "vdesk report": "tests/harness/test_report.py",
     "vdesk view NAME": "runs until Ctrl-C; tests/desktop/test_cli_output.py and tests/protocols/test_viewer.py",
     "vdesk mcp --transport http": "runs until Ctrl-C; tests/protocols/test_mcp_http.py",

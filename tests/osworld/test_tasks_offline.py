@@ -97,27 +97,27 @@ def test_a_tree_with_odd_typed_files_is_read_to_the_end(tree: Path) -> None:
 def test_every_reason_a_task_is_skipped_is_listed(tmp_path: Path) -> None:
     url = "https://example.invalid/files/report.xlsx"
     data = task_data(proxy=True, config=[{"type": "download", "parameters": {"files": [{"url": url, "path": "~/r"}]}}],
-                     evaluator={**RULE_OK, "func": "compare_epub"})
+                     evaluator={**RULE_OK, "func": "no_such_metric"})
     task = osworld_task(data, source="t", base_dir=tmp_path, domain="os", task_files=tmp_path)
     assert [s.kind for s in task.osworld.skips] == ["proxy", "missing file", "metric"]
-    assert "proxy" in task.skip and url in task.skip and "compare_epub" in task.skip
+    assert "proxy" in task.skip and url in task.skip and "no_such_metric" in task.skip
 
 
 def test_every_unsupported_metric_option_and_getter_is_a_reason() -> None:
     from vdesk.osworld.evaluator import unsupported, unsupported_all
     from vdesk.osworld.format import EvaluatorSpec
 
-    spec = EvaluatorSpec.model_validate(lists({**RULE_OK, "func": "compare_epub"}, {**RULE_OK, "result": {
+    spec = EvaluatorSpec.model_validate(lists({**RULE_OK, "func": "no_such_metric"}, {**RULE_OK, "result": {
         "type": "vscode_config"}}) | {"options": [{}, {"no_such_option": 1}]})
     assert [s.kind for s in unsupported_all(spec)] == ["metric", "option", "getter"]
-    assert "compare_epub" in (unsupported(spec) or "")
+    assert "no_such_metric" in (unsupported(spec) or "")
 
 
 def test_per_domain_totals_count_runs_and_tasks_per_kind_of_reason(tree: Path, capsys: Any) -> None:
     from vdesk.cli.app import invoke
     from vdesk.osworld.needs import needs_of, totals
 
-    write(tree / "examples" / "os" / "b.json", task_data("b", proxy=True, evaluator={**RULE_OK, "func": "compare_epub"}))
+    write(tree / "examples" / "os" / "b.json", task_data("b", proxy=True, evaluator={**RULE_OK, "func": "no_such_metric"}))
     write(tree / "examples" / "chrome" / "c.json", task_data("c", source=["x", "y"]))
     rows = {row.domain: row for row in totals([needs_of(task) for task in load_tasks(tree)])}
     assert list(rows) == ["chrome", "os", "all"]
@@ -153,7 +153,7 @@ def skip_of(data: dict[str, Any], files: Path | None = None) -> str | None:
     ({"config": [{"type": "login", "parameters": {}}]}, "login"),
     ({"proxy": True}, "proxy"),
     ({"config": [{"type": "tidy_desktop", "parameters": {}}]}, "tidy_desktop step is not supported"),
-    ({"evaluator": {**RULE_OK, "func": "compare_epub"}}, "metric 'compare_epub' is not supported"),
+    ({"evaluator": {**RULE_OK, "func": "no_such_metric"}}, "metric 'no_such_metric' is not supported"),
     ({"evaluator": {**RULE_OK, "result": {"type": "vscode_config"}}}, "vscode_config getter is not supported"),
     ({"evaluator": {**RULE_OK, "options": {"no_such_option": 1}}}, "option 'no_such_option'"),
     ({"evaluator": {**RULE_OK, "result": {"type": "vm_terminal_output"}}}, "needs GNOME Terminal"),

@@ -22,10 +22,6 @@ _PREF = re.compile(r'^user_pref\("(?P<key>(?:[^"]|\\")+)", (?P<val>.+)\);$')
 _ORDER: dict[str, Callable[[Any, Any], bool]] = {"t": operator.lt, "e": operator.le}
 
 
-class _Unscorable(Exception):
-    """A value the reference's rule cannot compare (it raises there, scoring the task 0)."""
-
-
 def _lines(text: str) -> list[str]:
     """The lines as a file iterates them: each with its newline, the last maybe without."""
     parts = text.split("\n")
@@ -56,7 +52,7 @@ def pref_matches(value: Any, rule: Mapping[str, Any]) -> bool:
             kind = list if method == "str_list_eq" else set
             return kind(value.strip("\"'").split(",")) == kind(ref)
     except (TypeError, ValueError, AttributeError, IndexError, KeyError, re.error) as error:
-        raise _Unscorable(str(error)) from None
+        raise ValueError(str(error)) from None  # the reference raises there: 0
     raise UnsupportedMetric(f"preference rule method {method!r} is not supported")
 
 
@@ -79,7 +75,7 @@ def check_thunderbird_prefs(result: Any, expected: Any) -> float:
                 passed[key] = pref_matches(value, expect[key])
             elif key in unexpect:
                 clean = clean and not pref_matches(value, unexpect[key])
-    except (_Unscorable, ValueError, RecursionError):  # a value that is not JSON: 0, as there
+    except (ValueError, RecursionError):  # a value that is not JSON: 0, as there
         return 0.0
     return float(all(passed.values()) and clean)
 
