@@ -16,6 +16,15 @@ def _write(path: Path, text: str | bytes) -> str:
     return str(path)
 
 
+def _zip(path: Path, members: dict[str, str] | dict[str, bytes]) -> str:
+    """A zip archive of ``members`` (name → content) at ``path``; its path as a string."""
+    import zipfile
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as handle:
+        for member, data in members.items():
+            handle.writestr(member, data)
+    return str(path)
+
+
 def _docx(path: Path, paragraphs: list[str]) -> str:
     import docx
 
@@ -276,13 +285,9 @@ def test_mail_metrics(tmp_path: Path) -> None:
 
 
 def test_zip_metric(tmp_path: Path) -> None:
-    import zipfile
 
     def archive(name: str, members: dict[str, bytes]) -> str:
-        with zipfile.ZipFile(tmp_path / name, "w", zipfile.ZIP_DEFLATED) as handle:
-            for member, data in members.items():
-                handle.writestr(member, data)
-        return str(tmp_path / name)
+        return _zip(tmp_path / name, members)
 
     gold = archive("gold.zip", {"a.txt": b"alpha\n", "dir/b.txt": b"beta"})
     same = archive("same.zip", {"dir/b.txt": b"beta", "a.txt": b"alpha\n"})
@@ -300,13 +305,9 @@ def test_zip_metric(tmp_path: Path) -> None:
 
 
 def test_epub_metric(tmp_path: Path) -> None:
-    import zipfile
 
     def book(name: str, members: dict[str, str]) -> str:
-        with zipfile.ZipFile(tmp_path / name, "w") as handle:
-            for member, text in members.items():
-                handle.writestr(member, text)
-        return str(tmp_path / name)
+        return _zip(tmp_path / name, members)
 
     opf = '<package>\n<dc:identifier>id-1</dc:identifier>\n<dc:title>T</dc:title>\n</package>\n'
     toc = '<ncx>\n<navPoint id="1">\n<text>One</text>\n</ncx>\n'
@@ -327,13 +328,9 @@ def test_epub_metric(tmp_path: Path) -> None:
 
 def test_archive_metric(tmp_path: Path) -> None:
     import tarfile
-    import zipfile
 
     def zipped(name: str, members: dict[str, str]) -> str:
-        with zipfile.ZipFile(tmp_path / name, "w") as handle:
-            for member, text in members.items():
-                handle.writestr(member, text)
-        return str(tmp_path / name)
+        return _zip(tmp_path / name, members)
 
     def tarred(name: str, members: dict[str, str]) -> str:
         with tarfile.open(tmp_path / name, "w:gz") as handle:
