@@ -27,3 +27,29 @@ AGREED: list[Case] = [
 def test_agreed_verdicts() -> None:
     """Cases both implementations already score alike stay alike."""
     assert_same_verdicts(AGREED)
+
+
+def test_direct_json_object_contains_mode_and_candidates() -> None:
+    rule = {"expected": {"a": "hello"}, "expect_in_result": True}
+    assert_same_verdicts([
+        Case("check_direct_json_object", {"a": "say hello"}, rule, label="substring"),
+        Case("check_direct_json_object", {"a": "Hello"}, rule, label="other case"),
+        Case("check_direct_json_object", {"b": "hello"}, rule, label="key missing"),
+        Case("check_direct_json_object", {"a": ["x", "hello"]}, rule, label="in a result list"),
+        Case("check_direct_json_object", {"a": "y"}, {"expected": {"a": ["y", "x"]}, "expect_in_result": True},
+             label="candidate equals"),
+        Case("check_direct_json_object", {"a": ["q", "x"]}, {"expected": {"a": ["y", "x"]}, "expect_in_result": True},
+             label="candidate in list"),
+        Case("check_direct_json_object", {"a": "xy"}, {"expected": {"a": ["y", "x"]}, "expect_in_result": True},
+             label="candidate only inside"),
+        Case("check_direct_json_object", {"a": 3}, {"expected": {"a": 3}, "expect_in_result": True},
+             label="a number contained"),
+        Case("check_direct_json_object", {"a": "x"}, {"expected": {"a": ["y", "x"]}}, label="candidates, exact mode"),
+        Case("check_direct_json_object", {"a": [2, 1]}, {"expected": {"a": [1, 2], "ignore_list_order": True}},
+             label="ignore_list_order"),
+        Case("check_direct_json_object", {"a": "v"}, {"expected": {"a": "__EVALUATION_FAILED__"}},
+             label="failure mark"),
+        Case("check_direct_json_object", "{'a': 'v'}", {"expected": {"a": "v"}}, label="single-quoted text"),
+        Case("check_direct_json_object", "not json", {"expected": {"a": "v"}}, label="not JSON"),
+        Case("check_direct_json_object", ["a"], {"expected": {"a": "v"}}, label="a list result"),
+    ])

@@ -86,8 +86,11 @@ def test_direct_json_object():
     result = {"name": "Ada", "tags": ["x", "y"], "title": "Hello World"}
     assert score("check_direct_json_object", result, {"expected": {"name": "Ada"}}) == 1.0
     assert score("check_direct_json_object", result, {"expected": {"name": "Bob"}}) == 0.0
-    assert score("check_direct_json_object", result, {"expected": {"name": ["Bob", "Ada"]}}) == 1.0
-    assert score("check_direct_json_object", result, {"expected": {"title": "world"}, "expect_in_result": True}) == 1.0
+    # Candidates count only where the reference's contains mode reads them; exact mode compares the list.
+    assert score("check_direct_json_object", result, {"expected": {"name": ["Bob", "Ada"]}}) == 0.0
+    assert score("check_direct_json_object", result, {"expected": {"name": ["Bob", "Ada"]}, "expect_in_result": True}) == 1.0
+    assert score("check_direct_json_object", result, {"expected": {"title": "World"}, "expect_in_result": True}) == 1.0
+    assert score("check_direct_json_object", result, {"expected": {"title": "world"}, "expect_in_result": True}) == 0.0
     assert score("check_direct_json_object", result, {"expected": {"tags": "z"}}, expect_in_result=True) == 0.0
     assert score("check_direct_json_object", None, {"expected": {"name": "Ada"}}) == 0.0
 

@@ -73,38 +73,37 @@ def check_list(result: Any, expected: Any) -> float:
 
 @metric("check_direct_json_object", options=("expect_in_result",))
 def check_direct_json_object(result: Any, expected: Any, expect_in_result: bool = False) -> float:
-    """``result`` (a dict) holds each key of ``expected["expected"]`` with that value; with
-    ``expect_in_result`` (in the rule or as an option), the expected value is contained in
-    the result's. An expected list of candidates accepts any of them. A string ``result`` (a
-    command's output) is read as JSON first, single quotes taken for double ones, as the
-    reference reads it; one that is not JSON scores 0."""
+    """``result`` (a dict) holds each key of ``expected["expected"]`` with exactly that value
+    (an ``ignore_list_order`` key among them scores 0, as the reference's sort of its ``true``
+    fails). With ``expect_in_result`` (in the rule or as an option) each expected value is found
+    in the result's: a string is a case-sensitive substring of it, a list of candidates accepts
+    any one (in a result list, or equal to a result string). A string ``result`` (a command's
+    output) is read as JSON first, single quotes taken for double ones, as the reference reads
+    it; one that is not JSON scores 0."""
     if isinstance(result, str):
         try:
             result = json.loads(result.strip().replace("'", '"'))
         except json.JSONDecodeError:
             return 0.0
-    if not isinstance(result, Mapping):
-        return 0.0
     wanted = _rule(expected, "expected")
-    contained = bool(expect_in_result or (isinstance(expected, Mapping) and expected.get("expect_in_result")))
-    if not isinstance(wanted, Mapping):
+    if not isinstance(result, Mapping) or not isinstance(wanted, Mapping):
         return 0.0
-    for key, value in wanted.items():
-        got = result.get(key)
-        if contained:
-            if got is None or not _contains(got, value):
-                return 0.0
-        elif got != value and not (isinstance(value, list) and not isinstance(got, list) and got in value):
-            return 0.0
-    return 1.0
+    if any(value == "__EVALUATION_FAILED__" for value in wanted.values()):  # a getter's failure mark
+        return 0.0
+    contained = bool(expect_in_result or (isinstance(expected, Mapping) and expected.get("expect_in_result")))
+    if not contained:
+        return float("ignore_list_order" not in wanted and all(result.get(k) == v for k, v in wanted.items()))
+    return float(all(_found(result.get(key), value) for key, value in wanted.items()))
 
 
-def _contains(whole: Any, part: Any) -> bool:
-    if isinstance(whole, str):
-        return str(part).lower() in whole.lower() if isinstance(part, str) else False
-    if isinstance(whole, list):
-        return all(item in whole for item in part) if isinstance(part, list) else part in whole
-    return whole == part
+def _found(got: Any, want: Any) -> bool:
+    """``want`` found in ``got`` the way the reference's contains mode finds it."""
+    if isinstance(want, list):
+        return any((isinstance(got, list) and item in got) or (isinstance(got, str) and item == got)
+                   for item in want)
+    if isinstance(want, str):
+        return isinstance(got, (str, list, dict)) and want in got
+    return False
 
 
 _COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
