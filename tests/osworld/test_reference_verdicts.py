@@ -5,6 +5,8 @@ A first slice of vdesk issue 30 (item 4): the cheap JSON/string metrics; file me
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.osworld.reference import Case, assert_same_verdicts
@@ -52,4 +54,19 @@ def test_direct_json_object_contains_mode_and_candidates() -> None:
         Case("check_direct_json_object", "{'a': 'v'}", {"expected": {"a": "v"}}, label="single-quoted text"),
         Case("check_direct_json_object", "not json", {"expected": {"a": "v"}}, label="not JSON"),
         Case("check_direct_json_object", ["a"], {"expected": {"a": "v"}}, label="a list result"),
+    ])
+
+
+def test_diff_text_file_compares_lines(tmp_path: Path) -> None:
+    def text(name: str, body: str) -> str:
+        (tmp_path / name).write_text(body)
+        return str(tmp_path / name)
+
+    gold = text("gold.txt", "alpha\nbeta\ngamma\ndelta\n")
+    assert_same_verdicts([
+        Case("diff_text_file", text("same.txt", "alpha\nbeta\ngamma\ndelta\n"), gold, label="same"),
+        Case("diff_text_file", text("one.txt", "alpha\nbeta\ngamma\ndelta!\n"), gold, label="one line edited"),
+        Case("diff_text_file", text("order.txt", "beta\nalpha\ngamma\ndelta\n"), gold, label="two lines swapped"),
+        Case("diff_text_file", text("empty.txt", ""), gold, label="empty"),
+        Case("diff_text_file", None, gold, label="none"),
     ])

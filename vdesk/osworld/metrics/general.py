@@ -194,11 +194,12 @@ def check_line_number(result: Any, expected: Any) -> float:
 
 @metric("diff_text_file")
 def diff_text_file(result: Any, expected: Any) -> float:
-    """How alike two text files are: difflib's ratio, 1.0 when identical."""
+    """How alike two text files are, line by line (the reference's unit): difflib's ratio over
+    their lists of lines, 1.0 when identical."""
     text = result_text(result)
     if text is None or expected is None:
         return 0.0
-    return difflib.SequenceMatcher(None, text, read_text(expected)).ratio()
+    return difflib.SequenceMatcher(None, text.splitlines(), read_text(expected).splitlines()).ratio()
 
 
 @metric("literal_match", options=("type", "ignore_case"))
