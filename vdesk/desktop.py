@@ -102,6 +102,7 @@ class Desktop:
         self._tree_reader = TreeReader(client.api, container.id, self.name)
         self._tree_readable: bool | None = None  # None: not tried yet (receipts of typing read it)
         self._receipt_before: Frame | None = None  # the frame before the last batch, for receipt()
+        self._still_frame: tuple[Any, Frame] | None = None  # (its connection, the frame) of _current_frame
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -484,8 +485,9 @@ class Desktop:
         With ``receipt=True`` (the default) ``result.receipt`` says which regions of the screen
         differ between a fresh frame before the first action and a frame after the last (see
         :class:`~vdesk.actions.Receipt`). Without ``settle`` that is a fresh frame as soon as
-        the X server has processed the batch: two round trips on the held connection and a
-        comparison when something was painted, no waiting, so a program still answering shows
+        the X server has processed the batch, no waiting: where the X server says nothing was
+        drawn, the frame last taken (an X round trip each side, :mod:`vdesk.damage`), else a
+        round trip on the held VNC connection and a comparison, so a program still answering shows
         as ``outcome="unknown"`` and :meth:`receipt` reads the change later. With ``settle`` it
         is the settled frame, and "nothing changed" is ``unchanged``. With ``settle``, a batch
         that typed, where the accessibility tree is readable (the apps image), also reads the
@@ -502,7 +504,7 @@ class Desktop:
         result = ExecuteResult()
         sends = any(not isinstance(step, Mark) for step in planned.steps)
         try:
-            before = self._with_frames(lambda frames: frames.fresh()) if receipt and sends else None
+            before = self._current_frame() if receipt and sends else None
             if sends:
                 self._receipt_before = before  # a batch without a receipt leaves nothing to read later
             for step in self._run(planned.steps):
@@ -516,7 +518,7 @@ class Desktop:
             if settle:
                 after, result.settled = self._with_frames(lambda frames: frames.settle(SETTLE_QUIET, SETTLE_TIMEOUT))
             elif before is not None:
-                after = self._with_frames(lambda frames: frames.fresh())
+                after = self._current_frame()
             if before is not None:
                 result.receipt = self._receipt(before, after, result.settled)
                 result.receipt.typed, result.receipt.focused = into_focus
@@ -676,6 +678,16 @@ class Desktop:
             return None, None
         node = focused[-1]  # the innermost
         return wanted in (node.text or ""), node.label()
+
+    def _current_frame(self) -> Frame:
+        """The screen now, for a receipt: the frame this last returned when the X server says
+        nothing was drawn since (one X round trip, see :mod:`vdesk.damage`), else a fresh one."""
+        still = self._still_frame
+        if not self._guard(self.windows.drawn) and still is not None and still[0] is self._frames:
+            return still[1]
+        frame = self._with_frames(lambda frames: frames.fresh())
+        self._still_frame = (self._frames, frame)  # versions count per VNC connection
+        return frame
 
     def _receipt(self, before: Frame, after: Frame, settled: bool | None) -> Receipt:
         from vdesk.frames import changed_regions  # loaded already: the frames came through it

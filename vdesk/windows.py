@@ -23,6 +23,7 @@ import docker
 from Xlib import X, Xatom, display as xdisplay, error as xerror
 from Xlib.protocol import event as xevent
 
+from vdesk.damage import ScreenDamage
 from vdesk.errors import ChannelLost, DesktopGone, DesktopTimeout, InvalidArgument, VdeskError
 from vdesk.tunnel import Tunnel
 
@@ -150,6 +151,7 @@ class _Link:
     tunnel: Tunnel
     root: Any
     atoms: dict[str, int]
+    damage: ScreenDamage
 
     def close(self) -> None:
         try:
@@ -269,6 +271,11 @@ class Windows:
 
         return self._x(ask)
 
+    def drawn(self) -> bool:
+        """Whether anything was drawn on screen since the last call (see :mod:`vdesk.damage`); True
+        at the first call on a connection, a new one after a drop included. One round trip."""
+        return self._x(lambda link: link.damage.drawn())
+
     def request(self, send: Callable[[xdisplay.Display], T]) -> T:
         """Run ``send(display)`` on this connection, alone; it runs again on a new connection
         when the old one turns out closed, so it must be safe to repeat."""
@@ -300,8 +307,8 @@ class Windows:
         for _ in range(2):
             try:
                 link = self._connected()
-                while link.display.pending_events():  # e.g. MappingNotify: nobody here reads events
-                    link.display.next_event()
+                while link.display.pending_events():  # e.g. MappingNotify: nobody else reads events
+                    link.damage.note(link.display.next_event())
                 return link
             except xerror.ConnectionClosedError:
                 self._drop()
@@ -345,9 +352,9 @@ class Windows:
                      ("_NET_CLIENT_LIST", "_NET_CLIENT_LIST_STACKING", "_NET_ACTIVE_WINDOW", "_NET_WM_NAME",
                       "UTF8_STRING")}
         except BaseException:
-            _Link(display, tunnel, None, {}).close()
+            _Link(display, tunnel, None, {}, ScreenDamage(display)).close()
             raise
-        return _Link(display, tunnel, display.screen().root, atoms)
+        return _Link(display, tunnel, display.screen().root, atoms, ScreenDamage(display))
 
     @staticmethod
     def _property(link: _Link, window: Any, name: str, kind: int) -> list[int] | None:

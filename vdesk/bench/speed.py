@@ -281,8 +281,9 @@ def _operations(client: docker.DockerClient, desktop: Desktop, repeats: int, bas
     timed("key_press", lambda: _act(desktop, KEY, receipt=False),
           "execute(receipt=False) of one hotkey 'shift'")
     timed("click_receipt", lambda: _act(desktop, CLICK),
-          "the same click with its receipt (the default) on a static screen: a fresh frame before and one "
-          "after, no waiting; minus click = its cost per step (target ≤ 2 ms)")
+          "the same click with its receipt (the default) on a static screen: the X server says nothing was "
+          "drawn before and after (two X round trips, no frame), no waiting; minus click = its cost per step "
+          "(target ≤ 2 ms)")
     timed("click_settle", lambda: _act(desktop, CLICK, settle=True),
           f"the same click with settle=True and its receipt: the screen held still for {SETTLE_QUIET * 1000:g} ms")
     if baseline:
