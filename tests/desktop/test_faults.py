@@ -140,6 +140,17 @@ def test_when_the_vnc_connection_drops_frames_resume_on_their_own():
         paints(desktop, (0, 0, 255))
 
 
+def held_connection_ended(desktop: Desktop, timeout: float = 30.0) -> None:
+    """Wait until the X tunnel has passed the drop on (it shut its end of the held connection, so
+    the socket reads its end), without sending on the connection: the next request is the one
+    that must find it closed."""
+    tunnel = desktop.windows._link.tunnel  # type: ignore[union-attr]
+    deadline = time.monotonic() + timeout
+    while tunnel._streams:
+        assert time.monotonic() < deadline, f"the X tunnel still relayed the dropped connection after {timeout:g} s"
+        time.sleep(0.01)
+
+
 def test_when_the_x_connection_drops_window_queries_and_typing_go_on():
     with Desktop.up() as desktop, xterm(desktop, "after-the-drop") as window:
         assert desktop.windows.find("after-the-drop").id == window.id  # the connection is open
@@ -150,7 +161,7 @@ def test_when_the_x_connection_drops_window_queries_and_typing_go_on():
         assert result.status == "success", result.error_message
         # Dropped while idle: the next input goes on a new connection (nothing of it was lost).
         desktop.run(["pkill", "-f", "UNIX-CONNECT:/tmp/.X11-unix/X0"], wait=True).check()
-        time.sleep(0.3)  # the drop reaches this process within milliseconds
+        held_connection_ended(desktop)  # the drop reached this process; nobody has asked yet
         with EventProbe(desktop) as probe:
             assert desktop.execute(CLICK, receipt=False).status == "success"
             assert buttons(probe.events()) == [("button_press", 1, 5, 5), ("button_release", 1, 5, 5)]
