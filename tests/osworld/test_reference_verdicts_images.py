@@ -17,6 +17,8 @@ from tests.osworld.reference import REPO, Case, assert_same_verdicts, reference_
 
 # OSWorld's source, for the one metric the pinned package lacks (check_structure_sim_with_threshold).
 REFERENCE_SOURCE = Path("/work/osworld-ref/desktop_env/evaluators/metrics/gimp.py")
+NOISE = (0.5, 1, 2, 3, 4, 6, 9, 13, 18, 25)  # standard deviations of the noise added to the photo
+NOISY = tuple(f"noisy{sigma}" for sigma in NOISE)
 
 
 def _photo(width: int = 64, height: int = 48, seed: int = 1) -> Image.Image:
@@ -82,6 +84,20 @@ def pictures(tmp_path: Path) -> dict[str, str]:
         "truncated": str(_write(tmp_path / "truncated.png", Path(tmp_path / "base.png").read_bytes()[:300])),
         "missing": str(tmp_path / "missing.png"),
     }
+    # Noise of growing strength: SSIM falls through the thresholds (0.99, 0.9, 0.85, 0.65).
+    rng = np.random.default_rng(5)
+    for sigma in NOISE:
+        noisy = np.array(base, dtype=np.float64) + rng.normal(0, sigma, (48, 64, 3))
+        made[f"noisy{sigma}"] = _save(Image.fromarray(np.clip(noisy, 0, 255).astype(np.uint8)), tmp_path / f"noisy{sigma}.png")
+        mirrored = np.array(Image.open(made[f"noisy{sigma}"]).transpose(Image.Transpose.FLIP_LEFT_RIGHT))
+        made[f"mirrored_noisy{sigma}"] = _save(Image.fromarray(mirrored), tmp_path / f"mirrored_noisy{sigma}.png")
+    made["palette256"] = _save(base.quantize(256), tmp_path / "palette256.png")
+    keyed = base.quantize(16)  # a palette picture whose first colour is transparent
+    made["palette_keyed"] = _save(keyed, tmp_path / "keyed.png", transparency=int(np.array(keyed)[0, 0]))
+    matted = Image.new("RGB", (80, 60), (255, 0, 255))   # a magenta frame made the transparent colour
+    matted.paste(base, (8, 6))
+    matted = matted.quantize(32)
+    made["palette_framed"] = _save(matted, tmp_path / "matted.png", transparency=int(np.array(matted)[0, 0]))
     # The same alpha, other colours: the reference's bounding box of an RGBA difference sees only alpha.
     recoloured = Image.merge("RGBA", (*Image.open(made["other"]).split(), rgba.getchannel("A")))
     made["rgba_recoloured"] = _save(recoloured, tmp_path / "rgba_recoloured.png")
@@ -95,7 +111,7 @@ def _write(path: Path, data: bytes) -> Path:
 
 def test_compare_images(pictures: dict[str, str]) -> None:
     p = pictures
-    pairs = [("same", "base"), ("changed", "base"), ("darker", "base"), ("other", "base"),
+    pairs = [(name, "base") for name in NOISY] + [("same", "base"), ("changed", "base"), ("darker", "base"), ("other", "base"),
              ("double", "base"), ("wide", "base"), ("half", "double"), ("jpeg_low", "base"),
              ("gif", "base"), ("rgba", "base"), ("grey", "base"), ("tiny", "base"), ("tiny", "tiny_other"),
              ("not_image", "base"), ("truncated", "base"), ("missing", "base"), ("empty", "base")]
@@ -111,7 +127,7 @@ def test_structure_similarity(pictures: dict[str, str]) -> None:
     p = pictures
     names = ("same", "changed", "other", "darker", "much_darker", "contrast_down", "saturated", "mirrored",
              "double", "palette", "palette_few", "rgba", "grey", "jpeg", "jpeg_low", "gif", "black",
-             "tiny", "not_image", "truncated", "empty", "missing")
+             "tiny", "not_image", "truncated", "empty", "missing", "palette256", "palette_keyed") + NOISY
     cases = [Case(metric, p[name], p["base"], label=name) for name in names
              for metric in ("check_structure_sim", "check_file_exists_and_structure_sim")]
     cases += [Case("check_structure_sim", p["tiny"], p["tiny"], label="tiny itself"),
@@ -128,6 +144,7 @@ def test_mirror_and_resize(pictures: dict[str, str]) -> None:
         ("base", "mirrored"), ("mirrored", "base"), ("base", "base"), ("base", "flipped"), ("jpeg", "mirrored"),
         ("changed", "mirrored"), ("rgba", "mirrored"), ("base", "double"), ("tiny", "tiny"),
         ("missing", "mirrored"), ("not_image", "mirrored")]]
+    cases += [Case("check_image_mirror", p["base"], p[f"mirrored_{name}"], label=f"mirrored {name}") for name in NOISY]
     cases += [Case("check_image_mirror", None, p["base"], label="none")]
     cases += [Case("check_structure_sim_resized", p[a], p[b], label=f"{a} to {b}") for a, b in [
         ("double", "base"), ("half", "base"), ("wide", "base"), ("framed", "base"), ("framed", "double"),
@@ -155,11 +172,14 @@ def test_edits_against_the_original(pictures: dict[str, str]) -> None:
             (more, "base"), ("base", less), (less, "base"), ("base", "base"), (more, less), ("other", "base"),
             (more, "double"), ("rgba", "base"), ("palette", "base"), ("grey", "base"), ("jpeg", "base"),
             ("tiny", "tiny_other"), ("missing", "base"), ("truncated", "base")]]
+        cases += [Case(metric, p[name], p["base"], label=name) for name in NOISY]
         cases += [Case(metric, None, p["base"], label="none")]
+    cases += [Case("check_brightness_decrease_and_structure_sim", p[name], p["brighter"], options, label=f"{name} {options}")
+              for name in NOISY for options in ({}, {"threshold": 0.15})]
     cases += [Case("check_palette_and_structure_sim", p[a], p[b], label=f"{a} vs {b}") for a, b in [
         ("palette", "base"), ("palette_few", "base"), ("gif", "base"), ("base", "base"), ("palette", "other"),
         ("palette", "double"), ("grey", "base"), ("empty", "base"), ("missing", "base"), ("not_image", "base"),
-        ("palette", "missing")]]
+        ("palette", "missing"), ("palette256", "base"), ("palette_keyed", "base")]]
     cases += [Case("check_palette_and_structure_sim", None, p["base"], label="none")]
     assert_same_verdicts(cases)
 
@@ -180,7 +200,9 @@ def test_image_list_and_sizes(pictures: dict[str, str]) -> None:
              ("framed", {"height": 48, "ignore_transparent": True}), ("framed", {"height": 60}),
              ("framed", {"height": 60, "ignore_transparent": True}), ("clear", {"height": 0, "ignore_transparent": True}),
              ("rgba", {"width": 64, "ignore_transparent": True}), ("palette", {"width": 64}),
-             ("gif", {"width": 64, "height": 48}), ("missing", {"width": 64}), ("not_image", {"width": 64})]
+             ("gif", {"width": 64, "height": 48}), ("palette_keyed", {"width": 64, "height": 48}),
+             ("palette_keyed", {"width": 64, "height": 48, "ignore_transparent": True}),
+             ("palette_framed", {"width": 64, "height": 48}), ("palette_framed", {"width": 80, "height": 60}), ("missing", {"width": 64}), ("not_image", {"width": 64})]
     cases += [Case("check_image_size", p[name], rule, label=f"{name} {rule}") for name, rule in sizes]
     cases += [Case("check_image_size", None, {"width": 64}, label="none")]
     cases += [Case("check_image_file_size", p[name], {"max_size": limit}, label=f"{name} under {limit}")
@@ -345,9 +367,30 @@ def test_structure_sim_with_threshold(pictures: dict[str, str]) -> None:
                           ("contrast_down", "base"), ("other", "base"), ("double", "base"), ("wide", "base"),
                           ("rgba", "base"), ("palette", "base"), ("grey", "base"), ("jpeg_low", "base"),
                           ("tiny", "tiny"), ("tiny", "tiny_other"), ("base", "tiny"), ("missing", "base"),
-                          ("not_image", "base"), ("truncated", "base")]
+                          ("not_image", "base"), ("truncated", "base")] + [(name, "base") for name in NOISY]
              for options in ({}, {"ssim_threshold": 0.85}, {"ssim_threshold": 0.5}, {"ssim_threshold": 0.99})]
     cases += [Case("check_structure_sim_with_threshold", None, p["base"], label="none")]
     ours, theirs = vdesk_scores(cases), _source_scores(cases)
     differ = [f"{case}: vdesk {a!r}, reference {b!r}" for case, a, b in zip(cases, ours, theirs) if abs(a - b) > 1e-6]
     assert not differ, "verdicts differ from OSWorld's own code:\n" + "\n".join(differ)
+
+
+def test_an_image_too_large_is_refused_before_decoding(tmp_path: Path) -> None:
+    """A PNG whose header claims 8000 × 8000 pixels (and holds none) is refused on its header,
+    under Pillow's own limit but over vdesk's."""
+    import struct
+    import zlib
+
+    from vdesk.errors import DocumentError
+    from vdesk.osworld.metrics.images import open_image
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 8000, 8000, 8, 2, 0, 0, 0)
+    bomb = tmp_path / "bomb.png"
+    bomb.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b""))
+    with pytest.raises(DocumentError, match="over the limit"):
+        open_image(bomb)
+    assert vdesk_scores([Case("check_structure_sim", str(bomb), str(bomb)),
+                         Case("check_image_size", str(bomb), {"width": 8000})]) == [0.0, 0.0]
