@@ -375,8 +375,8 @@ def test_structure_sim_with_threshold(pictures: dict[str, str]) -> None:
     assert not differ, "verdicts differ from OSWorld's own code:\n" + "\n".join(differ)
 
 
-def test_an_image_too_large_is_refused_before_decoding(tmp_path: Path) -> None:
-    """A PNG whose header claims 8000 × 8000 pixels (and holds none) is refused on its header,
+def test_an_image_too_large_or_drawn_by_a_program_is_refused(tmp_path: Path) -> None:
+    """An EPS file is not opened (Ghostscript would run); a PNG whose header claims 8000 × 8000 pixels (and holds none) is refused on its header,
     under Pillow's own limit but over vdesk's."""
     import struct
     import zlib
@@ -392,5 +392,9 @@ def test_an_image_too_large_is_refused_before_decoding(tmp_path: Path) -> None:
     bomb.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b""))
     with pytest.raises(DocumentError, match="over the limit"):
         open_image(bomb)
+    eps = tmp_path / "picture.eps"  # Pillow would have Ghostscript draw it: not opened at all
+    eps.write_bytes(b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 10 10\nshowpage\n")
+    with pytest.raises(DocumentError, match="not a readable image"):
+        open_image(eps)
     assert vdesk_scores([Case("check_structure_sim", str(bomb), str(bomb)),
                          Case("check_image_size", str(bomb), {"width": 8000})]) == [0.0, 0.0]

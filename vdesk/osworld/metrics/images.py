@@ -7,7 +7,8 @@ scikit-image's ``structural_similarity`` with the reference's arguments; what th
 with OpenCV or pixel loops is done here with numpy, to the same result.
 
 Images out of a desktop are untrusted: a file is read bounded (:mod:`.inputs`), and its header's
-pixel count is checked against :data:`PIXEL_LIMIT` before a single pixel is decoded. An image
+pixel count is checked against :data:`PIXEL_LIMIT` before a single pixel is decoded, and only
+the raster formats Pillow decodes itself are opened (:data:`FORMATS`). An image
 that cannot be read scores 0, whichever side it is on: these tasks put the desktop's file on
 either side (the darker-background task passes it as ``expected``), and the reference's runner
 scores any failure 0. Where the reference raises on an odd image (a mode it cannot convert, a
@@ -32,6 +33,9 @@ from vdesk.osworld.metrics.registry import metric
 PIXEL_LIMIT = 50_000_000  # pixels one image may have (a 50-megapixel photo), checked before decoding
 SSIM_WINDOW = 7           # scikit-image's default window, and the smallest side the reference compares
 EMU_PER_INCH = 914400     # PowerPoint's unit of length
+# The raster formats Pillow decodes itself. Not EPS or PDF: Pillow hands those to Ghostscript, a
+# program the desktop's file must not get to run on the host.
+FORMATS = ("PNG", "JPEG", "GIF", "BMP", "DIB", "TIFF", "WEBP", "PPM", "TGA", "ICO", "PCX", "PSD")
 
 F = TypeVar("F", bound=Callable[..., float])
 
@@ -59,7 +63,7 @@ def open_image(path: Any) -> Image.Image:
         raise DocumentError("no image")
     data = read_bytes(os.fspath(path))
     try:
-        image = Image.open(io.BytesIO(data))
+        image = Image.open(io.BytesIO(data), formats=FORMATS)
         width, height = image.size   # from the header: nothing decoded yet
         if width * height > PIXEL_LIMIT:
             raise DocumentError(f"{path}: {width}x{height} pixels, over the limit of {PIXEL_LIMIT}")
