@@ -88,7 +88,8 @@ def pictures(tmp_path: Path) -> dict[str, str]:
     rng = np.random.default_rng(5)
     for sigma in NOISE:
         noisy = np.array(base, dtype=np.float64) + rng.normal(0, sigma, (48, 64, 3))
-        made[f"noisy{sigma}"] = _save(Image.fromarray(np.clip(noisy, 0, 255).astype(np.uint8)), tmp_path / f"noisy{sigma}.png")
+        noisy_image = Image.fromarray(np.clip(noisy, 0, 255).astype(np.uint8))
+        made[f"noisy{sigma}"] = _save(noisy_image, tmp_path / f"noisy{sigma}.png")
         mirrored = np.array(Image.open(made[f"noisy{sigma}"]).transpose(Image.Transpose.FLIP_LEFT_RIGHT))
         made[f"mirrored_noisy{sigma}"] = _save(Image.fromarray(mirrored), tmp_path / f"mirrored_noisy{sigma}.png")
     made["palette256"] = _save(base.quantize(256), tmp_path / "palette256.png")
@@ -111,7 +112,8 @@ def _write(path: Path, data: bytes) -> Path:
 
 def test_compare_images(pictures: dict[str, str]) -> None:
     p = pictures
-    pairs = [(name, "base") for name in NOISY] + [("same", "base"), ("changed", "base"), ("darker", "base"), ("other", "base"),
+    pairs = [(name, "base") for name in NOISY]
+    pairs += [("same", "base"), ("changed", "base"), ("darker", "base"), ("other", "base"),
              ("double", "base"), ("wide", "base"), ("half", "double"), ("jpeg_low", "base"),
              ("gif", "base"), ("rgba", "base"), ("grey", "base"), ("tiny", "base"), ("tiny", "tiny_other"),
              ("not_image", "base"), ("truncated", "base"), ("missing", "base"), ("empty", "base")]
@@ -119,7 +121,8 @@ def test_compare_images(pictures: dict[str, str]) -> None:
     cases += [Case("compare_images", p[a], p[b], {"reference_base_result": base}, label=f"{a} vs {b} over {base}")
               for a, b in [("same", "base"), ("changed", "base"), ("other", "base"), ("darker", "base")]
               for base in (0.11, 0.54, 0.99)]
-    cases += [Case("compare_images", None, p["base"], label="none"), Case("compare_images", "", p["base"], label="empty path")]
+    cases += [Case("compare_images", None, p["base"], label="none"),
+              Case("compare_images", "", p["base"], label="empty path")]
     assert_same_verdicts(cases)
 
 
@@ -174,7 +177,8 @@ def test_edits_against_the_original(pictures: dict[str, str]) -> None:
             ("tiny", "tiny_other"), ("missing", "base"), ("truncated", "base")]]
         cases += [Case(metric, p[name], p["base"], label=name) for name in NOISY]
         cases += [Case(metric, None, p["base"], label="none")]
-    cases += [Case("check_brightness_decrease_and_structure_sim", p[name], p["brighter"], options, label=f"{name} {options}")
+    cases += [Case("check_brightness_decrease_and_structure_sim", p[name], p["brighter"], options,
+                   label=f"{name} {options}")
               for name in NOISY for options in ({}, {"threshold": 0.15})]
     cases += [Case("check_palette_and_structure_sim", p[a], p[b], label=f"{a} vs {b}") for a, b in [
         ("palette", "base"), ("palette_few", "base"), ("gif", "base"), ("base", "base"), ("palette", "other"),
@@ -198,11 +202,13 @@ def test_image_list_and_sizes(pictures: dict[str, str]) -> None:
     sizes = [("base", {"width": 64, "height": 48}), ("base", {"width": 64}), ("base", {"height": 47}),
              ("double", {"width": 128, "height": 96}), ("base", {}),
              ("framed", {"height": 48, "ignore_transparent": True}), ("framed", {"height": 60}),
-             ("framed", {"height": 60, "ignore_transparent": True}), ("clear", {"height": 0, "ignore_transparent": True}),
+             ("framed", {"height": 60, "ignore_transparent": True}),
+             ("clear", {"height": 0, "ignore_transparent": True}),
              ("rgba", {"width": 64, "ignore_transparent": True}), ("palette", {"width": 64}),
              ("gif", {"width": 64, "height": 48}), ("palette_keyed", {"width": 64, "height": 48}),
              ("palette_keyed", {"width": 64, "height": 48, "ignore_transparent": True}),
-             ("palette_framed", {"width": 64, "height": 48}), ("palette_framed", {"width": 80, "height": 60}), ("missing", {"width": 64}), ("not_image", {"width": 64})]
+             ("palette_framed", {"width": 64, "height": 48}), ("palette_framed", {"width": 80, "height": 60}),
+             ("missing", {"width": 64}), ("not_image", {"width": 64})]
     cases += [Case("check_image_size", p[name], rule, label=f"{name} {rule}") for name, rule in sizes]
     cases += [Case("check_image_size", None, {"width": 64}, label="none")]
     cases += [Case("check_image_file_size", p[name], {"max_size": limit}, label=f"{name} under {limit}")
@@ -212,7 +218,8 @@ def test_image_list_and_sizes(pictures: dict[str, str]) -> None:
     assert_same_verdicts(cases)
 
 
-def _canvas(size: tuple[int, int] = (60, 60), background: tuple[int, ...] = (255, 255, 255)) -> tuple[Image.Image, ImageDraw.ImageDraw]:
+def _canvas(size: tuple[int, int] = (60, 60),
+            background: tuple[int, ...] = (255, 255, 255)) -> tuple[Image.Image, ImageDraw.ImageDraw]:
     image = Image.new("RGB", size, background)
     return image, ImageDraw.Draw(image)
 
@@ -238,7 +245,8 @@ def test_positions_in_one_picture(tmp_path: Path, pictures: dict[str, str]) -> N
         "grey": triangle("grey", centred, mode="L"),
         "one colour": _save(Image.new("RGB", (60, 60), (255, 255, 255)), tmp_path / "blank.png"),
     }
-    cases = [Case("check_triangle_position", path, pass_expected=False, label=label) for label, path in triangles.items()]
+    cases = [Case("check_triangle_position", path, pass_expected=False, label=label)
+             for label, path in triangles.items()]
     cases += [Case("check_triangle_position", pictures[name], pass_expected=False, label=name)
               for name in ("missing", "not_image")]
     cases += [Case("check_triangle_position", None, pass_expected=False, label="none")]
@@ -251,7 +259,8 @@ def test_positions_in_one_picture(tmp_path: Path, pictures: dict[str, str]) -> N
     boxes = {"at the edge": text("edge", 2), "inside 5%": text("inside", 9), "at 5%": text("at", 10),
              "in the middle": text("middle", 70), "light ink": text("light", 2, ink=(180, 180, 180)),
              "blank": _save(Image.new("RGB", (200, 80), (255, 255, 255)), tmp_path / "blank_text.png")}
-    cases += [Case("check_textbox_on_leftside", path, pass_expected=False, label=label) for label, path in boxes.items()]
+    cases += [Case("check_textbox_on_leftside", path, pass_expected=False, label=label)
+              for label, path in boxes.items()]
     cases += [Case("check_textbox_on_leftside", pictures[name], pass_expected=False, label=name)
               for name in ("missing", "not_image", "grey")]
     cases += [Case("check_textbox_on_leftside", None, pass_expected=False, label="none")]
@@ -325,7 +334,8 @@ def test_image_stretch_and_center(tmp_path: Path, pictures: dict[str, str]) -> N
         "missing": pictures["missing"],
     }
     cases = [Case("check_image_stretch_and_center", path, original, label=label) for label, path in results.items()]
-    cases += [Case("check_image_stretch_and_center", results["stretched"], results["no picture"], label="original without picture"),
+    cases += [Case("check_image_stretch_and_center", results["stretched"], results["no picture"],
+                   label="original without picture"),
               Case("check_image_stretch_and_center", None, original, label="none")]
     assert_same_verdicts(cases)
 
@@ -376,8 +386,8 @@ def test_structure_sim_with_threshold(pictures: dict[str, str]) -> None:
 
 
 def test_an_image_too_large_or_drawn_by_a_program_is_refused(tmp_path: Path) -> None:
-    """An EPS file is not opened (Ghostscript would run); a PNG whose header claims 8000 × 8000 pixels (and holds none) is refused on its header,
-    under Pillow's own limit but over vdesk's."""
+    """An EPS file is not opened (Ghostscript would run); a PNG whose header claims 8000 × 8000
+    pixels (and holds none), under Pillow's own limit but over vdesk's, is refused on its header."""
     import struct
     import zlib
 
