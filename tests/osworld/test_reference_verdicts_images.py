@@ -408,3 +408,25 @@ def test_an_image_too_large_or_drawn_by_a_program_is_refused(tmp_path: Path) -> 
         open_image(eps)
     assert vdesk_scores([Case("check_structure_sim", str(bomb), str(bomb)),
                          Case("check_image_size", str(bomb), {"width": 8000})]) == [0.0, 0.0]
+
+
+def test_odd_modes(tmp_path: Path) -> None:
+    """16-bit and 32-bit grey, grey with alpha, CMYK, 1-bit and float pictures, on either side of
+    every metric: Pillow converts some and refuses others, and a refusal scores 0 in both."""
+    base = _photo()
+    grey16 = (np.array(base.convert("L")).astype(np.uint16) * 257)
+    odd = [_save(Image.fromarray(grey16), tmp_path / "grey16.png"), _save(base.convert("LA"), tmp_path / "la.png"),
+           _save(base.convert("CMYK"), tmp_path / "cmyk.jpg"), _save(base.convert("1"), tmp_path / "one.png"),
+           _save(base.convert("I"), tmp_path / "i32.tif"), _save(base.convert("F"), tmp_path / "float.tif")]
+    photo = _save(base, tmp_path / "base.png")
+    pairs = ("compare_images", "check_structure_sim", "check_brightness_decrease_and_structure_sim",
+             "compare_image_list", "check_saturation_increase_and_structure_sim",
+             "check_file_exists_and_structure_sim", "check_structure_sim_resized", "check_palette_and_structure_sim",
+             "check_contrast_increase_and_structure_sim", "check_image_mirror", "check_green_background")
+    cases = [Case(name, one, two, label=f"{Path(one).name} vs {Path(two).name}")
+             for name in pairs for path in odd for one, two in ((path, photo), (photo, path))]
+    for path in odd:
+        cases += [Case("check_triangle_position", path, pass_expected=False, label=Path(path).name),
+                  Case("check_textbox_on_leftside", path, pass_expected=False, label=Path(path).name),
+                  Case("check_image_size", path, {"width": 64, "ignore_transparent": True}, label=Path(path).name)]
+    assert_same_verdicts(cases)
