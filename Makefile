@@ -6,6 +6,11 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test docs unit engine image venv osworld-venv bench soak pictures clean
 
+# Set-up steps that need nothing of each other run at once: the venv beside the engine, then the
+# images beside OSWorld's venv (pip downloads while apt does), so a fresh machine's set-up takes
+# about its longest chain (engine, then images), not the sum of every step.
+MAKEFLAGS += --jobs=4
+
 # Run outputs go to ignored folders (demo-output/, site/, pytest's temporary ones): `make demo` and
 # `make test` leave `git status` clean.
 demo: venv engine image
