@@ -234,3 +234,371 @@ def test_pdf_metrics(tmp_path: Path) -> None:
         Case("check_pdf_pages", None, {"relation": "eq", "ref_value": 1}, label="missing"),
         Case("check_pdf_pages", broken, {"relation": "eq", "ref_value": 1}, label="damaged"),
     ])
+
+
+# -- the Writer family -----------------------------------------------------------------------
+def _runs(path: Path, paragraphs: list[list[tuple[str, dict[str, Any]]]],
+          build: Callable[[Any], None] | None = None) -> str:
+    """A docx of paragraphs made of runs, each ``(text, {font attribute: value})``."""
+    def add(document: Any) -> None:
+        for runs in paragraphs:
+            paragraph = document.add_paragraph()
+            for text, font in runs:
+                run = paragraph.add_run(text)
+                for name, value in font.items():
+                    setattr(run.font, name, value)
+        if build is not None:
+            build(document)
+    return _docx(path, [], add)
+
+
+def test_text_and_reference_metrics(tmp_path: Path) -> None:
+    gold = _docx(tmp_path / "gold.docx", ["Gemini results", "", "Line one", "Line  two"])
+    joined = _docx(tmp_path / "joined.docx", ["Gemini results", "Line one", "Line  two"])
+    spaced = _docx(tmp_path / "spaced.docx", ["Gemini results", " ", "Line one", "Line two"])
+    other = _docx(tmp_path / "other.docx", ["Gemini results", "Line one"])
+    m = "compare_docx_files_and_ignore_new_lines"
+    cases = [
+        Case(m, joined, gold, label="empty paragraph dropped"),
+        Case(m, joined, gold, {"ignore_blanks": False}, label="by paragraph"),
+        Case(m, spaced, gold, label="blank paragraph, blanks ignored"),
+        Case(m, spaced, gold, {"ignore_blanks": False}, label="blank paragraph is not empty"),
+        Case(m, other, gold, label="a line missing"),
+        Case(m, None, gold, label="missing"),
+        Case(m, _odt(tmp_path / "a.odt", ["Gemini results"]), gold, label="odt"),
+    ]
+    body = ["Case study", "Some text", "References"]
+    refs = ["Smith, J. (2020). A study. Journal, 1.", "", "Doe, A. (2019). Another. Press."]
+    ref_gold = _docx(tmp_path / "refs.docx", body + refs)
+    ref_same = _docx(tmp_path / "refs_same.docx", ["Other body"] + ["References"] + refs)
+    ref_near = _docx(tmp_path / "refs_near.docx", body + ["Smith, J. (2021). A study. Journal, 1.",
+                                                          "Doe, A. (2019). Another. Press"])
+    ref_far = _docx(tmp_path / "refs_far.docx", body + ["Nothing alike at all here", "Zzz"])
+    ref_short = _docx(tmp_path / "refs_short.docx", body + refs[:1])
+    no_heading = _docx(tmp_path / "noref.docx", ["Case study", "Some text"])
+    no_heading2 = _docx(tmp_path / "noref2.docx", ["Other"])
+    heading_only = _docx(tmp_path / "headonly.docx", body)
+    m = "compare_references"
+    options = {"content_only": True, "reference_base_result": 0.6}
+    cases += [
+        Case(m, ref_same, ref_gold, options, label="same references"),
+        Case(m, ref_near, ref_gold, options, label="near references"),
+        Case(m, ref_near, ref_gold, label="near references, default base"),
+        Case(m, ref_far, ref_gold, options, label="other references"),
+        Case(m, ref_short, ref_gold, options, label="fewer references"),
+        Case(m, no_heading, ref_gold, options, label="no heading in result"),
+        Case(m, no_heading, no_heading2, options, label="no heading in either"),
+        Case(m, heading_only, heading_only, options, label="heading, no references"),
+        Case(m, ref_near, ref_gold, {"reference_indicator": "Some text"}, label="another heading"),
+        Case(m, None, ref_gold, options, label="missing"),
+        Case(m, _broken(tmp_path / "broken.docx"), ref_gold, options, label="damaged"),
+    ]
+    assert_same_verdicts(cases)
+
+
+def test_check_tabstops(tmp_path: Path) -> None:
+    from docx.enum.text import WD_TAB_ALIGNMENT
+    from docx.shared import Inches
+
+    def stops(*stops_of: list[tuple[float, Any]]) -> Callable[[Any], None]:
+        def build(document: Any) -> None:
+            for paragraph, these in zip([p for p in document.paragraphs if p.text.strip()], stops_of):
+                for inches, alignment in these:
+                    paragraph.paragraph_format.tab_stops.add_tab_stop(Inches(inches), alignment)
+        return build
+
+    right, left, clear = WD_TAB_ALIGNMENT.RIGHT, WD_TAB_ALIGNMENT.LEFT, WD_TAB_ALIGNMENT.CLEAR
+    texts = ["Tea cup set\t12", "", "Blue mug big\t7"]
+    gold = _docx(tmp_path / "gold.docx", texts, stops([(6, right)], [(6, right)]))
+    same = _docx(tmp_path / "same.docx", texts, stops([(6, right), (0, left)], [(6, right), (2, clear)]))
+    shifted = _docx(tmp_path / "shifted.docx", texts, stops([(5.5, right)], [(6, right)]))
+    far = _docx(tmp_path / "far.docx", texts, stops([(6, right)], [(-60, right)]))
+    aligned = _docx(tmp_path / "aligned.docx", texts, stops([(6, left)], [(6, right)]))
+    unset = _docx(tmp_path / "unset.docx", texts)
+    words = _docx(tmp_path / "words.docx", ["Tea cup\t12", "Blue mug big\t7"], stops([(6, right)], [(6, right)]))
+    extra = _docx(tmp_path / "extra.docx", texts + ["More\t1"], stops([(6, right)], [(6, right)]))
+    no_tab = _docx(tmp_path / "notab.docx", ["Tea cup set 12", "Blue mug big 7"], stops([(6, right)], [(6, right)]))
+    m = "check_tabstops"
+    split = {"word_number_split_by_tabstop": 3, "index": 0}
+    assert_same_verdicts([
+        Case(m, same, gold, label="same stops, ignored ones aside"),
+        Case(m, same, gold, split, label="same stops, three words"),
+        Case(m, shifted, gold, label="one stop shifted"),
+        Case(m, far, gold, label="a stop far off: below 0"),
+        Case(m, aligned, gold, label="other alignment"),
+        Case(m, unset, gold, label="no stops"),
+        Case(m, words, gold, split, label="two words before the tab"),
+        Case(m, words, gold, label="two words, not counted"),
+        Case(m, no_tab, gold, {"word_number_split_by_tabstop": 3, "index": 1}, label="no second part"),
+        Case(m, extra, gold, label="another paragraph"),
+        Case(m, None, gold, label="missing"),
+        Case(m, _broken(tmp_path / "broken.docx"), gold, label="damaged"),
+    ])
+
+
+def test_formatting_metrics(tmp_path: Path) -> None:
+    from docx.enum.text import WD_ALIGN_PARAGRAPH, WD_BREAK
+    from docx.shared import Pt
+
+    plain = {}
+    h2o = _runs(tmp_path / "h2o.docx", [[("H", plain), ("2", {"subscript": True}), ("O", plain)]])
+    h2o_gold = _runs(tmp_path / "h2o_gold.docx", [[("H", plain), ("2", {"subscript": True}), ("O", plain)]])
+    h2o_plain = _runs(tmp_path / "h2o_plain.docx", [[("H2O", plain)]])
+    h2o_shifted = _runs(tmp_path / "h2o_shift.docx", [[("H2", plain), ("O", {"subscript": True})]])
+    h2o_super = _runs(tmp_path / "h2o_sup.docx", [[("H", plain), ("2", {"superscript": True}), ("O", plain)]])
+    cases = [
+        Case("compare_subscript_contains", h2o, h2o_gold, label="subscript"),
+        Case("compare_subscript_contains", h2o_plain, h2o_gold, label="no subscript"),
+        Case("compare_subscript_contains", h2o_shifted, h2o_gold, label="subscript elsewhere"),
+        Case("compare_subscript_contains", h2o_super, h2o_gold, label="superscript"),
+        Case("compare_subscript_contains", None, h2o_gold, label="missing"),
+    ]
+    times = {"name": "Times New Roman"}
+    all_times = _runs(tmp_path / "times.docx", [[("Dublin ", times), ("Zoo", times)], [("Intro", times)]])
+    one_arial = _runs(tmp_path / "arial.docx", [[("Dublin ", times), ("Zoo", {"name": "Arial"})]])
+    unnamed = _runs(tmp_path / "unnamed.docx", [[("Dublin ", times), ("Zoo", plain)]])
+    rule = {"font_name": "Times New Roman"}
+    cases += [
+        Case("compare_font_names", all_times, rule, label="all Times"),
+        Case("compare_font_names", one_arial, rule, label="one run Arial"),
+        Case("compare_font_names", unnamed, rule, label="a run inherits"),
+        Case("compare_font_names", _docx(tmp_path / "empty.docx", []), rule, label="no runs"),
+        Case("compare_font_names", None, rule, label="missing"),
+    ]
+
+    def italic(size: float | None) -> dict[str, Any]:
+        return {"italic": True, "size": None if size is None else Pt(size)}
+
+    text = [[("Title ", plain), ("Book", italic(14))], [("By ", plain), ("Someone", italic(14))]]
+    italics_gold = _runs(tmp_path / "italic_gold.docx", [[("Title ", plain), ("Book", plain)],
+                                                        [("By ", plain), ("Someone", plain)]])
+    cases += [
+        Case("check_italic_font_size_14", _runs(tmp_path / "it14.docx", text), italics_gold, label="all 14"),
+        Case("check_italic_font_size_14", _runs(tmp_path / "it12.docx", [text[0], [("By ", plain), ("Someone", italic(12))]]),
+             italics_gold, label="one italic 12"),
+        Case("check_italic_font_size_14", _runs(tmp_path / "itnone.docx", [[("Title ", plain), ("Book", italic(None))]]
+                                                + text[1:]), italics_gold, label="italic without a size"),
+        Case("check_italic_font_size_14", _runs(tmp_path / "bold12.docx", [[("Title ", {"size": Pt(12)}), ("Book", plain)],
+                                                                           text[1]]), italics_gold, label="12 pt not italic"),
+        Case("check_italic_font_size_14", _runs(tmp_path / "ittext.docx", [[("Title ", plain), ("Books", italic(14))]]),
+             italics_gold, label="text differs"),
+        Case("check_italic_font_size_14", None, italics_gold, label="missing"),
+    ]
+    strike_gold = _docx(tmp_path / "strike_gold.docx", ["Course outline", "Old week 12 plan"])
+    struck = {"strike": True}
+    cases += [
+        Case("evaluate_strike_through_last_paragraph",
+             _runs(tmp_path / "struck.docx", [[("Course outline", plain)], [("Old week ", struck), ("12 plan", struck)]]),
+             strike_gold, label="last struck"),
+        Case("evaluate_strike_through_last_paragraph",
+             _runs(tmp_path / "half.docx", [[("Course outline", plain)], [("Old week ", struck), ("12 plan", plain)]]),
+             strike_gold, label="half struck"),
+        Case("evaluate_strike_through_last_paragraph",
+             _runs(tmp_path / "first.docx", [[("Course outline", struck)], [("Old week 12 plan", plain)]]),
+             strike_gold, label="first struck"),
+        Case("evaluate_strike_through_last_paragraph",
+             _runs(tmp_path / "dstrike.docx", [[("Course outline", plain)], [("Old week 12 plan", {"double_strike": True})]]),
+             strike_gold, label="double strike"),
+        Case("evaluate_strike_through_last_paragraph",
+             _runs(tmp_path / "struckx.docx", [[("Course outline", plain)], [("Old week 13 plan", struck)]]),
+             strike_gold, label="text differs"),
+        Case("evaluate_strike_through_last_paragraph", _docx(tmp_path / "e1.docx", []),
+             _docx(tmp_path / "e2.docx", []), label="no paragraphs"),
+        Case("evaluate_strike_through_last_paragraph", None, strike_gold, label="missing"),
+    ]
+
+    def centre(alignment: Any) -> Callable[[Any], None]:
+        def build(document: Any) -> None:
+            document.paragraphs[0].alignment = alignment
+        return build
+
+    cases += [
+        Case("is_first_line_centered", _docx(tmp_path / "c.docx", ["Title", "Body"], centre(WD_ALIGN_PARAGRAPH.CENTER)),
+             pass_expected=False, label="centred"),
+        Case("is_first_line_centered", _docx(tmp_path / "r.docx", ["Title", "Body"], centre(WD_ALIGN_PARAGRAPH.RIGHT)),
+             pass_expected=False, label="right"),
+        Case("is_first_line_centered", _docx(tmp_path / "n.docx", ["Title", "Body"]), pass_expected=False, label="unset"),
+        Case("is_first_line_centered", _docx(tmp_path / "none.docx", []), pass_expected=False, label="no paragraph"),
+        Case("is_first_line_centered", None, pass_expected=False, label="missing"),
+    ]
+
+    def breaks(count: int, kind: Any = WD_BREAK.PAGE) -> Callable[[Any], None]:
+        def build(document: Any) -> None:
+            for paragraph in document.paragraphs[:count]:
+                paragraph.runs[0].add_break(kind)
+        return build
+
+    pages = ["One", "Two", "Three", "Four", "Five", "Six"]
+    five = _docx(tmp_path / "five.docx", pages, breaks(5))
+    cases += [
+        Case("contains_page_break", five, {"page_break_count": 5}, label="five breaks"),
+        Case("contains_page_break", _docx(tmp_path / "four.docx", pages, breaks(4)), {"page_break_count": 5}, label="four"),
+        Case("contains_page_break", _docx(tmp_path / "lines.docx", pages, breaks(5, WD_BREAK.LINE)),
+             {"page_break_count": 5}, label="line breaks"),
+        Case("contains_page_break", five, {}, label="any break"),
+        Case("contains_page_break", _docx(tmp_path / "nobreak.docx", pages), {}, label="no break"),
+        Case("contains_page_break", None, {"page_break_count": 5}, label="missing"),
+    ]
+    assert_same_verdicts(cases)
+
+
+def test_footers_and_default_font(tmp_path: Path) -> None:
+    from docx.enum.section import WD_SECTION
+
+    def footers(*texts: str | None) -> Callable[[Any], None]:
+        def build(document: Any) -> None:
+            for _ in texts[1:]:
+                document.add_section(WD_SECTION.NEW_PAGE)
+            for section, text in zip(document.sections, texts):
+                if text is not None:
+                    section.footer.is_linked_to_previous = False
+                    section.footer.paragraphs[0].text = text
+        return build
+
+    m = "has_page_numbers_in_footers"
+    cases = [
+        Case(m, _docx(tmp_path / "p1.docx", ["Body"], footers("Page 1")), pass_expected=False, label="number"),
+        Case(m, _docx(tmp_path / "p2.docx", ["Body"], footers("Page 1", "Page 2")), pass_expected=False, label="two"),
+        Case(m, _docx(tmp_path / "p3.docx", ["Body"], footers("Page 1", "Page")), pass_expected=False,
+             label="second without"),
+        Case(m, _docx(tmp_path / "p4.docx", ["Body"], footers("Page 1", None)), pass_expected=False,
+             label="second linked"),
+        Case(m, _docx(tmp_path / "p5.docx", ["Body"], footers("Page one")), pass_expected=False, label="words"),
+        Case(m, _docx(tmp_path / "p6.docx", ["Body"]), pass_expected=False, label="no footer"),
+        Case(m, None, pass_expected=False, label="missing"),
+    ]
+
+    def xcu(path: Path, *fonts: str, item: str = "/org.openoffice.Office.Writer/DefaultFont",
+            prop: str = "Standard") -> str:
+        items = "".join(f'<item oor:path="{item}"><prop oor:name="{prop}" oor:op="fuse"><value>{font}</value>'
+                        f"</prop></item>" for font in fonts)
+        path.write_text('<?xml version="1.0" encoding="UTF-8"?><oor:items xmlns:oor="http://openoffice.org/2001/registry"'
+                        ' xmlns:xs="http://www.w3.org/2001/XMLSchema"'
+                        f' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">{items}</oor:items>')
+        return str(path)
+
+    rule = {"font_name": "Times New Roman"}
+    m = "find_default_font"
+    cases += [
+        Case(m, xcu(tmp_path / "a.xcu", "Times New Roman"), rule, label="set"),
+        Case(m, xcu(tmp_path / "b.xcu", "Liberation Serif"), rule, label="other font"),
+        Case(m, xcu(tmp_path / "c.xcu", "Arial", "Times New Roman"), rule, label="last wins"),
+        Case(m, xcu(tmp_path / "d.xcu", "Times New Roman", "Arial"), rule, label="last wins, other"),
+        Case(m, xcu(tmp_path / "e.xcu", "Times New Roman", prop="Heading"), rule, label="heading font"),
+        Case(m, xcu(tmp_path / "f.xcu", "Times New Roman", item="/org.openoffice.Office.Calc/DefaultFont"), rule,
+             label="Calc's"),
+        Case(m, xcu(tmp_path / "g.xcu"), rule, label="nothing set"),
+        Case(m, _write(tmp_path / "h.xcu", "<oor:items"), rule, label="damaged"),
+        Case(m, None, rule, label="missing"),
+    ]
+    assert_same_verdicts(cases)
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+def test_colours_and_highlights(tmp_path: Path) -> None:
+    from docx.shared import RGBColor
+
+    words = [["apple", "dog"], ["egg", "cat"]]
+
+    def coloured(colours: dict[str, RGBColor | None]) -> Callable[[Any], None]:
+        def build(document: Any) -> None:
+            table = document.add_table(rows=2, cols=2)
+            for i, row in enumerate(words):
+                for j, word in enumerate(row):
+                    run = table.cell(i, j).paragraphs[0].add_run(word)
+                    if colours.get(word) is not None:
+                        run.font.color.rgb = colours[word]
+        return build
+
+    red, blue = RGBColor(255, 0, 0), RGBColor(0, 0, 255)
+    right = {"apple": red, "egg": red, "dog": blue, "cat": blue}
+    gold = _docx(tmp_path / "gold.docx", ["Sight words"], coloured({}))
+    m = "evaluate_colored_words_in_tables"
+    cases = [
+        Case(m, _docx(tmp_path / "right.docx", ["Sight words"], coloured(right)), gold, label="right"),
+        Case(m, _docx(tmp_path / "near.docx", ["Sight words"], coloured({**right, "egg": RGBColor(250, 5, 0)})), gold,
+             label="nearly red"),
+        Case(m, _docx(tmp_path / "dark.docx", ["Sight words"], coloured({**right, "egg": RGBColor(200, 0, 0)})), gold,
+             label="dark red"),
+        Case(m, _docx(tmp_path / "dark2.docx", ["Sight words"], coloured({**right, "egg": RGBColor(200, 0, 0)})), gold,
+             {"threshold": 20}, label="dark red, wide threshold"),
+        Case(m, _docx(tmp_path / "swap.docx", ["Sight words"], coloured({**right, "dog": red})), gold, label="swapped"),
+        Case(m, _docx(tmp_path / "unset.docx", ["Sight words"], coloured({**right, "cat": None})), gold,
+             label="a word without colour"),
+        Case(m, _docx(tmp_path / "text.docx", ["Sight word"], coloured(right)), gold, label="text differs"),
+        Case(m, None, gold, label="missing"),
+    ]
+
+    def odt(path: Path, spans: list[tuple[str, str | None]], style_kind: str = "text") -> str:
+        from odf.opendocument import OpenDocumentText
+        from odf.style import Style, TextProperties
+        from odf.text import P, Span
+
+        document = OpenDocumentText()
+        for name, colour in {(n, c) for _, c in spans for n in [f"T{c}"] if c}:
+            style = Style(name=name, family=style_kind)
+            style.addElement(TextProperties(backgroundcolor=colour))
+            document.automaticstyles.addElement(style)
+        paragraph = P()
+        for text, colour in spans:
+            if colour:
+                paragraph.addElement(Span(stylename=f"T{colour}", text=text))
+            else:
+                paragraph.addText(text)
+        document.text.addElement(paragraph)
+        document.save(str(path))
+        return str(path)
+
+    script = [("Hello, ", None), ("this is", None), (" a call.", None)]
+    odt_gold = odt(tmp_path / "gold.odt", script)
+    m = "check_highlighted_words"
+    cases += [
+        Case(m, odt(tmp_path / "clean.odt", script), odt_gold, label="nothing highlighted"),
+        Case(m, odt(tmp_path / "yellow.odt", [script[0], ("this is", "#ffff00"), script[2]]), odt_gold,
+             label="a yellow span"),
+        Case(m, odt(tmp_path / "green.odt", [script[0], ("this is", "#00ff00"), script[2]]), odt_gold,
+             label="a green span"),
+        Case(m, odt(tmp_path / "upper.odt", [script[0], ("this is", "#FFFF00"), script[2]]), odt_gold,
+             label="yellow in capitals"),
+        Case(m, odt(tmp_path / "words.odt", [("Hello, this is a call!", None)]), odt_gold, label="text differs"),
+        Case(m, _docx(tmp_path / "clean.docx", ["Hello, this is a call."]), odt_gold, label="a docx"),
+        Case(m, None, odt_gold, label="missing"),
+    ]
+    assert_same_verdicts(cases)
+
+
+def test_compare_docx_images(tmp_path: Path) -> None:
+    from PIL import Image
+
+    def png(name: str, colour: tuple[int, int, int], size: tuple[int, int] = (8, 8)) -> str:
+        path = tmp_path / name
+        Image.new("RGB", size, colour).save(path)
+        return str(path)
+
+    red, red2, blue = png("red.png", (255, 0, 0)), png("red2.png", (255, 0, 0)), png("blue.png", (0, 0, 255))
+    near = png("near.png", (254, 0, 0))
+    jpeg = tmp_path / "red.jpg"
+    Image.new("RGB", (8, 8), (255, 0, 0)).save(jpeg, quality=100)
+
+    def pictures(*images: str) -> Callable[[Any], None]:
+        def build(document: Any) -> None:
+            for image in images:
+                document.add_picture(image)
+        return build
+
+    gold = _docx(tmp_path / "gold.docx", ["Schedule"], pictures(red, blue))
+    m = "compare_docx_images"
+    assert_same_verdicts([
+        Case(m, _docx(tmp_path / "same.docx", ["Other text"], pictures(red2, blue)), gold, label="same images"),
+        Case(m, _docx(tmp_path / "swap.docx", ["Schedule"], pictures(blue, red)), gold, label="swapped"),
+        Case(m, _docx(tmp_path / "near.docx", ["Schedule"], pictures(near, blue)), gold, label="one pixel value off"),
+        Case(m, _docx(tmp_path / "one.docx", ["Schedule"], pictures(red)), gold, label="one image"),
+        Case(m, _docx(tmp_path / "jpeg.docx", ["Schedule"], pictures(str(jpeg), blue)), gold, label="as JPEG"),
+        Case(m, _docx(tmp_path / "none.docx", ["Schedule"]), _docx(tmp_path / "none2.docx", []), label="no images"),
+        Case(m, None, gold, label="missing"),
+        Case(m, _broken(tmp_path / "broken.docx"), gold, label="damaged"),
+    ])

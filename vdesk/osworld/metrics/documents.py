@@ -81,7 +81,7 @@ def _paragraph_reader(result: str, expected: str) -> Callable[[str], list[str]] 
     return None
 
 
-def _both(read: Callable[[str], T], result: Any, expected: Any) -> tuple[T, T] | None:
+def read_both(read: Callable[[str], T], result: Any, expected: Any) -> tuple[T, T] | None:
     """Both files read with ``read``, or None when the result is missing or unreadable (it
     scores 0); an unreadable expected file is the task's fault and raises."""
     if not result or not expected:
@@ -109,7 +109,7 @@ def compare_docx_files(result: Any, expected: Any, ignore_blanks: bool = True, i
     ``delete_empty_lines`` drops the blank ones."""
     if not result or not expected or (read := _paragraph_reader(str(result), str(expected))) is None:
         return 0.0
-    if (pair := _both(read, result, expected)) is None:
+    if (pair := read_both(read, result, expected)) is None:
         return 0.0
     got, want = pair
     if ignore_order:
@@ -226,7 +226,7 @@ def _run(run: Any) -> Run:
 def compare_pptx_files(result: Any, expected: Any, **options: bool) -> float:
     """Two presentations agree slide by slide and shape by shape on what is examined (every
     ``examine_*`` option is on by default, as in the reference)."""
-    if (pair := _both(read_slides, result, expected)) is None:
+    if (pair := read_both(read_slides, result, expected)) is None:
         return 0.0
     got, want = pair
     on = {name: bool(options.get(f"examine_{name}", True)) for name in EXAMINED}
@@ -320,7 +320,7 @@ PAGE_RELATIONS: dict[str, Callable[[Any, Any], Any]] = {
 def compare_docx_tables(result: Any, expected: Any) -> float:
     """Two docx documents hold the same tables: as many, each of the same rows and columns, cell
     by cell the same text (stripped)."""
-    if (pair := _both(open_docx, result, expected)) is None:
+    if (pair := read_both(open_docx, result, expected)) is None:
         return 0.0
     got, want = pair[0].tables, pair[1].tables
     if len(got) != len(want):
@@ -339,7 +339,7 @@ def compare_docx_tables(result: Any, expected: Any) -> float:
 def compare_line_spacing(result: Any, expected: Any) -> float:
     """Two docx documents say the same (:func:`same_docx_text`) and have the same line spacing,
     paragraph by paragraph."""
-    if not same_docx_text(result, expected) or (pair := _both(open_docx, result, expected)) is None:
+    if not same_docx_text(result, expected) or (pair := read_both(open_docx, result, expected)) is None:
         return 0.0
     got, want = pair[0].paragraphs, pair[1].paragraphs
     return float(len(got) == len(want) and all(a.paragraph_format.line_spacing == b.paragraph_format.line_spacing
