@@ -93,7 +93,8 @@ def read_both(read: Callable[[str], T], result: Any, expected: Any) -> tuple[T, 
     return got, read(str(expected))
 
 
-def _one_text(paragraphs: list[str]) -> str:
+def one_text(paragraphs: list[str]) -> str:
+    """Paragraphs as one text, every run of whitespace (line breaks too) one space."""
     return re.sub(r"\s+", " ", "\n".join(paragraphs)).strip()
 
 
@@ -119,7 +120,7 @@ def compare_docx_files(result: Any, expected: Any, ignore_blanks: bool = True, i
     if ignore_case:
         got, want = [p.lower() for p in got], [p.lower() for p in want]
     if content_only or ignore_blanks:
-        one, two = _one_text(got), _one_text(want)
+        one, two = one_text(got), one_text(want)
         if content_only or fuzzy_match:
             return fuzz.ratio(one, two) / 100.0
         return float(one == two)

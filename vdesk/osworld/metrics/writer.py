@@ -25,7 +25,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from vdesk.errors import DocumentError
-from vdesk.osworld.metrics.documents import docx_texts, open_docx, open_odt, read_both, same_docx_text
+from vdesk.osworld.metrics.documents import docx_texts, one_text, open_docx, open_odt, read_both, same_docx_text
 from vdesk.osworld.metrics.inputs import read_bytes
 from vdesk.osworld.metrics.registry import metric
 
@@ -58,7 +58,7 @@ def compare_docx_files_and_ignore_new_lines(result: Any, expected: Any, ignore_b
         return 0.0
     got, want = ([p for p in texts if p != ""] for texts in pair)
     if ignore_blanks:
-        return float(re.sub(r"\s+", " ", "\n".join(got)).strip() == re.sub(r"\s+", " ", "\n".join(want)).strip())
+        return float(one_text(got) == one_text(want))
     return float(got == want)
 
 
