@@ -355,14 +355,35 @@ PDF_PAGE_LIMIT = 500
 
 def read_pdf_text(data: bytes) -> str:
     """The text of every page, pages separated by a newline."""
+    return "\n".join(read_pdf_pages(data))
+
+
+def read_pdf_pages(data: bytes) -> list[str]:
+    """The text of each page (refused past :data:`PDF_PAGE_LIMIT` pages)."""
+    reader = _pdf(data)
+    try:
+        if len(reader.pages) > PDF_PAGE_LIMIT:
+            raise DocumentError(f"the PDF has {len(reader.pages)} pages, over the limit of {PDF_PAGE_LIMIT}")
+        return [page.extract_text() or "" for page in reader.pages]
+    except DocumentError:
+        raise
+    except Exception as error:  # pypdf's errors for a damaged file are of several kinds
+        raise DocumentError(f"not a readable PDF: {type(error).__name__}: {str(error)[:160]}") from None
+
+
+def count_pdf_pages(data: bytes) -> int:
+    """How many pages a PDF has (no page is read)."""
+    reader = _pdf(data)
+    try:
+        return len(reader.pages)
+    except Exception as error:  # a damaged page tree
+        raise DocumentError(f"not a readable PDF: {type(error).__name__}: {str(error)[:160]}") from None
+
+
+def _pdf(data: bytes):  # type: ignore[no-untyped-def]
     import pypdf
 
     try:
-        reader = pypdf.PdfReader(io.BytesIO(data))
-        if len(reader.pages) > PDF_PAGE_LIMIT:
-            raise DocumentError(f"the PDF has {len(reader.pages)} pages, over the limit of {PDF_PAGE_LIMIT}")
-        return "\n".join(page.extract_text() or "" for page in reader.pages)
-    except DocumentError:
-        raise
+        return pypdf.PdfReader(io.BytesIO(data))
     except Exception as error:  # pypdf's errors for a damaged file are of several kinds
         raise DocumentError(f"not a readable PDF: {type(error).__name__}: {str(error)[:160]}") from None

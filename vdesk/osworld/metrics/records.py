@@ -15,7 +15,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from vdesk.errors import DocumentError
-from vdesk.osworld.metrics.documents import _docx
+from vdesk.osworld.metrics.documents import open_docx
 from vdesk.osworld.metrics.registry import metric
 from vdesk.osworld.metrics.tables import load_book
 
@@ -29,7 +29,7 @@ def fuzzy_place_math(result: Any, expected: Any) -> float:
     if result is None or not isinstance(expected, Mapping):
         return 0.0
     try:
-        document = _docx(str(result))
+        document = open_docx(str(result))
     except DocumentError:
         return 0.0
     answers = list(expected.get("expected", []))
@@ -42,7 +42,7 @@ def fuzzy_place_math(result: Any, expected: Any) -> float:
 def _record_lines(path: str) -> tuple[list[str], list[str]]:
     """A docx's non-blank paragraphs (stripped) and the train ids of its four-field records (the
     second field)."""
-    lines = [p.text.strip() for p in _docx(path).paragraphs if p.text.strip()]
+    lines = [p.text.strip() for p in open_docx(path).paragraphs if p.text.strip()]
     return lines, [line.split(",")[1].strip() for line in lines if len(line.split(",")) == 4]
 
 
