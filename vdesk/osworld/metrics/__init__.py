@@ -26,12 +26,12 @@ when it is the *expected* file (the task's own fault): that raises :class:`Docum
 from __future__ import annotations
 
 from vdesk.errors import UnsupportedMetric
-from vdesk.osworld.metrics import apps, archives, browser, documents, files, general, mail, records, settings, system, tables
+from vdesk.osworld.metrics import apps, archives, browser, documents, files, general, mail, records, settings, slides, system, tables
 from vdesk.osworld.metrics.registry import Metric, registered
 
 __all__ = ["Metric", "UnsupportedMetric", "lookup", "names"]
 
-_FAMILIES = (general, tables, documents, browser, settings, files, records, system, apps, mail, archives)  # imported for their registrations
+_FAMILIES = (general, tables, documents, browser, settings, files, records, system, apps, mail, archives, slides)  # imported for their registrations
 
 
 def lookup(name: str) -> Metric:

@@ -1,0 +1,250 @@
+"""vdesk's presentation metrics (LibreOffice Impress tasks) give OSWorld's own verdicts: each case
+is scored by both (tests/osworld/reference.py) on decks built here with python-pptx: the same
+deck, one property changed (the near misses keep the verdict: None and False bold, a 0.3% move
+inside the tolerance), missing and corrupt files."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from tests.osworld.reference import Case, assert_same_verdicts
+
+EMU_INCH = 914400
+
+# The base deck; _deck() builds it with some of these changed.
+BASE: dict[str, Any] = {
+    "title": ["Quarterly ", "review"],   # slide 1's text box, one run per string
+    "size": 40, "bold": None, "italic": None, "color": None, "underline": None, "strike": None,
+    "align": None, "left": 1 * EMU_INCH, "width": 6 * EMU_INCH,
+    "items": [("First point", 0), ("Detail", 1)],   # slide 2's body: text and level
+    "bullet": None,                                  # a buChar on slide 2's first item
+    "note": "", "background": None,
+    "picture": (5 * EMU_INCH, 2 * EMU_INCH, 2 * EMU_INCH, 1 * EMU_INCH),   # slide 2: left, top, width, height
+    "heading": "Product Comparison", "heading_top": 1 * EMU_INCH,         # slide 3's text box
+    "table_top": 2 * EMU_INCH, "cell": "a", "cell_bold": None,           # slide 3's table
+    "extra_slide": False, "extra_shape": False,
+    "theme_colour": False, "theme_background": False,   # a theme colour (no RGB) on the runs, the background
+    "group_align": None,                                # slide 1: a group holding a text box so aligned
+}
+
+
+def _png() -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 4), (200, 30, 30)).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def _deck(tmp_path: Path, name: str, **changes: Any) -> str:
+    """The base deck with ``changes``, saved as ``name``; its path."""
+    import pptx
+    from pptx.dml.color import RGBColor
+    from pptx.enum.dml import MSO_THEME_COLOR
+    from pptx.oxml.ns import qn
+    from pptx.util import Emu, Pt
+
+    spec = {**BASE, **changes}
+    deck = pptx.Presentation()
+    blank = deck.slide_layouts[6]
+
+    one = deck.slides.add_slide(blank)
+    box = one.shapes.add_textbox(Emu(spec["left"]), Emu(EMU_INCH), Emu(spec["width"]), Emu(EMU_INCH))
+    paragraph = box.text_frame.paragraphs[0]
+    if spec["align"] is not None:
+        paragraph.alignment = spec["align"]
+    for text in spec["title"]:
+        run = paragraph.add_run()
+        run.text = text
+        font = run.font
+        font.size = Pt(spec["size"])
+        font.bold, font.italic = spec["bold"], spec["italic"]
+        if spec["underline"] is not None:
+            font.underline = spec["underline"]
+        if spec["color"] is not None:
+            font.color.rgb = RGBColor.from_string(spec["color"])
+        if spec["strike"] is not None:
+            run._r.get_or_add_rPr().set("strike", spec["strike"])
+        if spec["theme_colour"]:
+            font.color.theme_color = MSO_THEME_COLOR.ACCENT_1
+    if spec["note"]:
+        one.notes_slide.notes_text_frame.text = spec["note"]
+    if spec["background"] is not None:
+        one.background.fill.solid()
+        one.background.fill.fore_color.rgb = RGBColor.from_string(spec["background"])
+    if spec["theme_background"]:
+        one.background.fill.solid()
+        one.background.fill.fore_color.theme_color = MSO_THEME_COLOR.ACCENT_2
+    group = one.shapes.add_group_shape()
+    grouped = group.shapes.add_textbox(Emu(EMU_INCH), Emu(6 * EMU_INCH), Emu(2 * EMU_INCH), Emu(EMU_INCH)).text_frame
+    grouped.text = "Grouped"
+    if spec["group_align"] is not None:
+        grouped.paragraphs[0].alignment = spec["group_align"]
+    if spec["extra_shape"]:
+        one.shapes.add_textbox(Emu(EMU_INCH), Emu(5 * EMU_INCH), Emu(EMU_INCH), Emu(EMU_INCH)).text_frame.text = "More"
+
+    two = deck.slides.add_slide(blank)
+    body = two.shapes.add_textbox(Emu(EMU_INCH), Emu(2 * EMU_INCH), Emu(3 * EMU_INCH), Emu(2 * EMU_INCH)).text_frame
+    for index, (text, level) in enumerate(spec["items"]):
+        item = body.paragraphs[0] if index == 0 else body.add_paragraph()
+        item.text, item.level = text, level
+        if index == 0 and spec["bullet"] is not None:
+            item._p.get_or_add_pPr().append(item._p.makeelement(qn("a:buChar"), {"char": spec["bullet"]}))
+    image = tmp_path / "picture.png"
+    image.write_bytes(_png())
+    two.shapes.add_picture(str(image), *(Emu(v) for v in spec["picture"]))
+
+    three = deck.slides.add_slide(blank)
+    heading = three.shapes.add_textbox(Emu(EMU_INCH), Emu(spec["heading_top"]), Emu(6 * EMU_INCH), Emu(EMU_INCH))
+    heading.text_frame.text = spec["heading"]
+    table = three.shapes.add_table(2, 2, Emu(EMU_INCH), Emu(spec["table_top"]), Emu(4 * EMU_INCH), Emu(EMU_INCH)).table
+    for row in range(2):
+        for column in range(2):
+            table.cell(row, column).text = spec["cell"] if (row, column) == (0, 0) else f"{row}{column}"
+    table.cell(1, 1).text_frame.paragraphs[0].runs[0].font.bold = spec["cell_bold"]
+
+    if spec["extra_slide"]:
+        deck.slides.add_slide(blank).shapes.add_textbox(Emu(EMU_INCH), Emu(EMU_INCH), Emu(EMU_INCH), Emu(EMU_INCH))
+    path = tmp_path / name
+    deck.save(str(path))
+    return str(path)
+
+
+def test_compare_pptx_files(tmp_path: Path) -> None:
+    from pptx.enum.text import MSO_UNDERLINE, PP_ALIGN
+
+    deck = lambda name, **changes: _deck(tmp_path, name, **changes)  # noqa: E731
+    gold = deck("gold.pptx")
+    same = deck("same.pptx")
+    inch = EMU_INCH
+    picture = BASE["picture"]
+    corrupt = tmp_path / "corrupt.pptx"
+    corrupt.write_bytes(b"PK\x03\x04 not really a zip")
+    text_file = tmp_path / "notes.txt"
+    text_file.write_text("Quarterly review\n")
+    cases = [
+        Case("compare_pptx_files", same, gold, label="same deck"),
+        Case("compare_pptx_files", gold, gold, label="the file itself"),
+        Case("compare_pptx_files", None, gold, label="none"),
+        Case("compare_pptx_files", str(tmp_path / "missing.pptx"), gold, label="missing"),
+        Case("compare_pptx_files", str(corrupt), gold, label="corrupt"),
+        Case("compare_pptx_files", str(text_file), gold, label="not a deck"),
+    ]
+    changed = {
+        "text": {"title": ["Annual ", "review"]},
+        "one run": {"title": ["Quarterly review"]},
+        "size": {"size": 44},
+        "bold": {"bold": True},
+        "bold false": {"bold": False},
+        "italic": {"italic": True},
+        "italic false": {"italic": False},
+        "colour": {"color": "FF0000"},
+        "underline": {"underline": True},
+        "underline false": {"underline": False},
+        "underline double": {"underline": MSO_UNDERLINE.DOUBLE_LINE},
+        "strike": {"strike": "sngStrike"},
+        "strike off": {"strike": "noStrike"},
+        "centred": {"align": PP_ALIGN.CENTER},
+        "left aligned": {"align": PP_ALIGN.LEFT},
+        "bullet": {"bullet": "•"},
+        "indent": {"items": [("First point", 0), ("Detail", 2)]},
+        "item text": {"items": [("First point", 0), ("Details", 1)]},
+        "one item": {"items": [("First point", 0)]},
+        "note": {"note": "Say hello"},
+        "background": {"background": "FF0000"},
+        "extra slide": {"extra_slide": True},
+        "extra shape": {"extra_shape": True},
+        "moved 0.3%": {"left": int(inch * 1.003)},
+        "moved 1%": {"left": int(inch * 1.01)},
+        "wider": {"width": 7 * inch},
+        "picture wider": {"picture": (picture[0], picture[1], 3 * inch, picture[3])},
+        "picture taller": {"picture": (picture[0], picture[1], picture[2], 2 * inch)},
+        "picture moved": {"picture": (6 * inch, picture[1], picture[2], picture[3])},
+        "theme colour": {"theme_colour": True},
+        "theme background": {"theme_background": True},
+        "group centred": {"group_align": PP_ALIGN.CENTER},
+        "group left": {"group_align": PP_ALIGN.LEFT},
+        "cell text": {"cell": "b"},
+        "cell bold": {"cell_bold": True},
+        "heading lower": {"heading_top": 4 * inch},
+        "table lower": {"table_top": 5 * inch},
+    }
+    paths = {label: deck(f"{label.replace(' ', '_').replace('%', '')}.pptx", **change) for label, change in changed.items()}
+    cases += [Case("compare_pptx_files", path, gold, label=label) for label, path in paths.items()]
+    cases += [Case("compare_pptx_files", gold, path, label=f"expected {label}") for label, path in paths.items()
+              if label in ("note", "background", "extra slide", "bold false", "theme colour")]
+    cases.append(Case("compare_pptx_files", paths["theme background"], paths["theme background"],
+                      {"examine_background_color": False}, label="theme background, itself"))
+    off = [
+        ("text", {"examine_text": False}), ("one run", {"examine_text": False}), ("size", {"examine_font_size": False}),
+        ("bold", {"examine_font_bold": False}), ("italic", {"examine_font_italic": False}),
+        ("colour", {"examine_color_rgb": False}), ("underline", {"examine_font_underline": False}),
+        ("strike", {"examine_strike_through": False}), ("centred", {"examine_alignment": False}),
+        ("bullet", {"examine_bullets": False}), ("indent", {"examine_indent": False}),
+        ("indent", {"examine_indent": False, "examine_bullets": False}),
+        ("item text", {"examine_text": False}), ("item text", {"examine_text": False, "examine_bullets": False}),
+        ("note", {"examine_note": False}), ("background", {"examine_background_color": False}),
+        ("extra slide", {"examine_number_of_slides": False}), ("moved 1%", {"examine_shape": False}),
+        ("moved 1%", {"approximately_tolerance": 0.02}), ("wider", {"examine_shape": False}),
+        ("cell bold", {"examine_font_bold": False}), ("group centred", {"examine_alignment": False}),
+        ("one run", {"examine_run_count": False}),
+        ("text", {"examine_alignment": False, "examine_font_name": False, "examine_shape": False,
+                  "examine_font_size": False, "examine_run_count": False}),
+        ("picture wider", {"examine_shape": False, "examine_image_size": True}),
+        ("picture moved", {"examine_shape": False, "examine_image_size": True}),
+        ("moved 1%", {"examine_shape": False, "examine_image_size": True}),
+        ("moved 1%", {"examine_shape": False, "examine_image_size": True, "approximately_tolerance": 0.01}),
+        ("picture taller", {"examine_shape": False, "examine_modify_height": True,
+                            "_note": "examine_shape=False is needed for examine_modify_height"}),
+        ("picture wider", {"examine_shape": False, "examine_modify_height": True}),
+        ("wider", {"examine_shape": False, "examine_modify_height": True}),
+        ("wider", {"examine_shape": False, "examine_shape_for_shift_size": True}),
+        ("moved 0.3%", {"examine_shape": False, "examine_shape_for_shift_size": True}),
+    ]
+    cases += [Case("compare_pptx_files", paths[label], gold, options, label=f"{label} {options}") for label, options in off]
+    cases += [Case("compare_pptx_files", same, gold, {"_note": "a comment", "enable_debug": False}, label="comment key")]
+    assert_same_verdicts(cases)
+
+
+def test_compare_pptx_files_position_checks(tmp_path: Path) -> None:
+    """The reference's task-specific checks: the heading "Product Comparison" or slide 3's table
+    moved below where the original has it, slide 2's picture moved right or up."""
+    inch = EMU_INCH
+    picture = BASE["picture"]
+    original = _deck(tmp_path, "original.pptx")
+    decks = {
+        "unchanged": original,
+        "heading lower": _deck(tmp_path, "heading.pptx", heading_top=4 * inch),
+        "heading a bit lower": _deck(tmp_path, "heading_bit.pptx", heading_top=int(1.5 * inch)),
+        "heading lower, box moved": _deck(tmp_path, "heading_box.pptx", heading_top=4 * inch, left=2 * inch),
+        "other heading lower": _deck(tmp_path, "other.pptx", heading="Comparison", heading_top=4 * inch),
+        "table lower": _deck(tmp_path, "table.pptx", table_top=5 * inch),
+        "table a bit lower": _deck(tmp_path, "table_bit.pptx", table_top=3 * inch),
+        "picture right": _deck(tmp_path, "right.pptx", picture=(6 * inch, *picture[1:])),
+        "picture far right": _deck(tmp_path, "far.pptx", picture=(int(4.8 * inch), *picture[1:])),
+        "picture left": _deck(tmp_path, "left.pptx", picture=(4 * inch, *picture[1:])),
+        "picture up": _deck(tmp_path, "up.pptx", picture=(picture[0], 1 * inch, *picture[2:])),
+        "picture a bit up": _deck(tmp_path, "bit_up.pptx", picture=(picture[0], int(1.8 * inch), *picture[2:])),
+        "picture down": _deck(tmp_path, "down.pptx", picture=(picture[0], 3 * inch, *picture[2:])),
+    }
+    checks = [{"examine_shape": False, "examine_title_bottom_position": True},
+              {"examine_table_bottom_position": True, "examine_shape": False},
+              {"examine_shape": False, "examine_right_position": True},
+              {"examine_shape": False, "examine_top_position": True}]
+    cases = [Case("compare_pptx_files", path, original, options, label=f"{label} {options}")
+             for options in checks for label, path in decks.items()]
+    # Moved the right way, not far enough: right of the original but left of 4320000 EMU, up
+    # from the original but below 1980000 EMU.
+    left_original = _deck(tmp_path, "left_original.pptx", picture=(4 * inch, *picture[1:]))
+    up_original = _deck(tmp_path, "low_original.pptx", picture=(picture[0], 3 * inch, *picture[2:]))
+    cases += [
+        Case("compare_pptx_files", _deck(tmp_path, "bit_right.pptx", picture=(int(4.5 * inch), *picture[1:])),
+             left_original, checks[2], label="right, not far enough"),
+        Case("compare_pptx_files", decks["unchanged"], left_original, checks[2], label="right, far enough"),
+        Case("compare_pptx_files", _deck(tmp_path, "bit_up_low.pptx", picture=(picture[0], int(2.5 * inch), *picture[2:])),
+             up_original, checks[3], label="up, not far enough"),
+        Case("compare_pptx_files", decks["unchanged"], up_original, checks[3], label="up, far enough"),
+    ]
+    assert_same_verdicts(cases)
