@@ -248,3 +248,195 @@ def test_compare_pptx_files_position_checks(tmp_path: Path) -> None:
         Case("compare_pptx_files", decks["unchanged"], up_original, checks[3], label="up, far enough"),
     ]
     assert_same_verdicts(cases)
+
+
+# -- checks of one deck -----------------------------------------------------------------------
+def _plain_deck(tmp_path: Path, name: str, *, size: tuple[int, int] | None = None, slides: int = 1,
+                backgrounds: list[Any] | None = None, master: str | None = None,
+                transition: str | None = None) -> str:
+    """A deck of ``slides`` blank slides: ``size`` (width, height in EMU), each slide's background
+    (an RGB hex string, "theme", or None for none of its own), the master's background, and XML
+    appended to the first slide (a transition)."""
+    import pptx
+    from lxml import etree
+    from pptx.dml.color import RGBColor
+    from pptx.enum.dml import MSO_THEME_COLOR
+
+    deck = pptx.Presentation()
+    if size is not None:
+        deck.slide_width, deck.slide_height = size
+    if master is not None:
+        deck.slide_master.background.fill.solid()
+        deck.slide_master.background.fill.fore_color.rgb = RGBColor.from_string(master)
+    for index in range(slides):
+        slide = deck.slides.add_slide(deck.slide_layouts[6])
+        colour = (backgrounds or [None] * slides)[index]
+        if colour is not None:
+            slide.background.fill.solid()
+            if colour == "theme":
+                slide.background.fill.fore_color.theme_color = MSO_THEME_COLOR.ACCENT_1
+            else:
+                slide.background.fill.fore_color.rgb = RGBColor.from_string(colour)
+        if transition is not None and index == 0:
+            slide._element.append(etree.fromstring(transition))
+    path = tmp_path / name
+    deck.save(str(path))
+    return str(path)
+
+
+NS = ('xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" '
+      'xmlns:p14="http://schemas.microsoft.com/office/powerpoint/2010/main" '
+      'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"')
+
+
+def test_deck_checks(tmp_path: Path) -> None:
+    deck = lambda name, **kw: _plain_deck(tmp_path, name, **kw)  # noqa: E731
+    corrupt = tmp_path / "corrupt.pptx"
+    corrupt.write_bytes(b"PK\x03\x04 not really a zip")
+    missing = str(tmp_path / "missing.pptx")
+    landscape, portrait = deck("landscape.pptx"), deck("portrait.pptx", size=(6858000, 9144000))
+    square = deck("square.pptx", size=(6858000, 6858000))
+    dissolve = deck("dissolve.pptx", transition=f'<p:transition {NS} spd="slow"><p:dissolve/></p:transition>')
+    alternate = deck("alternate.pptx", transition=(
+        f'<mc:AlternateContent {NS}><mc:Choice Requires="p14"><p:transition spd="slow" p14:dur="2000">'
+        '<p14:prism/></p:transition></mc:Choice><mc:Fallback><p:transition spd="slow"><p:fade/></p:transition>'
+        '</mc:Fallback></mc:AlternateContent>'))
+    blue, white = deck("blue.pptx", slides=2, backgrounds=["0000FF", "0000FF"]), deck("white.pptx", backgrounds=["FFFFFF"])
+    mixed = deck("mixed.pptx", slides=3, backgrounds=["0000FF", "FFFFFF", "3030C0"])
+    themed = deck("themed.pptx", slides=2, backgrounds=["theme", "0000FF"])
+    bare, master_blue = deck("bare.pptx"), deck("master.pptx", slides=2, master="0000E0")
+    master_mixed = deck("master_mixed.pptx", slides=2, master="202080", backgrounds=[None, "FF0000"])
+    empty = deck("empty.pptx", slides=0)
+    to_blue = {"rgb": [0, 0, 255], "original_rgb": [255, 255, 255]}
+    transition = lambda kind, index=0: {"slide_idx": index, "transition_type": kind}  # noqa: E731
+    cases = [
+        Case("check_slide_orientation_Portrait", portrait, pass_expected=False, label="portrait"),
+        Case("check_slide_orientation_Portrait", landscape, pass_expected=False, label="landscape"),
+        Case("check_slide_orientation_Portrait", square, pass_expected=False, label="square"),
+        Case("check_slide_orientation_Portrait", None, pass_expected=False, label="none"),
+        Case("check_slide_orientation_Portrait", missing, pass_expected=False, label="missing"),
+        Case("check_slide_orientation_Portrait", str(corrupt), pass_expected=False, label="corrupt"),
+        Case("check_transition", dissolve, transition("dissolve"), label="dissolve"),
+        Case("check_transition", dissolve, transition("fade"), label="not fade"),
+        Case("check_transition", dissolve, transition("dissolve", 1), label="no second slide"),
+        Case("check_transition", landscape, transition("dissolve"), label="no transition"),
+        Case("check_transition", alternate, transition("fade"), label="fade only in the fallback"),
+        Case("check_transition", alternate, transition("prism"), label="p14 prism is not p:prism"),
+        Case("check_transition", None, transition("dissolve"), label="none"),
+        Case("check_transition", missing, transition("dissolve"), label="missing"),
+        Case("check_transition", str(corrupt), transition("dissolve"), label="corrupt"),
+    ]
+    for label, path in (("blue", blue), ("white", white), ("mixed", mixed), ("themed", themed), ("bare", bare),
+                        ("master blue", master_blue), ("master mixed", master_mixed), ("no slides", empty),
+                        ("none", None), ("missing", missing), ("corrupt", str(corrupt))):
+        cases.append(Case("evaluate_presentation_fill_to_rgb_distance", path, to_blue, label=label))
+    cases += [
+        Case("evaluate_presentation_fill_to_rgb_distance", white, {"rgb": [0, 0, 255]}, label="white, no original"),
+        Case("evaluate_presentation_fill_to_rgb_distance", mixed, {"rgb": [255, 0, 0]}, label="mixed to red"),
+        Case("evaluate_presentation_fill_to_rgb_distance", blue, {"rgb": [0, 0]}, label="a rule colour of two numbers"),
+    ]
+    assert_same_verdicts(cases)
+
+
+def _master_zip(tmp_path: Path, name: str, values: list[str] | None) -> str:
+    """An archive whose only member is a slide master with solid fills of ``values`` (RGB hex)."""
+    import zipfile
+
+    fills = "".join(f'<a:solidFill><a:srgbClr val="{v}"><a:lumMod val="75000"/></a:srgbClr></a:solidFill>'
+                    for v in values or [])
+    xml = ('<p:sldMaster xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+           'xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main">'
+           f'<p:cSld><p:spTree>{fills}<a:schemeClr val="tx1"/></p:spTree></p:cSld></p:sldMaster>')
+    path = tmp_path / name
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        if values is not None:
+            archive.writestr("ppt/slideMasters/slideMaster1.xml", xml)
+    return str(path)
+
+
+def test_check_page_number_colors(tmp_path: Path) -> None:
+    master = lambda name, values: _master_zip(tmp_path, name, values)  # noqa: E731
+    red = master("red.pptx", ["000000", "FF0000", "FFFFFF"])
+    blue = master("blue.pptx", ["0000FF", "FFFFFF"])
+    green = master("green.pptx", ["00FF00", "000000"])
+    dark_red = master("dark_red.pptx", ["C9211E", "000000"])
+    black = master("black.pptx", ["000000", "000000"])
+    short = master("short.pptx", ["FFF", "000000"])
+    one = master("one.pptx", ["FF0000"])
+    none_of_it = master("no_master.pptx", None)
+    colour = lambda name: {"color": name}  # noqa: E731
+    cases = [Case("check_page_number_colors", path, colour(name), label=f"{label} as {name}")
+             for label, path in (("red", red), ("blue", blue), ("green", green), ("dark red", dark_red),
+                                 ("black", black), ("short", short), ("one colour", one), ("no master", none_of_it))
+             for name in ("red", "blue", "green", "black", "white")]
+    cases += [Case("check_page_number_colors", None, colour("red"), label="none"),
+              Case("check_page_number_colors", str(tmp_path / "missing.pptx"), colour("red"), label="missing")]
+    assert_same_verdicts(cases)
+
+
+# -- Impress's settings and window ------------------------------------------------------------
+def _xcu(tmp_path: Path, name: str, items: str) -> str:
+    path = tmp_path / name
+    path.write_text('<?xml version="1.0" encoding="UTF-8"?>\n<oor:items xmlns:oor="http://openoffice.org/2001/registry" '
+                    f'xmlns:xs="http://www.w3.org/2001/XMLSchema">\n{items}\n</oor:items>\n')
+    return str(path)
+
+
+def _item(path: str, name: str, value: str | None) -> str:
+    inner = "" if value is None else f"<value>{value}</value>"
+    return f'<item oor:path="{path}"><prop oor:name="{name}" oor:op="fuse">{inner}</prop></item>'
+
+
+def test_impress_settings(tmp_path: Path) -> None:
+    start, save = "/org.openoffice.Office.Impress/Misc/Start", "/org.openoffice.Office.Common/Save/Document"
+    xcu = lambda name, *items: _xcu(tmp_path, name, "\n".join(items))  # noqa: E731
+    other = _item("/org.openoffice.Office.Common/Misc", "FirstRun", "false")
+    broken = tmp_path / "broken.xcu"
+    broken.write_text("<oor:items><item>")
+    missing = str(tmp_path / "missing.xcu")
+    console = {
+        "off": xcu("off.xcu", other, _item(start, "EnablePresenterScreen", "false")),
+        "off, capitalised": xcu("off_cap.xcu", _item(start, "EnablePresenterScreen", "False")),
+        "on": xcu("on.xcu", _item(start, "EnablePresenterScreen", "true")),
+        "off then on": xcu("off_on.xcu", _item(start, "EnablePresenterScreen", "false"),
+                           _item(start, "EnablePresenterScreen", "true")),
+        "on then off": xcu("on_off.xcu", _item(start, "EnablePresenterScreen", "true"),
+                           _item(start, "EnablePresenterScreen", "false")),
+        "empty value": xcu("empty.xcu", _item(start, "EnablePresenterScreen", "")),
+        "no value": xcu("no_value.xcu", _item(start, "EnablePresenterScreen", None)),
+        "other setting": xcu("other.xcu", other, _item(start, "EnablePresenterConsole", "false")),
+        "broken": str(broken), "missing": missing, "none": None,
+    }
+    cases = [Case("check_presenter_console_disable", path, pass_expected=False, label=label) for label, path in console.items()]
+    autosave = {
+        "3": xcu("a3.xcu", other, _item(save, "AutoSaveTimeIntervall", "3")),
+        "5": xcu("a5.xcu", _item(save, "AutoSaveTimeIntervall", "5")),
+        "5 then 3": xcu("a53.xcu", _item(save, "AutoSaveTimeIntervall", "5"), _item(save, "AutoSaveTimeIntervall", "3")),
+        "3 then 5": xcu("a35.xcu", _item(save, "AutoSaveTimeIntervall", "3"), _item(save, "AutoSaveTimeIntervall", "5")),
+        "3, then other": xcu("a3o.xcu", _item(save, "AutoSaveTimeIntervall", "3"), _item(save, "AutoSave", "true")),
+        "padded": xcu("pad.xcu", _item(save, "AutoSaveTimeIntervall", " 3 ")),
+        "3.0": xcu("a30.xcu", _item(save, "AutoSaveTimeIntervall", "3.0")),
+        "empty value": xcu("aempty.xcu", _item(save, "AutoSaveTimeIntervall", "")),
+        "no value": xcu("anone.xcu", _item(save, "AutoSaveTimeIntervall", None)),
+        "elsewhere": xcu("aelse.xcu", _item("/org.openoffice.Office.Recovery/AutoSave", "TimeIntervall", "3")),
+        "broken": str(broken), "missing": missing, "none": None,
+    }
+    cases += [Case("check_auto_saving_time", path, {"minutes": 3}, label=label) for label, path in autosave.items()]
+    assert_same_verdicts(cases)
+
+
+def test_check_left_panel() -> None:
+    frame = '<document-frame name="{}" st:enabled="true"/>'
+    tree = ('<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state" name="main">'
+            '<application name="soffice"><frame name="Untitled 1 - LibreOffice Impress">{}</frame></application>'
+            '</desktop-frame>')
+    cases = [
+        Case("check_left_panel", tree.format(frame.format("Slides View")), pass_expected=False, label="open"),
+        Case("check_left_panel", tree.format(frame.format("Slide Sorter")), pass_expected=False, label="other view"),
+        Case("check_left_panel", tree.format('<panel name="Slides View"/>'), pass_expected=False, label="not a document frame"),
+        Case("check_left_panel", tree.format(""), pass_expected=False, label="closed"),
+        Case("check_left_panel", "<desktop-frame", pass_expected=False, label="broken"),
+        Case("check_left_panel", "", pass_expected=False, label="empty"),
+    ]
+    assert_same_verdicts(cases)
