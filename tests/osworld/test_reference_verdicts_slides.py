@@ -440,3 +440,148 @@ def test_check_left_panel() -> None:
         Case("check_left_panel", "", pass_expected=False, label="empty"),
     ]
     assert_same_verdicts(cases)
+
+
+# -- the getters audio_in_slide and background_image_in_slide ---------------------------------
+# Runs in .venv-osworld: each case's getter over a fake desktop (a map of its paths to files
+# here); prints what the returned file holds (hex), None, or the error.
+_GETTER_CHILD = r"""
+import json, sys, logging
+logging.disable(logging.CRITICAL)
+from desktop_env.evaluators import getters
+
+class Controller:
+    def __init__(self, files): self.files = files
+    def get_file(self, path):
+        host = self.files.get(path)
+        if host is None: return None
+        with open(host, "rb") as handle: return handle.read()
+
+class Env:
+    def __init__(self, files, cache): self.controller, self.cache_dir = Controller(files), cache
+
+out = []
+for case in json.load(sys.stdin):
+    try:
+        path = getattr(getters, "get_" + case["getter"])(Env(case["files"], case["cache"]), case["config"])
+        out.append({"data": None if path is None else open(path, "rb").read().hex()})
+    except Exception as error:
+        out.append({"error": f"{type(error).__name__}: {error}"[:300]})
+print(json.dumps(out))
+"""
+
+
+class _FakeDesktop:
+    """A desktop whose files are host files: ``files`` maps a desktop path to one."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = files
+
+    def call(self, function: Any, *args: Any, timeout: float = 0.0) -> Any:
+        from vdesk.osworld import inside
+
+        assert function is inside.file_bytes, function
+        host = self.files.get(args[0])
+        return None if host is None else Path(host).read_bytes()
+
+
+def _with_members(tmp_path: Path, name: str, source: str, changes: dict[str, Any]) -> str:
+    """A copy of the archive ``source`` with ``changes``: member → new bytes, or a function of
+    the old text giving the new text."""
+    import zipfile
+
+    path = tmp_path / name
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(path, "w") as new:
+        for member in old.namelist():
+            data = old.read(member)
+            change = changes.get(member)
+            if callable(change):
+                data = change(data.decode()).encode()
+            elif change is not None:
+                data = change
+            new.writestr(member, data)
+        for member, data in changes.items():
+            if member not in old.namelist() and not callable(data):
+                new.writestr(member, data)
+    return str(path)
+
+
+def _relate(*relations: tuple[str, str, str]) -> Any:
+    """A change adding relationships (id, type's last word, target) to a rels file."""
+    base = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
+    external = ' TargetMode="External"'
+    added = "".join(f'<Relationship Id="{i}" Type="{base}{kind}" Target="{target}"'
+                    f'{external if target.startswith("file:") else ""}/>'
+                    for i, kind, target in relations)
+    return lambda text: text.replace("</Relationships>", added + "</Relationships>")
+
+
+def _background(image_id: str | None) -> Any:
+    """A change giving a slide a picture background (``image_id``'s), or a solid one (None)."""
+    fill = (f'<a:blipFill><a:blip r:embed="{image_id}"/><a:stretch><a:fillRect/></a:stretch></a:blipFill>'
+            if image_id else '<a:solidFill><a:srgbClr val="FF0000"/></a:solidFill>')
+    return lambda text: text.replace("<p:cSld>", f"<p:cSld><p:bg><p:bgPr>{fill}<a:effectLst/></p:bgPr></p:bg>", 1)
+
+
+def test_slide_getters(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    from tests.osworld.reference import REPO, reference_python
+    from vdesk.osworld.getters import getter
+    from vdesk.osworld.steps import Context
+
+    plain = _plain_deck(tmp_path, "plain.pptx", slides=2)
+    rels, slide = "ppt/slides/_rels/slide1.xml.rels", "ppt/slides/slide1.xml"
+    sound, song, picture = b"ID3 embedded sound", tmp_path / "song.mp3", _png()
+    song.write_bytes(b"ID3 linked sound")
+    wallpaper = tmp_path / "wall.png"
+    wallpaper.write_bytes(picture + b"linked")
+    decks = {
+        "embedded audio": _with_members(tmp_path, "a1.pptx", plain, {
+            rels: _relate(("rIdA", "audio", "../media/sound1.mp3")), "ppt/media/sound1.mp3": sound}),
+        "linked audio": _with_members(tmp_path, "a2.pptx", plain, {
+            rels: _relate(("rIdA", "audio", "file:///home/user/song.mp3"))}),
+        "audio member missing": _with_members(tmp_path, "a3.pptx", plain, {
+            rels: _relate(("rIdA", "audio", "../media/gone.mp3"))}),
+        "embedded background": _with_members(tmp_path, "b1.pptx", plain, {
+            slide: _background("rIdB"), rels: _relate(("rIdB", "image", "../media/bg.png")), "ppt/media/bg.png": picture}),
+        "linked background": _with_members(tmp_path, "b2.pptx", plain, {
+            slide: _background("rIdB"), rels: _relate(("rIdB", "image", "file:///home/user/wall.png"))}),
+        "solid background": _with_members(tmp_path, "b3.pptx", plain, {slide: _background(None)}),
+        "background of another id": _with_members(tmp_path, "b4.pptx", plain, {
+            slide: _background("rIdX"), rels: _relate(("rIdB", "image", "../media/bg.png")), "ppt/media/bg.png": picture}),
+        "plain": plain,
+    }
+    cases = []
+    for label, path in decks.items():
+        for kind in ("audio_in_slide", "background_image_in_slide"):
+            for index in (0, 1, 5):
+                cases.append((f"{label}, {kind}, slide {index}", kind, path, index))
+    cases.append(("no deck", "audio_in_slide", None, 0))
+    cases.append(("no deck", "background_image_in_slide", None, 0))
+
+    def files(path: str | None) -> dict[str, str]:
+        return {**({"/home/user/Desktop/deck.pptx": path} if path else {}),
+                "/home/user/song.mp3": str(song), "/home/user/wall.png": str(wallpaper)}
+
+    def config(index: int) -> dict[str, Any]:
+        return {"ppt_file_path": "/home/user/Desktop/deck.pptx", "slide_index": index, "dest": "fetched.bin"}
+
+    payload = []
+    ours = []
+    for number, (_, kind, path, index) in enumerate(cases):
+        cache = tmp_path / f"reference-cache-{number}"
+        cache.mkdir()
+        payload.append({"getter": kind, "config": config(index), "files": files(path), "cache": str(cache)})
+        context = Context(_FakeDesktop(files(path)), None, None, tmp_path / f"cache-{number}", home="/home/user")  # type: ignore[arg-type]
+        got = getter(kind)(context, config(index))
+        ours.append(None if got is None else Path(got).read_bytes().hex())
+    done = subprocess.run([str(reference_python()), "-c", _GETTER_CHILD], input=json.dumps(payload),
+                          capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    theirs = [answer.get("data") for answer in json.loads(done.stdout.strip().splitlines()[-1])]
+    differ = [f"{case[0]}: vdesk {a and bytes.fromhex(a)[:20]!r}, reference {b and bytes.fromhex(b)[:20]!r}"
+              for case, a, b in zip(cases, ours, theirs) if a != b]
+    assert not differ, "getters differ from OSWorld's own code:\n" + "\n".join(differ)
+    assert sum(a is not None for a in ours) == 4   # the embedded and linked sound and picture, slide 0
