@@ -338,6 +338,47 @@ def test_deck_checks(tmp_path: Path) -> None:
     assert_same_verdicts(cases)
 
 
+def _picture_deck(tmp_path: Path, name: str, boxes: list[tuple[float, float, float, float]], colour: tuple[int, int, int] = (200, 30, 30)) -> str:
+    """A one-slide deck (10 by 7.5 inches) with one picture per box (inches: left, top, width,
+    height), all of one image (``colour``)."""
+    import pptx
+    from PIL import Image
+    from pptx.util import Inches
+
+    image = tmp_path / f"{name}.png"
+    Image.new("RGB", (8, 6), colour).save(image, "PNG")
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[6])
+    for left, top, width, height in boxes:
+        slide.shapes.add_picture(str(image), Inches(left), Inches(top), Inches(width), Inches(height))
+    path = tmp_path / name
+    deck.save(str(path))
+    return str(path)
+
+
+def test_check_image_stretch_and_center(tmp_path: Path) -> None:
+    deck = lambda name, *boxes, **kw: _picture_deck(tmp_path, name, list(boxes), **kw)  # noqa: E731
+    original = deck("original.pptx", (3, 2, 4, 3))
+    stretched = {
+        "stretched": deck("full.pptx", (0, 0, 10, 7.5)),
+        "nearly": deck("nearly.pptx", (0.2, 0.1, 9.7, 7.3)),
+        "off centre": deck("off.pptx", (0.6, 0, 10, 7.5)),
+        "too narrow": deck("narrow.pptx", (0.3, 0, 9.4, 7.5)),
+        "unchanged": deck("same.pptx", (3, 2, 4, 3)),
+        "other image": deck("other.pptx", (0, 0, 10, 7.5), colour=(0, 0, 255)),
+        "last one counts": deck("two.pptx", (0, 0, 10, 7.5), (3, 2, 4, 3)),
+        "first one stretched": deck("two_b.pptx", (3, 2, 4, 3), (0, 0, 10, 7.5)),
+        "no picture": _plain_deck(tmp_path, "none.pptx"),
+        "no slides": _plain_deck(tmp_path, "empty.pptx", slides=0),
+    }
+    cases = [Case("check_image_stretch_and_center", path, original, label=label) for label, path in stretched.items()]
+    cases += [Case("check_image_stretch_and_center", None, original, label="none"),
+              Case("check_image_stretch_and_center", str(tmp_path / "missing.pptx"), original, label="missing"),
+              Case("check_image_stretch_and_center", stretched["stretched"], stretched["no picture"],
+                   label="no picture in the original")]
+    assert_same_verdicts(cases)
+
+
 def _master_zip(tmp_path: Path, name: str, values: list[str] | None) -> str:
     """An archive whose only member is a slide master with solid fills of ``values`` (RGB hex)."""
     import zipfile

@@ -1,7 +1,7 @@
 """OSWorld's presentation metrics (LibreOffice Impress tasks): ``compare_pptx_files``; checks of
-one deck (``check_slide_orientation_Portrait``, ``check_transition``, ``check_page_number_colors``,
-``evaluate_presentation_fill_to_rgb_distance``); Impress's settings in LibreOffice's
-``registrymodifications.xcu`` (``check_presenter_console_disable``, ``check_auto_saving_time``);
+one deck (``check_slide_orientation_Portrait``, ``check_image_stretch_and_center``,
+``check_transition``, ``check_page_number_colors``, ``evaluate_presentation_fill_to_rgb_distance``);
+Impress's settings in LibreOffice's ``registrymodifications.xcu`` (``check_presenter_console_disable``, ``check_auto_saving_time``);
 and its window (``check_left_panel``, over the accessibility tree).
 
 Decks are read with python-pptx, as the reference reads them, after the archive check
@@ -415,6 +415,38 @@ def _member_xml(path: Any, member: str) -> Any | None:
             return ElementTree.fromstring(archive.read(member))
     except (DocumentError, zipfile.BadZipFile, ElementTree.ParseError, ValueError):
         return None
+
+
+HALF_INCH = 457200  # EMU
+
+
+@metric("check_image_stretch_and_center")
+def check_image_stretch_and_center(result: Any, expected: Any) -> float:
+    """The original deck's first picture on slide 1 (the same image bytes; the last such picture
+    in the result) now fills the slide: its size within half an inch of the original's slide
+    size, and centred within half an inch."""
+    got = _result_deck(result)
+    if got is None:
+        return 0.0
+    original = open_deck(expected)
+    try:
+        pictures_want = [s for s in original.slides[0].shapes if s.shape_type == PICTURE]
+        pictures_got = [s for s in got.slides[0].shapes if s.shape_type == PICTURE]
+        if not pictures_want:
+            return 0.0
+        blob = pictures_want[0].image.blob
+        picture = None
+        for candidate in pictures_got:
+            if candidate.image.blob == blob:
+                picture = candidate
+        if picture is None:
+            return 0.0
+        width, height = original.slide_width, original.slide_height
+        return float(abs(picture.width - width) <= HALF_INCH and abs(picture.height - height) <= HALF_INCH
+                     and abs(picture.left - (width - picture.width) / 2) <= HALF_INCH
+                     and abs(picture.top - (height - picture.height) / 2) <= HALF_INCH)
+    except Exception:  # noqa: BLE001 - no slide, a linked picture: the reference raises, its runner scores 0
+        return 0.0
 
 
 XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
