@@ -208,6 +208,44 @@ def test_compare_pptx_files(tmp_path: Path) -> None:
     assert_same_verdicts(cases)
 
 
+def _placeholder_deck(tmp_path: Path, name: str, title: str = "Agenda", level: int = 1, left: int | None = None) -> str:
+    """A deck on the default template's "Title and Content" layout: the placeholders inherit
+    their positions (unless ``left`` moves the title) and bullets from the layout."""
+    import pptx
+    from pptx.util import Emu
+
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = title
+    body = slide.placeholders[1].text_frame
+    body.text = "Point"
+    body.add_paragraph().text, body.paragraphs[1].level = "Detail", level
+    if left is not None:
+        slide.shapes.title.left = Emu(left)
+    path = tmp_path / name
+    deck.save(str(path))
+    return str(path)
+
+
+def test_compare_pptx_files_on_placeholders(tmp_path: Path) -> None:
+    from tests.osworld.reference import REPO
+
+    gold = _placeholder_deck(tmp_path, "gold.pptx")
+    fixture = str(REPO / "examples" / "apps" / "files" / "deck.pptx")
+    decks = {
+        "same": _placeholder_deck(tmp_path, "same.pptx"),
+        "title": _placeholder_deck(tmp_path, "title.pptx", title="Agenda!"),
+        "level": _placeholder_deck(tmp_path, "level.pptx", level=2),
+        "moved": _placeholder_deck(tmp_path, "moved.pptx", left=2 * EMU_INCH),
+        "another deck": fixture,
+    }
+    cases = [Case("compare_pptx_files", path, gold, label=label) for label, path in decks.items()]
+    cases += [Case("compare_pptx_files", decks["moved"], gold, {"examine_shape": False}, label="moved, shape off"),
+              Case("compare_pptx_files", decks["level"], gold, {"examine_indent": False}, label="level, indent off"),
+              Case("compare_pptx_files", fixture, fixture, label="fixture itself")]
+    assert_same_verdicts(cases)
+
+
 def test_compare_pptx_files_position_checks(tmp_path: Path) -> None:
     """The reference's task-specific checks: the heading "Product Comparison" or slide 3's table
     moved below where the original has it, slide 2's picture moved right or up."""
