@@ -373,19 +373,28 @@ class _Comparison:
 
 class _SlideBullets:
     """Whether two slides' paragraphs agree on text, bullet character and level, as the reference
-    asks at every run it compares. Read anew each time: reading a paragraph's alignment or level
-    gives it a ``pPr`` (python-pptx adds one), which turns its level from "No Level" into "0", so
-    the answer depends on how far the comparison has gone, as in the reference. A slide whose
-    list cannot be read is not compared."""
+    asks at every run it compares. The answer can change as the comparison goes: reading a
+    paragraph's alignment or level gives it a ``pPr`` (python-pptx adds one), which turns its
+    level from "No Level" into "0". Nothing else the comparison reads changes the lists, and
+    ``pPr`` are only added, so an answer holds while both slides' counts of them stay the same.
+    A slide whose list cannot be read is not compared, as in the reference."""
 
     def __init__(self, got: Any, want: Any) -> None:
         self.got, self.want = got, want
+        self.answers: dict[tuple[int, int], bool] = {}
 
     def agree(self) -> bool:
-        try:
-            return _bullets(self.got) == _bullets(self.want)
-        except Exception:  # noqa: BLE001 - the reference skips the check when it cannot read them
-            return True
+        key = (_count(self.got.element, f"{A}pPr"), _count(self.want.element, f"{A}pPr"))
+        if key not in self.answers:
+            try:
+                self.answers[key] = _bullets(self.got) == _bullets(self.want)
+            except Exception:  # noqa: BLE001 - the reference skips the check when it cannot read them
+                self.answers[key] = True
+        return self.answers[key]
+
+
+def _count(element: Any, tag: str) -> int:
+    return sum(1 for _ in element.iter(tag))
 
 
 # -- one deck --------------------------------------------------------------------------------
