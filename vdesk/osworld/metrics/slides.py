@@ -101,7 +101,7 @@ class Examine:
 
 
 # Besides the examine_* options: the relative tolerance of positions and sizes, and the
-# reference's logging switch, which decides whether both shapes' types are read (see _shapes_agree).
+# reference's logging switch, which decides whether both shapes' types are read (see _Comparison.shapes).
 PPTX_OPTIONS = tuple(f"examine_{f.name}" for f in fields(Examine)) + ("approximately_tolerance", "enable_debug")
 TOLERANCE = 0.005
 
