@@ -50,9 +50,11 @@ def test_an_unknown_metric_option_or_rule_is_refused_by_name():
         lookup("compare_csv").check_options({"bogus": 1})
     with pytest.raises(UnsupportedMetric, match="rule type 'pivot_table'"):
         lookup("compare_table").check_options({"rules": [{"type": "pivot_table"}]})
-    with pytest.raises(UnsupportedMetric, match="examine_top_position"):
-        lookup("compare_pptx_files").check_options({"examine_top_position": True})
-    lookup("compare_pptx_files").check_options({"examine_top_position": False, "examine_shape": False})
+    with pytest.raises(UnsupportedMetric, match="examine_colour"):
+        lookup("compare_pptx_files").check_options({"examine_colour": True})
+    lookup("compare_pptx_files").check_options({"examine_top_position": True, "examine_shape": False, "_note": "why"})
+    with pytest.raises(UnsupportedMetric, match="'_note'"):  # comments are accepted only where the reference ignores them
+        lookup("compare_csv").check_options({"_note": "why"})
 
 
 # -- general ---------------------------------------------------------------------------------

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 from vdesk.errors import UnsupportedMetric
 from vdesk.osworld.metrics import (apps, archives, browser, documents, files, general, images, mail, records, settings,
-                                   system, tables, writer)
+                                   slides, system, tables, writer)
 from vdesk.osworld.metrics.registry import Metric, registered
 
 __all__ = ["Metric", "UnsupportedMetric", "lookup", "names"]
 
 _FAMILIES = (general, tables, documents, browser, settings, files, records, system, apps, mail, archives, images,
-             writer)  # imported for their registrations
+             slides, writer)  # imported for their registrations
 
 
 def lookup(name: str) -> Metric:

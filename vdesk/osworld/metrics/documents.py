@@ -1,9 +1,9 @@
 """OSWorld's document metrics: ``compare_docx_files``, ``compare_docx_tables``, ``compare_line_spacing``,
-``compare_pptx_files``, ``compare_pdfs``, ``check_pdf_pages``.
+``compare_pdfs``, ``check_pdf_pages`` (presentations are :mod:`vdesk.osworld.metrics.slides`).
 
 Text documents are read here (python-docx, odfpy: :func:`open_docx` and :func:`open_odt`, which
-the Writer family shares), presentations with python-pptx, each after the size and zip-bomb
-checks; PDFs by :mod:`vdesk.documents` (pypdf, bounded). A result file that cannot be read scores 0.
+the Writer family shares), each after the size and zip-bomb checks; PDFs by
+:mod:`vdesk.documents` (pypdf, bounded). A result file that cannot be read scores 0.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from __future__ import annotations
 import io
 import operator
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from rapidfuzz import fuzz
@@ -135,135 +134,6 @@ def same_docx_text(result: Any, expected: Any) -> bool:
     """:func:`compare_docx_files` with its defaults passes: the reference's first gate in the
     metrics that then look at formatting."""
     return compare_docx_files(result, expected) == 1.0
-
-
-# -- presentations ---------------------------------------------------------------------------
-EXAMINED = ("number_of_slides", "shape", "text", "indent", "font_name", "font_size", "font_bold",
-            "font_italic", "color_rgb", "font_underline", "strike_through", "alignment", "image_size", "note")
-# The reference's task-specific position checks, off by default: accepted only when off.
-NOT_EXAMINED = ("title_bottom_position", "table_bottom_position", "right_position", "top_position",
-                "shape_for_shift_size", "modify_height", "bullets", "background_color")
-PPTX_OPTIONS = tuple(f"examine_{name}" for name in EXAMINED + NOT_EXAMINED)
-
-
-def _check_pptx_options(options: Mapping[str, Any]) -> None:
-    for name in NOT_EXAMINED:
-        if options.get(f"examine_{name}"):
-            raise UnsupportedMetric(f"compare_pptx_files: option 'examine_{name}' is not supported")
-
-
-@dataclass(frozen=True)
-class Run:
-    text: str
-    font_name: str | None
-    font_size: int | None
-    font_bold: bool | None
-    font_italic: bool | None
-    color_rgb: str | None
-    font_underline: Any
-    strike_through: bool
-
-
-@dataclass(frozen=True)
-class Para:
-    text: str
-    indent: int
-    alignment: Any
-    runs: tuple[Run, ...]
-
-
-@dataclass(frozen=True)
-class Shape:
-    box: tuple[int | None, ...]       # left, top, width, height in EMU
-    picture: bool
-    paragraphs: tuple[Para, ...]
-    table: tuple[tuple[str, ...], ...]
-
-
-@dataclass(frozen=True)
-class SlideContent:
-    shapes: tuple[Shape, ...]
-    note: str
-
-
-def read_slides(path: str) -> list[SlideContent]:
-    import pptx
-
-    data = read_archive(path)
-    try:
-        presentation = pptx.Presentation(io.BytesIO(data))
-        return [SlideContent(tuple(_shape(s) for s in slide.shapes),
-                             slide.notes_slide.notes_text_frame.text if slide.has_notes_slide
-                             and slide.notes_slide.notes_text_frame is not None else "")
-                for slide in presentation.slides]
-    except Exception as error:  # python-pptx raises many kinds for a damaged file
-        raise DocumentError(f"{path}: not a readable pptx presentation: {type(error).__name__}: {str(error)[:160]}") from None
-
-
-def _shape(shape: Any) -> Shape:
-    paragraphs: tuple[Para, ...] = ()
-    if shape.has_text_frame:
-        paragraphs = tuple(Para(p.text, p.level, p.alignment, tuple(_run(r) for r in p.runs))
-                           for p in shape.text_frame.paragraphs)
-    table: tuple[tuple[str, ...], ...] = ()
-    if getattr(shape, "has_table", False) and shape.has_table:
-        table = tuple(tuple(cell.text for cell in row.cells) for row in shape.table.rows)
-    return Shape((shape.left, shape.top, shape.width, shape.height), shape.shape_type == 13, paragraphs, table)
-
-
-def _run(run: Any) -> Run:
-    font = run.font
-    try:
-        color = str(font.color.rgb) if font.color and font.color.type is not None and font.color.rgb else None
-    except AttributeError:  # a theme colour has no rgb
-        color = None
-    properties = run._r.rPr
-    strike = properties.get("strike") if properties is not None else None
-    return Run(run.text, font.name, font.size, font.bold, font.italic, color, font.underline,
-               strike not in (None, "noStrike"))
-
-
-@metric("compare_pptx_files", options=PPTX_OPTIONS, check=_check_pptx_options)
-def compare_pptx_files(result: Any, expected: Any, **options: bool) -> float:
-    """Two presentations agree slide by slide and shape by shape on what is examined (every
-    ``examine_*`` option is on by default, as in the reference)."""
-    if (pair := read_both(read_slides, result, expected)) is None:
-        return 0.0
-    got, want = pair
-    on = {name: bool(options.get(f"examine_{name}", True)) for name in EXAMINED}
-    if on["number_of_slides"] and len(got) != len(want):
-        return 0.0
-    for slide_got, slide_want in zip(got, want):
-        if on["note"] and slide_got.note.strip() != slide_want.note.strip():
-            return 0.0
-        if len(slide_got.shapes) != len(slide_want.shapes):
-            return 0.0
-        if not all(_shapes_agree(a, b, on) for a, b in zip(slide_got.shapes, slide_want.shapes)):
-            return 0.0
-    return 1.0
-
-
-def _shapes_agree(got: Shape, want: Shape, on: Mapping[str, bool]) -> bool:
-    if (on["shape"] or (on["image_size"] and got.picture)) and got.box != want.box:
-        return False
-    if on["text"] and got.table != want.table:
-        return False
-    if len(got.paragraphs) != len(want.paragraphs):
-        return False
-    for para_got, para_want in zip(got.paragraphs, want.paragraphs):
-        if on["text"] and para_got.text != para_want.text:
-            return False
-        if (on["indent"] and para_got.indent != para_want.indent) or \
-                (on["alignment"] and para_got.alignment != para_want.alignment):
-            return False
-        if on["text"] and len(para_got.runs) != len(para_want.runs):
-            return False
-        for run_got, run_want in zip(para_got.runs, para_want.runs):
-            for name in ("font_name", "font_size", "font_bold", "font_italic", "color_rgb",
-                         "font_underline", "strike_through"):
-                if on[name] and getattr(run_got, name) != getattr(run_want, name):
-                    return False
-    return True
 
 
 # -- PDF -------------------------------------------------------------------------------------

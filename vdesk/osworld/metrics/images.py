@@ -27,12 +27,11 @@ import numpy as np
 from PIL import Image, ImageChops, ImageStat
 
 from vdesk.errors import DocumentError
-from vdesk.osworld.metrics.inputs import read_archive, read_bytes
+from vdesk.osworld.metrics.inputs import read_bytes
 from vdesk.osworld.metrics.registry import metric
 
 PIXEL_LIMIT = 50_000_000  # pixels one image may have (a 50-megapixel photo), checked before decoding
 SSIM_WINDOW = 7           # scikit-image's default window, and the smallest side the reference compares
-EMU_PER_INCH = 914400     # PowerPoint's unit of length
 # The raster formats Pillow decodes itself. Not EPS or PDF: Pillow hands those to Ghostscript, a
 # program the desktop's file must not get to run on the host.
 FORMATS = ("PNG", "JPEG", "GIF", "BMP", "DIB", "TIFF", "WEBP", "PPM", "TGA", "ICO", "PCX", "PSD")
@@ -398,43 +397,3 @@ def check_image_file_size(result: Any, expected: Any) -> float:
     return float(os.path.getsize(result) < _rule(expected)["max_size"])
 
 
-@metric("check_image_stretch_and_center")
-@_zero_on_failure
-def check_image_stretch_and_center(result: Any, expected: Any) -> float:
-    """On the first slide, the original's first picture is found in the result (the same image
-    bytes; the last such picture if several) stretched to the original's slide size and centred
-    on it, each within half an inch. A presentation that cannot be read scores 0."""
-    original, modified = _first_slide(expected), _first_slide(result)
-    try:
-        pictures = [shape for shape in original.slides[0].shapes if shape.shape_type == 13]
-        if not pictures:
-            return 0.0
-        blob = pictures[0].image.blob
-        matches = [shape for shape in modified.slides[0].shapes
-                   if shape.shape_type == 13 and shape.image.blob == blob]
-        if not matches:
-            return 0.0
-        picture, width, height, slack = matches[-1], original.slide_width, original.slide_height, EMU_PER_INCH / 2
-        return float(abs(picture.width - width) <= slack and abs(picture.height - height) <= slack and
-                     abs(picture.left - (width - picture.width) / 2) <= slack and
-                     abs(picture.top - (height - picture.height) / 2) <= slack)
-    except Exception:  # python-pptx raises many kinds on odd shapes (a linked picture has no blob)
-        return 0.0
-
-
-def _first_slide(path: Any) -> Any:
-    """The presentation at ``path`` (python-pptx), checked for zip bombs first; it raises when
-    it is missing or has no slide (the reference then fails, scoring 0)."""
-    import pptx
-
-    if path is None:
-        raise DocumentError("no presentation")
-    try:
-        presentation = pptx.Presentation(io.BytesIO(read_archive(os.fspath(path))))
-    except DocumentError:
-        raise
-    except Exception as error:  # python-pptx raises many kinds for a damaged file
-        raise DocumentError(f"{path}: not a readable pptx presentation: {type(error).__name__}") from None
-    if not len(presentation.slides):
-        raise DocumentError(f"{path}: no slide")
-    return presentation
