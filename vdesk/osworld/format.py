@@ -14,8 +14,9 @@ may carry ``clock``, the desktop's time at the start (``"YYYY-MM-DD HH:MM:SS"``,
 :mod:`vdesk.clock`), so a task whose dates are relative to "now" is judged on a known day.
 
 :class:`OSWorldSpec` is what a vdesk :class:`~vdesk.harness.tasks.Task` carries of such a file:
-the file itself, its domain, the local task-files folder its downloads come from, and every
-reason it is skipped when vdesk cannot run it offline (:class:`Skip`).
+the file itself, its domain, the local task-files folder its downloads come from, how the
+files missing there are fetched (:mod:`vdesk.osworld.fetch`; None: they are not), and every
+reason it is skipped (:class:`Skip`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from __future__ import annotations
 from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from vdesk.osworld.fetch import FetchSettings
 
 ActionSpace = Literal["pyautogui", "computer_13"]
 ACTION_SPACES: tuple[ActionSpace, ...] = ("pyautogui", "computer_13")
@@ -122,6 +125,7 @@ class OSWorldSpec(BaseModel):
     file: OSWorldTask
     domain: str = Field(min_length=1)
     task_files: str | None = None   # the local folder in OSWorld's cache layout (cache/<task id>/…)
+    fetch: FetchSettings | None = None  # files missing from it are fetched on the host before the run
     skips: tuple[Skip, ...] = ()    # every reason vdesk cannot run it offline; none: it runs
 
     @property

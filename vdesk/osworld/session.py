@@ -15,12 +15,25 @@ from pathlib import Path
 from vdesk.harness.checks import CheckResult
 from vdesk.harness.hosts import DesktopHost
 from vdesk.harness.tasks import Task
+from vdesk.progress import Progress
 from vdesk.osworld import inside
 from vdesk.osworld.evaluator import safe_evaluate
+from vdesk.osworld.fetch import fetch_missing
 from vdesk.osworld.steps import Context, run_steps
 from vdesk.osworld.task_files import TaskFiles
 
 CHECK_KIND = "osworld"
+
+
+def fetch_task_files(task: Task, progress: Progress | None = None) -> list[Path]:
+    """Fetch, on this machine, the files ``task`` names by URL that its task-files folder lacks
+    (nothing when the task does not fetch); the paths fetched. :class:`~vdesk.errors.FetchError`
+    names the URL that failed."""
+    spec = task.osworld
+    if spec is None or spec.fetch is None:
+        return []
+    files = TaskFiles(Path(spec.task_files) if spec.task_files else None, spec.file.id, task.base_dir)
+    return fetch_missing(spec.file, files, spec.fetch, progress)
 
 
 class OSWorldSession:
