@@ -242,7 +242,7 @@ def _length(value: str | None) -> int | None:
 
 
 def _size(count: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20)):
         if count >= scale:
             return f"{count / scale:.1f} {unit}"
     return f"{count} bytes"
