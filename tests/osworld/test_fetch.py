@@ -279,13 +279,13 @@ def test_network_grants_a_proxy_task_the_bridge_and_it_reaches_a_server(tmp_path
                                          "command": ["curl", "-s", "-m", "20", web.url("/ping")]},
                               "expected": {"type": "rule", "rules": {"expected": "pong"}}},
                 "solution": {"pyautogui": ["WAIT"]}}
-        (tmp_path / "os").mkdir()
-        (tmp_path / "os" / "web-task.json").write_text(json.dumps(data))
-        out = tmp_path / "run"
-        assert invoke(["eval", str(tmp_path), "--out", str(out)]) == 0  # without --network: skipped
+        tree, out = tmp_path / "tree", tmp_path / "run"
+        (tree / "os").mkdir(parents=True)
+        (tree / "os" / "web-task.json").write_text(json.dumps(data))
+        assert invoke(["eval", str(tree), "--out", str(out)]) == 0  # without --network: skipped
         (episode,) = json.loads((out / "results.json").read_text())["episodes"]
         assert episode["status"] == "skipped" and "--network" in episode["error"] and web.requests == []
-        assert invoke(["eval", str(tmp_path), "--out", str(out), "--replace", "--network"]) == 0
+        assert invoke(["eval", str(tree), "--out", str(out), "--replace", "--network"]) == 0
         results = json.loads((out / "results.json").read_text())
         assert results["network"] == "bridge" and results["episodes"][0]["success"], results
         assert web.requests == ["/ping"]

@@ -46,9 +46,13 @@ class OSWorldSession:
         self._cache = tempfile.TemporaryDirectory(prefix="vdesk-osworld-")
         files = TaskFiles(Path(spec.task_files) if spec.task_files else None, spec.file.id, task.base_dir)
         self.context = Context(host, spec, files, Path(self._cache.name))
+        self._task = task
 
     def setup(self) -> None:
-        """Run the task's ``config`` steps; :class:`~vdesk.errors.SetupError` names a failed one."""
+        """Run the task's ``config`` steps; :class:`~vdesk.errors.SetupError` names a failed one.
+        Files the task fetches and still lacks are fetched first (a suite run fetched them before
+        the desktop started; a :class:`~vdesk.harness.env.DesktopEnv` used alone fetches here)."""
+        fetch_task_files(self._task)
         self.context.home = self.context.call(inside.home, timeout=20)
         run_steps(self.context, self.context.spec.file.config, "config")
 
