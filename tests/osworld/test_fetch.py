@@ -185,6 +185,27 @@ def test_a_slow_server_runs_out_of_time(tmp_path: Path, server: Server) -> None:
     assert not list(tmp_path.iterdir())
 
 
+def test_a_cancelled_fetch_stops_between_reads_and_leaves_nothing(tmp_path: Path, server: Server) -> None:
+    server.pages["/long"] = Page(b"x" * 200, trickle=0.02)  # 4 s in all
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    started = time.monotonic()
+    with pytest.raises(FetchError, match=f"^{server.url('/long')}: cancelled"):
+        fetch(server.url("/long"), tmp_path / "long", cancel=cancel)
+    assert time.monotonic() - started < 2.0 and not list(tmp_path.iterdir())
+
+
+def test_a_place_that_cannot_be_written_names_the_url(tmp_path: Path, server: Server) -> None:
+    server.pages["/files/data.txt"] = Page(DATA)
+    (tmp_path / "taken").write_text("a file where the folder would be")
+    with pytest.raises(FetchError, match=f"^{server.url('/files/data.txt')}: cannot write into"):
+        fetch(server.url("/files/data.txt"), tmp_path / "taken" / "data.txt")
+    (tmp_path / "dir" / "data.txt").mkdir(parents=True)  # a folder where the file would be
+    with pytest.raises(FetchError, match=f"^{server.url('/files/data.txt')}: cannot write"):
+        fetch(server.url("/files/data.txt"), tmp_path / "dir" / "data.txt")
+    assert [p.name for p in (tmp_path / "dir").iterdir()] == ["data.txt"]
+
+
 def test_only_http_urls_are_fetched_and_redirects_stay_http(tmp_path: Path, server: Server) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("host file")
@@ -210,7 +231,8 @@ def test_a_url_vdesk_does_not_fetch_is_a_missing_file_that_says_why(tmp_path: Pa
     data["config"][0]["parameters"]["files"][0]["url"] = "file:///etc/passwd"
     file.write_text(json.dumps(data))
     (task,) = load_tasks(tree, fetch=FetchSettings())
-    assert "task file missing: file:///etc/passwd (not fetched: only http and https URLs are fetched)" in (task.skip or "")
+    reason = "task file missing: file:///etc/passwd (not fetched: only http and https URLs are fetched)"
+    assert reason in (task.skip or "")
 
 
 def test_offline_fetches_nothing_and_skips(tmp_path: Path, server: Server, capsys: Any) -> None:

@@ -116,8 +116,10 @@ class Episodes:
             from vdesk.osworld.session import fetch_task_files
 
             try:
-                fetch_task_files(task, self.progress)
+                fetch_task_files(task, self.progress, self.cancel)
             except FetchError as error:
+                if self.cancel.is_set():
+                    return skipped(task, self.agent, "cancelled while its files were fetched")
                 return self._unrun(task, Status.ERROR, f"fetch failed: {error}")
         result = run_episode(self.agent_factory(), task, out=self.out / task.id, env=env, cancel=self.cancel)
         if result.paused is not None:

@@ -140,16 +140,16 @@ def _dicts(value: Any) -> Iterable[dict[str, Any]]:
 
 
 def fetch_missing(file: OSWorldTask, files: TaskFiles, settings: FetchSettings,
-                  progress: Progress | None = None) -> list[Path]:
+                  progress: Progress | None = None, cancel: threading.Event | None = None) -> list[Path]:
     """Fetch every file of the task that is not in the folder yet; the paths fetched.
-    :class:`FetchError` on the first that fails (or cannot be fetched)."""
+    :class:`FetchError` on the first that fails (or cannot be fetched, or when ``cancel`` is set)."""
     fetched = []
     for item in wanted(file, files):
         if item.found is not None:
             continue
         if item.refused is not None or item.target is None:
             raise FetchError(f"{item.url}: {item.refused or 'nowhere to fetch it to'}")
-        fetched.append(fetch(item.url, item.target, settings, progress))
+        fetched.append(fetch(item.url, item.target, settings, progress, cancel))
     return fetched
 
 
@@ -157,10 +157,12 @@ _locks: dict[Path, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
 
-def fetch(url: str, target: Path, settings: FetchSettings | None = None, progress: Progress | None = None) -> Path:
+def fetch(url: str, target: Path, settings: FetchSettings | None = None, progress: Progress | None = None,
+          cancel: threading.Event | None = None) -> Path:
     """``url``'s body into ``target`` (kept when it is there already), within ``settings``'
-    bounds; :class:`FetchError` names the URL and why it failed. Two threads asking for the
-    same target fetch it once."""
+    bounds; :class:`FetchError` names the URL and why it failed (also when ``cancel`` is set
+    between two reads: an interrupted run does not wait for a long fetch). Two threads asking
+    for the same target fetch it once."""
     settings = settings or FetchSettings()
     say = progress or _stderr
     with _locks_guard:
@@ -171,19 +173,25 @@ def fetch(url: str, target: Path, settings: FetchSettings | None = None, progres
         refused = refusal(url)
         if refused is not None:
             raise FetchError(f"{url}: {refused}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[-100:]}.", suffix=".part")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[-100:]}.", suffix=".part")
+        except OSError as error:
+            raise FetchError(f"{url}: cannot write into {target.parent}: {error.strerror or error}") from None
         try:
             with os.fdopen(handle, "wb") as out:
-                _download(url, out, settings, say)
+                _download(url, out, settings, say, cancel or threading.Event())
             os.replace(temporary, target)
+        except OSError as error:  # the disk is full, the place is a folder
+            Path(temporary).unlink(missing_ok=True)
+            raise FetchError(f"{url}: cannot write {target}: {error.strerror or error}") from None
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
         return target
 
 
-def _download(url: str, out: Any, settings: FetchSettings, say: Progress) -> None:
+def _download(url: str, out: Any, settings: FetchSettings, say: Progress, cancel: threading.Event) -> None:
     started = time.monotonic()
     deadline = started + settings.total_time
     opener = urllib.request.build_opener(_HttpOnlyRedirects)
@@ -195,11 +203,13 @@ def _download(url: str, out: Any, settings: FetchSettings, say: Progress) -> Non
                 raise FetchError(f"{url}: too big: {_size(length)}, over the bound of {_size(settings.max_bytes)}")
             say(f"fetching {url}" + (f" ({_size(length)})" if length is not None else ""))
             got, reported = 0, started
-            while chunk := response.read(CHUNK):
+            while chunk := response.read1(CHUNK):  # what has come, so the bounds are checked as it comes
                 got += len(chunk)
                 if got > settings.max_bytes:
                     raise FetchError(f"{url}: too big: over the bound of {_size(settings.max_bytes)}")
                 out.write(chunk)
+                if cancel.is_set():
+                    raise FetchError(f"{url}: cancelled ({_size(got)} fetched)")
                 now = time.monotonic()
                 if now > deadline:
                     raise FetchError(f"{url}: timed out: not fetched within {settings.total_time:g} s "

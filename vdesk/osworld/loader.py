@@ -11,8 +11,9 @@ A task that needs what vdesk cannot offer is kept, with every reason in
 ``task.osworld.skips`` (the suite reports it skipped): a ``googledrive``/``login`` step,
 ``proxy`` (unless ``network`` grants its desktop the web), each file missing from the
 task-files folder that is not to be fetched (``fetch``: see :mod:`vdesk.osworld.fetch`), each
-metric, option or getter vdesk lacks. So is an OSWorld file vdesk cannot model (a field of an odd type, not valid JSON): that is
-its skip reason, and the rest of the tree is read (``strict``: a :class:`TaskError` instead).
+metric, option or getter vdesk lacks. So is an OSWorld file vdesk cannot model (a field of an
+odd type, not valid JSON): that is its skip reason, and the rest of the tree is read
+(``strict``: a :class:`TaskError` instead).
 
 An OSWorld task runs on the osworld desktop image (OSWorld's machine) unless ``image`` names
 another; vdesk's own tasks keep their ``desktop.image``. With ``network`` every OSWorld task's

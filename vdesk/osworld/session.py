@@ -10,6 +10,7 @@ close), where ``execute`` steps also save their ``stdout`` / ``stderr``.
 from __future__ import annotations
 
 import tempfile
+import threading
 from pathlib import Path
 
 from vdesk.harness.checks import CheckResult
@@ -25,7 +26,8 @@ from vdesk.osworld.task_files import TaskFiles
 CHECK_KIND = "osworld"
 
 
-def fetch_task_files(task: Task, progress: Progress | None = None) -> list[Path]:
+def fetch_task_files(task: Task, progress: Progress | None = None,
+                     cancel: threading.Event | None = None) -> list[Path]:
     """Fetch, on this machine, the files ``task`` names by URL that its task-files folder lacks
     (nothing when the task does not fetch); the paths fetched. :class:`~vdesk.errors.FetchError`
     names the URL that failed."""
@@ -33,7 +35,7 @@ def fetch_task_files(task: Task, progress: Progress | None = None) -> list[Path]
     if spec is None or spec.fetch is None:
         return []
     files = TaskFiles(Path(spec.task_files) if spec.task_files else None, spec.file.id, task.base_dir)
-    return fetch_missing(spec.file, files, spec.fetch, progress)
+    return fetch_missing(spec.file, files, spec.fetch, progress, cancel)
 
 
 class OSWorldSession:
