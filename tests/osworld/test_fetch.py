@@ -273,9 +273,10 @@ def test_a_proxy_task_is_skipped_naming_network_and_runs_with_it(tmp_path: Path,
 
 # -- on real desktops ----------------------------------------------------------------------
 @pytest.mark.desktop
-def test_the_fetched_file_reaches_the_desktop_and_is_judged(tmp_path: Path, server: Server) -> None:
+def test_the_fetched_file_reaches_the_desktop_and_is_judged(tmp_path: Path, server: Server, capsys: Any) -> None:
     tree, out = task_tree(tmp_path / "tree", server), tmp_path / "run"
     assert invoke(["eval", str(tree), "--out", str(out)]) == 0
+    assert f"fetched {server.url('/files/data.txt')}: {len(DATA)} bytes" in capsys.readouterr().err
     (episode,) = json.loads((out / "results.json").read_text())["episodes"]
     assert episode["success"], episode  # the desktop's ~/data.txt equals the gold file: it got there
     assert sorted(server.requests) == ["/files/data.txt", "/files/gold.txt"]
@@ -292,7 +293,7 @@ def bridge_gateway() -> str:
 
 
 @pytest.mark.desktop
-def test_network_grants_a_proxy_task_the_bridge_and_it_reaches_a_server(tmp_path: Path) -> None:
+def test_network_grants_a_proxy_task_the_bridge_and_it_reaches_a_server(tmp_path: Path, capsys: Any) -> None:
     for web in serve(bridge_gateway()):  # a server the desktop can reach; not the internet
         web.pages["/ping"] = Page(b"pong")
         data = {"id": "web-task", "instruction": "Nothing to do.", "config": [], "proxy": True,
@@ -307,7 +308,9 @@ def test_network_grants_a_proxy_task_the_bridge_and_it_reaches_a_server(tmp_path
         assert invoke(["eval", str(tree), "--out", str(out)]) == 0  # without --network: skipped
         (episode,) = json.loads((out / "results.json").read_text())["episodes"]
         assert episode["status"] == "skipped" and "--network" in episode["error"] and web.requests == []
+        capsys.readouterr()
         assert invoke(["eval", str(tree), "--out", str(out), "--replace", "--network"]) == 0
+        assert "desktops granted the network: bridge" in capsys.readouterr().out
         results = json.loads((out / "results.json").read_text())
         assert results["network"] == "bridge" and results["episodes"][0]["success"], results
         assert web.requests == ["/ping"]
