@@ -34,36 +34,21 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from vdesk.errors import FetchError
-from vdesk.progress import Progress
+from vdesk.osworld.format import FetchSettings, OSWorldTask
 from vdesk.osworld.task_files import TaskFiles, _inside
+from vdesk.progress import Progress
 
-if TYPE_CHECKING:
-    from vdesk.osworld.format import OSWorldTask
+__all__ = ["FetchSettings", "Wanted", "default_folder", "fetch", "fetch_missing", "refusal", "wanted"]
 
-MAX_BYTES = 1 << 30          # one file; OSWorld's largest task files are a few hundred MB
-TIMEOUT = 30.0               # seconds for the connection, and for each read
-TOTAL_TIME = 1800.0          # seconds for one file, start to end
 CHUNK = 1 << 20
 REPORT_EVERY = 5.0           # seconds between two progress lines of one file
 SCHEMES = ("http", "https")
 DRIVE_HOSTS = ("drive.google.com", "docs.google.com", "drive.usercontent.google.com")
 FOLDER_NAME = "osworld-files"
-
-
-class FetchSettings(BaseModel):
-    """How a run fetches the files its tasks lack (a task holds None: it fetches nothing)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    max_bytes: int = Field(default=MAX_BYTES, gt=0)
-    timeout: float = Field(default=TIMEOUT, gt=0)
-    total_time: float = Field(default=TOTAL_TIME, gt=0)
 
 
 def default_folder() -> Path:

@@ -25,8 +25,6 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vdesk.osworld.fetch import FetchSettings
-
 ActionSpace = Literal["pyautogui", "computer_13"]
 ACTION_SPACES: tuple[ActionSpace, ...] = ("pyautogui", "computer_13")
 
@@ -115,6 +113,22 @@ class Skip(BaseModel):
 
     kind: SkipKind
     reason: str = Field(min_length=1)
+
+
+FETCH_MAX_BYTES = 1 << 30     # one file; OSWorld's largest task files are a few hundred MB
+FETCH_TIMEOUT = 30.0          # seconds for the connection, and for each read
+FETCH_TOTAL_TIME = 1800.0     # seconds for one file, start to end
+
+
+class FetchSettings(BaseModel):
+    """How a run fetches the files its tasks lack (:mod:`vdesk.osworld.fetch`): the bounds of
+    one file. A task holding None fetches nothing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_bytes: int = Field(default=FETCH_MAX_BYTES, gt=0)
+    timeout: float = Field(default=FETCH_TIMEOUT, gt=0)
+    total_time: float = Field(default=FETCH_TOTAL_TIME, gt=0)
 
 
 class OSWorldSpec(BaseModel):
