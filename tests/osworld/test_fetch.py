@@ -26,7 +26,8 @@ from vdesk.harness.agents import ScriptedAgent
 from vdesk.harness.runner import run_suite
 from vdesk.osworld.fetch import FetchSettings, default_folder, fetch
 from vdesk.osworld.loader import load_tasks
-from vdesk.osworld.session import fetch_task_files
+from vdesk.osworld import inside
+from vdesk.osworld.session import OSWorldSession, fetch_task_files
 
 TASK_ID = "fetch-task"
 DATA = b"a line the download step brings\n"
@@ -57,8 +58,11 @@ class Server:
 
 @pytest.fixture(autouse=True)
 def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The default task-files folder under the test's own folder, never the user's."""
+    """The default task-files folder under the test's own folder, never the user's; no proxy
+    of the environment between the fetch and the test's server."""
     monkeypatch.setenv("VDESK_CACHE", str(tmp_path / "vdesk-cache"))
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
     return default_folder()
 
 
@@ -261,6 +265,33 @@ def test_a_fetch_that_fails_is_the_episodes_error_and_starts_no_desktop(tmp_path
     (outcome,) = summary.episodes
     assert outcome.status == "error"
     assert outcome.error == f"fetch failed: {server.url('/files/gold.txt')}: HTTP 404 Not Found"
+
+
+class RecordingHost:
+    """A desktop stand-in for a session's setup: its home, and the files put into it."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.put: dict[str, bytes] = {}
+
+    def call(self, function: Any, *args: Any, timeout: float = 0.0) -> Any:
+        if function is inside.home:
+            return "/home/user"
+        assert function is inside.put_file, function
+        self.put[args[0]] = args[1]
+
+
+def test_a_session_used_alone_fetches_before_its_download_step(tmp_path: Path, server: Server) -> None:
+    (task,) = load_tasks(task_tree(tmp_path / "tree", server), fetch=FetchSettings())
+    host = RecordingHost()
+    session = OSWorldSession(host, task)  # type: ignore[arg-type]
+    try:
+        session.setup()
+    finally:
+        session.close()
+    assert host.put == {"/home/user/data.txt": DATA}
+    assert sorted(server.requests) == ["/files/data.txt", "/files/gold.txt"]
 
 
 def test_a_proxy_task_is_skipped_naming_network_and_runs_with_it(tmp_path: Path, server: Server) -> None:
