@@ -153,6 +153,19 @@ def test_files_land_in_the_cache_layout_and_are_fetched_once(tmp_path: Path, ser
     assert offline.skip is None
 
 
+def test_one_url_a_step_and_a_getter_name_differently_is_fetched_for_each(tmp_path: Path, server: Server) -> None:
+    tree = task_tree(tmp_path / "tree", server)
+    file = tree / "os" / f"{TASK_ID}.json"
+    data = json.loads(file.read_text())
+    data["evaluator"]["expected"]["path"] = server.url("/files/data.txt")  # the same URL as the download
+    file.write_text(json.dumps(data))
+    (tmp_path / "files").mkdir()
+    (task,) = load_tasks(tree, task_files=tmp_path / "files", fetch=FetchSettings())
+    fetch_task_files(task, lambda line: None)
+    assert (tmp_path / "files" / TASK_ID / "gold.txt").read_bytes() == DATA
+    assert cached_download(tmp_path / "files", server.url("/files/data.txt"), "data.txt").read_bytes() == DATA
+
+
 def test_the_default_folder_is_under_vdesk_cache(tmp_path: Path, server: Server, cache_home: Path) -> None:
     (task,) = load_tasks(task_tree(tmp_path / "tree", server), fetch=FetchSettings())
     assert task.osworld is not None and task.osworld.task_files == str(cache_home.resolve())

@@ -84,19 +84,21 @@ def refusal(url: str) -> str | None:
 
 
 def wanted(file: OSWorldTask, files: TaskFiles) -> list[Wanted]:
-    """Every file the task's ``download`` steps and ``cloud_file`` getters name, once each."""
-    seen: dict[str, Wanted] = {}
+    """Every file the task's ``download`` steps and ``cloud_file`` getters name, once each (a
+    URL a step and a getter both name is two files when they name it differently, as in the
+    reference's cache)."""
+    seen: dict[tuple[str, str], Wanted] = {}
     for step in file.steps():
         if step.type != "download":
             continue
         for item in _dicts(step.parameters.get("files")):
             url, name = str(item.get("url")), PurePosixPath(str(item.get("path", ""))).name
             target = f"{uuid.uuid5(uuid.NAMESPACE_URL, url)}_{name}" if name else ""
-            seen.setdefault(url, _wanted(url, files.download(url, str(item.get("path", ""))), files, target))
+            seen.setdefault((url, target), _wanted(url, files.download(url, str(item.get("path", ""))), files, target))
     for _, _, expected, _ in file.evaluator.metrics():
         if expected is not None and expected.type == "cloud_file":
             for url, dest in _cloud_pairs(expected.settings):
-                seen.setdefault(url, _wanted(url, files.cloud(url, dest), files, dest))
+                seen.setdefault((url, dest), _wanted(url, files.cloud(url, dest), files, dest))
     return list(seen.values())
 
 
