@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from vdesk.desktop import Desktop
     from vdesk.errors import (AgentError, BenchError, CommandFailed, DesktopGone, DesktopLost, DesktopNotFound,
                               DesktopTimeout, EngineUnavailable, ImageError, InvalidAction, InvalidArgument,
-                              MissingDependency, ParseError, ChannelLost, TooLarge, BrowserError, DocumentError, UnsupportedGetter, UnsupportedMetric, PasswordRefused, ForkedProcess, RunError, SetupError, TaskError, UnknownKey, VdeskError,
+                              MissingDependency, ParseError, ChannelLost, TooLarge, BrowserError, DocumentError, UnsupportedGetter, UnsupportedMetric, PasswordRefused, ForkedProcess, RunError, SetupError, FetchError, TaskError, UnknownKey, VdeskError,
                               ViewerUnavailable)
     from vdesk.inventory import DesktopInfo
     from vdesk.operator import ExecuteRequest, Operator, ScreenContext, ScreenshotOutput
@@ -43,7 +43,7 @@ __all__ = [
     # errors
     "VdeskError", "EngineUnavailable", "ImageError", "DesktopNotFound", "DesktopGone", "DesktopLost",
     "DesktopTimeout", "PasswordRefused", "ForkedProcess", "CommandFailed", "InvalidArgument", "InvalidAction", "UnknownKey",
-    "ParseError", "MissingDependency", "ChannelLost", "TooLarge", "BrowserError", "DocumentError", "UnsupportedGetter", "UnsupportedMetric", "TaskError", "SetupError", "AgentError", "RunError", "ViewerUnavailable", "BenchError",
+    "ParseError", "MissingDependency", "ChannelLost", "TooLarge", "BrowserError", "DocumentError", "UnsupportedGetter", "UnsupportedMetric", "TaskError", "SetupError", "FetchError", "AgentError", "RunError", "ViewerUnavailable", "BenchError",
 ]
 
 # Where each name lives: its module is imported when the name is first asked for.

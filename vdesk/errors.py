@@ -21,6 +21,7 @@
     │   └── ParseError        a model reply that could not be read
     ├── TaskError             a task file is missing or invalid
     ├── SetupError            a task's setup step failed
+    ├── FetchError            a task's file could not be fetched from its URL
     ├── AgentError            a model agent got no usable reply
     ├── RunError              a run folder is missing or unreadable
     ├── ViewerUnavailable     noVNC is not installed
@@ -105,6 +106,11 @@ class TaskError(VdeskError):
 
 class SetupError(VdeskError):
     """A task's setup step failed; the message names the step."""
+
+
+class FetchError(VdeskError):
+    """A task's file could not be fetched on the host; the message names the URL and what went
+    wrong (an HTTP status, past the size bound, out of time, a scheme vdesk does not fetch)."""
 
 
 class AgentError(VdeskError):

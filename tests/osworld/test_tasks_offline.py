@@ -189,7 +189,8 @@ def test_skipped_tasks_never_start_a_desktop_and_count_apart(tmp_path: Path) -> 
     task = osworld_task(task_data(proxy=True), source="t", base_dir=tmp_path, domain="chrome")
     summary = run_suite([task], ScriptedAgent, out=tmp_path / "run", cancel=threading.Event())
     (outcome,) = summary.episodes
-    assert (outcome.status, outcome.error) == ("skipped", "skipped: needs the reference's web proxy (proxy: true)")
+    assert (outcome.status, outcome.error) == ("skipped", "skipped: needs the reference's web proxy (proxy: true); "
+                                               "--network grants its desktop the web")
     assert (summary.skipped, summary.success_rate) == (1, 0.0)
     report = write_report(tmp_path / "run").read_text()
     assert "needs the reference&#x27;s web proxy" in report or "needs the reference's web proxy" in report

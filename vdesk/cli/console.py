@@ -98,7 +98,8 @@ def summary_table(summary: SuiteSummary) -> str:
     ran = len(summary.episodes) - summary.skipped
     skipped = f", {summary.skipped} skipped" if summary.skipped else ""
     title = (f"{summary.agent}: {summary.successes}/{ran} passed ({summary.success_rate:.0%}){skipped} "
-             f"in {summary.elapsed_s:.1f} s" + (" — interrupted" if summary.interrupted else ""))
+             f"in {summary.elapsed_s:.1f} s" + (" — interrupted" if summary.interrupted else "")
+             + (f" — desktops granted the network: {summary.network}" if summary.network else ""))
     rows = []
     for outcome in summary.episodes:
         failed = [c.detail for c in outcome.checks if not c.passed]

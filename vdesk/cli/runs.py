@@ -40,8 +40,17 @@ def eval_command(
         "OSWorld tasks: only this domain (repeatable)."))] = None,
     ids: Annotated[Optional[str], typer.Option("--ids", metavar="ID,ID,…", help="Only these task ids.")] = None,
     task_files: Annotated[Optional[Path], typer.Option("--task-files", metavar="DIR", help=(
-        "OSWorld tasks: the local folder their downloads come from, in OSWorld's cache layout "
-        "(DIR/<task id>/…; default: SUITE/cache). vdesk never fetches from the internet."))] = None,
+        "OSWorld tasks: the folder their downloads come from, in OSWorld's cache layout "
+        "(DIR/<task id>/…; default: SUITE/cache, else $VDESK_CACHE/osworld-files). A file not "
+        "there is fetched into it on this machine (not in the desktop) unless --offline."))] = None,
+    offline: Annotated[bool, typer.Option("--offline", help=(
+        "Fetch nothing: a task whose files are not in the task-files folder is skipped."))] = False,
+    fetch_limit: Annotated[int, typer.Option("--fetch-limit", metavar="MIB", help=(
+        "The largest file fetched, in MiB; a larger one fails its task."))] = 1024,
+    network: Annotated[bool, typer.Option("--network", help=(
+        "Grant OSWorld tasks' desktops Docker's bridge network (the web): tasks with proxy: true "
+        "run (without the reference's proxy) and live pages load. Off by default: desktops have "
+        "no network."))] = False,
     meta: Annotated[Optional[str], typer.Option("--meta", metavar="FILE", help=(
         "OSWorld tree: the meta file listing domain → ids (default test_all.json)."))] = None,
     action_space: Annotated[Optional[str], typer.Option("--action-space", metavar="SPACE", help=(
@@ -73,11 +82,14 @@ def eval_command(
         raise InvalidArgument("--per-node needs --ray")
     if replace and append:
         raise InvalidArgument("--replace and --append say two things: give one")
+    if fetch_limit < 1:
+        raise InvalidArgument(f"--fetch-limit must be at least 1 (MiB), got {fetch_limit}")
     from rich.console import Console
 
     from vdesk.cli.console import suite_progress, summary_table
     from vdesk.harness.folders import Existing, check_run_folder
     from vdesk.harness.runner import LocalPlacement, check_observation, run_suite
+    from vdesk.osworld.fetch import FetchSettings
     from vdesk.osworld.format import ACTION_SPACES
     from vdesk.osworld.loader import load_tasks
 
@@ -85,8 +97,9 @@ def eval_command(
         raise InvalidArgument(f"--action-space must be one of {', '.join(ACTION_SPACES)}, got {action_space!r}")
     existing: Existing = "replace" if replace else "append" if append else "refuse"
     check_run_folder(out_dir, existing)  # before any desktop starts or the bar shows
+    fetch = None if offline else FetchSettings(max_bytes=fetch_limit << 20)
     tasks = load_tasks(suite, domains=domain, ids=ids.split(",") if ids else None, task_files=task_files,
-                       meta=meta, screen=screen, image=image)
+                       meta=meta, screen=screen, image=image, fetch=fetch, network=network)
     check_observation(tasks, observation)  # before any desktop, and before the progress bar
     agents = lambda: agent_of(agent, action_space)  # noqa: E731
     check_agent(agent, agents())  # a bad or unreachable agent fails here, before any desktop starts
@@ -103,7 +116,7 @@ def eval_command(
         try:
             summary = run_suite(tasks, agents, out=out_dir, parallel=parallel, on_event=on_event,
                                 placement=placement, video=video, observation=observation,
-                                existing=existing)
+                                existing=existing, progress=note)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted: {progress.done} of {len(tasks)} done, results in {results}") from None
     say(summary_table(summary))

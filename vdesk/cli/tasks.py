@@ -26,20 +26,29 @@ PATH = typer.Argument(metavar="PATH", show_default=False, help=(
 def check_command(
     path: Annotated[Path, PATH],
     task_files: Annotated[Optional[Path], typer.Option("--task-files", metavar="DIR", help=(
-        "The local task-files folder (OSWorld's cache layout) the downloads are looked up in."))] = None,
+        "The task-files folder (OSWorld's cache layout) the downloads are looked up in (default: "
+        "PATH/cache, else $VDESK_CACHE/osworld-files)."))] = None,
+    offline: Annotated[bool, typer.Option("--offline", help=(
+        "As `vdesk eval --offline`: a file not in the folder is a skip reason, not one to fetch."))] = False,
+    network: Annotated[bool, typer.Option("--network", help=(
+        "As `vdesk eval --network`: tasks with proxy: true would run."))] = False,
     as_json: Annotated[bool, typer.Option("--json", help=(
         'Print JSON instead of tables: {"tasks": [...], "totals": [...]}.'))] = False,
 ) -> None:
     """Validate tasks and list what each needs (apps, files, network) and every reason it would
     be skipped, without running them; then the totals per domain (runs, skipped, tasks per kind
     of reason). A file vdesk cannot model is that task's skip reason. Exit 1 when one would be
-    skipped. OSWorld tasks run on the osworld image unless `vdesk eval --image` picks another."""
+    skipped. OSWorld tasks run on the osworld image unless `vdesk eval --image` picks another.
+    Files `vdesk eval` would fetch are listed as such; nothing is fetched here."""
     from dataclasses import asdict
 
+    from vdesk.osworld.fetch import FetchSettings
     from vdesk.osworld.loader import load_tasks
-    from vdesk.osworld.needs import needs_of, totals
+    from vdesk.osworld.needs import WILL_FETCH, needs_of, totals
 
-    found = [needs_of(task) for task in load_tasks(path, task_files=task_files)]
+    tasks = load_tasks(path, task_files=task_files, fetch=None if offline else FetchSettings(), network=network)
+    found = [needs_of(task) for task in tasks]
+    fetching = sorted({f for needs in found if not needs.skip for f in needs.files if f.endswith(WILL_FETCH)})
     counted = totals(found)
     if as_json:
         say(json.dumps({"tasks": [asdict(needs) for needs in found], "totals": [asdict(row) for row in counted]},
@@ -50,6 +59,10 @@ def check_command(
         say(columns(["TASK", "KIND", "APPS", "FILES", "NETWORK", "VERDICT"], rows))
         say("")
         say(totals_table(counted))
+        if fetching:
+            folders = sorted({task.osworld.task_files or "" for task in tasks if task.osworld is not None})
+            say(f"will fetch {len(fetching)} file{'' if len(fetching) == 1 else 's'} into {', '.join(folders)} "
+                "(vdesk eval fetches them; --offline would skip their tasks)")
     if any(needs.skip for needs in found):
         raise typer.Exit(1)
 

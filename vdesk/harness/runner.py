@@ -26,13 +26,15 @@ from vdesk.harness.folders import Existing, prepare_run_folder
 from vdesk.harness.suite import AgentFactory, Episodes, Placement, SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import Task
 from vdesk.images import IMAGE, resolve
+from vdesk.progress import Progress
 
 
 def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, parallel: int = 1,
               image: str = IMAGE, cancel: threading.Event | None = None,
               on_event: Callable[[SuiteEvent], None] | None = None, placement: Placement | None = None,
               environment: Mapping[str, str] | None = None, video: bool = False,
-              observation: str = "screenshot", existing: Existing = "refuse") -> SuiteSummary:
+              observation: str = "screenshot", existing: Existing = "refuse",
+              progress: Progress | None = None) -> SuiteSummary:
     """Run every task once with a fresh agent and desktop, ``parallel`` at a time, into ``out``.
 
     A folder that holds a run already is refused (:class:`InvalidArgument`) unless ``existing``
@@ -45,6 +47,10 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
     run folders stay in this process. ``environment`` is set in every desktop.
     With ``video`` each episode's screen is recorded into ``video.mp4`` in its folder.
     ``observation`` is what agents see (:data:`vdesk.harness.env.OBSERVATIONS`; local placement).
+    An OSWorld task's files missing from its task-files folder are fetched (when it says so:
+    :mod:`vdesk.osworld.fetch`) before its desktop starts, reporting to ``progress`` (default:
+    stderr); a fetch that fails is that episode's error. The summary names the network task
+    desktops were granted, if any.
     """
     if parallel < 1:
         raise InvalidArgument(f"parallel must be at least 1, got {parallel}")
@@ -52,9 +58,11 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
     placement = placement or LocalPlacement(observation)
     kept = prepare_run_folder(out, [task.id for task in tasks], existing)
     cancel = cancel or threading.Event()
-    episodes = Episodes(agent_factory, agent_factory().name, out, cancel, on_event or (lambda event: None), video)
+    episodes = Episodes(agent_factory, agent_factory().name, out, cancel, on_event or (lambda event: None), video,
+                        progress)
+    granted = sorted({task.desktop.network for task in tasks if task.skip is None} - {"none"})
     summary = SuiteSummary(agent=episodes.agent, parallel=parallel, ray_address=placement.ray_address,
-                           per_node=placement.node_limit(parallel))
+                           per_node=placement.node_limit(parallel), network=", ".join(granted) or None)
     started = time.monotonic()
     try:
         placement.run(episodes, tasks, parallel=parallel, image=image, environment=environment)

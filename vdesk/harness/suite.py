@@ -17,11 +17,13 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field, computed_field
 
+from vdesk.errors import FetchError
 from vdesk.harness.agents.base import Agent
 from vdesk.harness.env import DesktopEnv
 from vdesk.harness.loop import EpisodeResult, Status, run_episode
 from vdesk.harness.record import RESULTS_FILE, VIDEO_FILE, Outcome, Recorder, RunInfo
 from vdesk.harness.tasks import Task
+from vdesk.progress import Progress
 
 AgentFactory = Callable[[], Agent]
 
@@ -33,6 +35,7 @@ class SuiteSummary(BaseModel):
     parallel: int
     ray_address: str | None = None  # the Ray cluster the desktops lived on, if any
     per_node: int | None = None
+    network: str | None = None      # the network task desktops were granted ("bridge"), if any
     started_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     elapsed_s: float = 0.0
     interrupted: bool = False
@@ -95,6 +98,7 @@ class Episodes:
     cancel: threading.Event
     notify: Callable[[SuiteEvent], None]
     video: bool = False  # record each episode into its folder
+    progress: Progress | None = None  # lines about files fetched for a task (default: stderr)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
 
     def video_path(self, task: Task) -> Path | None:
@@ -108,6 +112,15 @@ class Episodes:
         if task.skip is not None:  # what it needs cannot be had offline: no desktop at all
             return self._skip(task)
         self.notify(SuiteEvent("started", task.id))
+        if task.osworld is not None and task.osworld.fetch is not None:  # before its desktop starts
+            from vdesk.osworld.session import fetch_task_files
+
+            try:
+                fetch_task_files(task, self.progress, self.cancel)
+            except FetchError as error:
+                if self.cancel.is_set():
+                    return skipped(task, self.agent, "cancelled while its files were fetched")
+                return self._unrun(task, Status.ERROR, f"fetch failed: {error}")
         result = run_episode(self.agent_factory(), task, out=self.out / task.id, env=env, cancel=self.cancel)
         if result.paused is not None:
             result.paused.close()  # nobody is there to answer in a batch run
@@ -115,11 +128,15 @@ class Episodes:
 
     def _skip(self, task: Task) -> EpisodeResult:
         """A run folder saying why ``task`` was not run (``vdesk report`` shows the reason)."""
+        return self._unrun(task, Status.SKIPPED, f"skipped: {task.skip}")
+
+    def _unrun(self, task: Task, status: Status, error: str) -> EpisodeResult:
+        """A run folder saying why ``task`` did not start a desktop: ``status`` and ``error``."""
         size = task.desktop.dimensions
         recorder = Recorder(self.out / task.id, task, RunInfo(task_id=task.id, agent=self.agent, image_size=size,
                                                               screen_size=size, scale=task.desktop.scale))
-        outcome = Outcome(task_id=task.id, agent=self.agent, status=Status.SKIPPED.value, success=False,
-                          steps=0, elapsed_s=0.0, error=f"skipped: {task.skip}")
+        outcome = Outcome(task_id=task.id, agent=self.agent, status=status.value, success=False,
+                          steps=0, elapsed_s=0.0, error=error)
         return EpisodeResult(recorder.finish(outcome, None), self.out / task.id)
 
     def ended(self, task: Task, result: EpisodeResult) -> None:

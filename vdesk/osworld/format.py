@@ -14,8 +14,9 @@ may carry ``clock``, the desktop's time at the start (``"YYYY-MM-DD HH:MM:SS"``,
 :mod:`vdesk.clock`), so a task whose dates are relative to "now" is judged on a known day.
 
 :class:`OSWorldSpec` is what a vdesk :class:`~vdesk.harness.tasks.Task` carries of such a file:
-the file itself, its domain, the local task-files folder its downloads come from, and every
-reason it is skipped when vdesk cannot run it offline (:class:`Skip`).
+the file itself, its domain, the local task-files folder its downloads come from, how the
+files missing there are fetched (:mod:`vdesk.osworld.fetch`; None: they are not), and every
+reason it is skipped (:class:`Skip`).
 """
 
 from __future__ import annotations
@@ -114,6 +115,22 @@ class Skip(BaseModel):
     reason: str = Field(min_length=1)
 
 
+FETCH_MAX_BYTES = 1 << 30     # one file; OSWorld's largest task files are a few hundred MB
+FETCH_TIMEOUT = 30.0          # seconds for the connection, and for each read
+FETCH_TOTAL_TIME = 1800.0     # seconds for one file, start to end
+
+
+class FetchSettings(BaseModel):
+    """How a run fetches the files its tasks lack (:mod:`vdesk.osworld.fetch`): the bounds of
+    one file. A task holding None fetches nothing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_bytes: int = Field(default=FETCH_MAX_BYTES, gt=0)
+    timeout: float = Field(default=FETCH_TIMEOUT, gt=0)
+    total_time: float = Field(default=FETCH_TOTAL_TIME, gt=0)
+
+
 class OSWorldSpec(BaseModel):
     """What a vdesk task holds of an OSWorld task file."""
 
@@ -122,6 +139,7 @@ class OSWorldSpec(BaseModel):
     file: OSWorldTask
     domain: str = Field(min_length=1)
     task_files: str | None = None   # the local folder in OSWorld's cache layout (cache/<task id>/…)
+    fetch: FetchSettings | None = None  # files missing from it are fetched on the host before the run
     skips: tuple[Skip, ...] = ()    # every reason vdesk cannot run it offline; none: it runs
 
     @property

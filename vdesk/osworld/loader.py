@@ -7,14 +7,20 @@ domain folders, or an ``evaluation_examples``-shaped tree: ``examples/<domain>/<
 a meta file (``test_all.json`` unless ``meta`` names another) mapping each domain to its ids.
 An OSWorld file's domain is the name of its folder. ``domains`` and ``ids`` keep only those.
 
-A task that needs what vdesk cannot offer offline is kept, with every reason in
+A task that needs what vdesk cannot offer is kept, with every reason in
 ``task.osworld.skips`` (the suite reports it skipped): a ``googledrive``/``login`` step,
-``proxy``, each file missing from the task-files folder, each metric, option or getter vdesk
-lacks. So is an OSWorld file vdesk cannot model (a field of an odd type, not valid JSON): that is
-its skip reason, and the rest of the tree is read (``strict``: a :class:`TaskError` instead).
+``proxy`` (unless ``network`` grants its desktop the web), each file missing from the
+task-files folder that is not to be fetched (``fetch``: see :mod:`vdesk.osworld.fetch`), each
+metric, option or getter vdesk lacks. So is an OSWorld file vdesk cannot model (a field of an
+odd type, not valid JSON): that is its skip reason, and the rest of the tree is read
+(``strict``: a :class:`TaskError` instead).
 
 An OSWorld task runs on the osworld desktop image (OSWorld's machine) unless ``image`` names
-another; vdesk's own tasks keep their ``desktop.image``.
+another; vdesk's own tasks keep their ``desktop.image``. With ``network`` every OSWorld task's
+desktop gets Docker's bridge network (the web); without, none (vdesk's own tasks keep theirs).
+
+The task-files folder is ``task_files``, else the tree's own ``cache`` folder, else
+:func:`vdesk.osworld.fetch.default_folder` (where earlier runs fetched to).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from vdesk.adapters import computer13, pyautogui
 from vdesk.errors import InvalidAction, TaskError
 from vdesk.harness.tasks import TASK_SUFFIXES, Task, load_task
 from vdesk.osworld.evaluator import unsupported_all
+from vdesk.osworld.fetch import FetchSettings, default_folder, wanted
 from vdesk.osworld.format import ActionSpace, OSWorldSpec, OSWorldTask, Skip
 from vdesk.osworld.steps import OFFLINE, STEPS
 from vdesk.osworld.task_files import TaskFiles
@@ -48,17 +55,21 @@ def is_osworld(data: Any) -> bool:
 
 def load_tasks(path: Path, *, domains: Sequence[str] | None = None, ids: Sequence[str] | None = None,
                task_files: Path | None = None, meta: str | None = None, screen: str = DEFAULT_SCREEN,
-               image: str | None = None, strict: bool = False) -> list[Task]:
+               image: str | None = None, strict: bool = False, fetch: FetchSettings | None = None,
+               network: bool = False) -> list[Task]:
     """Every task under ``path`` (see the module's docstring), filtered; ids must be unique.
     ``image`` is the OSWorld tasks' desktop image (default: osworld); ``strict`` makes an OSWorld
-    file vdesk cannot model an error rather than a skipped task."""
+    file vdesk cannot model an error rather than a skipped task; ``fetch``: the files missing
+    from the task-files folder are to be fetched (nothing is fetched here); ``network``: the
+    OSWorld tasks' desktops get the web."""
     if not path.exists():
         raise TaskError(f"{path}: no such task file or folder")
     if task_files is not None and not task_files.is_dir():
         raise TaskError(f"--task-files {task_files}: no such folder")
-    if task_files is None and (path / CACHE_FOLDER).is_dir():
-        task_files = path / CACHE_FOLDER
-    tasks = [_load(file, domain, task_files, screen, image, strict) for file, domain in _files(path, meta)]
+    if task_files is None:
+        task_files = path / CACHE_FOLDER if (path / CACHE_FOLDER).is_dir() else default_folder()
+    online = {"fetch": fetch, "network": network}
+    tasks = [_load(file, domain, task_files, screen, image, strict, online) for file, domain in _files(path, meta)]
     tasks = [task for task in tasks if _kept(task, domains, ids)]
     if not tasks:
         raise TaskError(f"{path}: no task matches" + (" the --domain/--ids filters" if domains or ids else ""))
@@ -118,11 +129,11 @@ def _from_meta(examples: Path, meta_file: Path) -> list[tuple[Path, str | None]]
 
 
 def _load(file: Path, domain: str | None, task_files: Path | None, screen: str, image: str | None,
-          strict: bool) -> Task:
+          strict: bool, online: dict[str, Any]) -> Task:
     if file.suffix != ".json":
         return load_task(file)
     place = {"source": str(file), "base_dir": file.parent.resolve(), "domain": domain or file.parent.name,
-             "task_files": task_files, "screen": screen, "image": image, "strict": strict}
+             "task_files": task_files, "screen": screen, "image": image, "strict": strict, **online}
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -137,11 +148,11 @@ def _load(file: Path, domain: str | None, task_files: Path | None, screen: str, 
 
 def osworld_task(data: Any, *, source: str, base_dir: Path, domain: str, task_files: Path | None = None,
                  screen: str = DEFAULT_SCREEN, image: str | None = None, strict: bool = False,
-                 unread: Sequence[str] = ()) -> Task:
+                 unread: Sequence[str] = (), fetch: FetchSettings | None = None, network: bool = False) -> Task:
     """A vdesk task holding an OSWorld task file's data. A field vdesk cannot model (a list where
     OSWorld's format has a string, ...) is a skip reason of the task, and the rest of it is kept;
     with ``strict`` it is a :class:`TaskError` naming the field. ``unread`` are reasons already
-    found (the file was not valid JSON)."""
+    found (the file was not valid JSON). ``fetch`` and ``network``: see :func:`load_tasks`."""
     file, skips = _read(data, source, strict)
     skips = [Skip(kind="not read", reason=f"not read: {reason}") for reason in unread] + skips
     solution = _solution(file, source)
@@ -151,10 +162,12 @@ def osworld_task(data: Any, *, source: str, base_dir: Path, domain: str, task_fi
         skips.append(Skip(kind="not read", reason=f"not read: {solution}"))
         solution = None
     folder = task_files.resolve() if task_files is not None else None
-    spec = OSWorldSpec(file=file, domain=domain, task_files=str(folder) if folder else None,
-                       skips=tuple(skips + _safe_skips(file, TaskFiles(folder, file.id, base_dir))))
+    files = TaskFiles(folder, file.id, base_dir)
+    spec = OSWorldSpec(file=file, domain=domain, task_files=str(folder) if folder else None, fetch=fetch,
+                       skips=tuple(skips + _safe_skips(file, files, fetch is not None, network)))
+    desktop = {"size": screen, "image": image or OSWORLD_IMAGE, "network": "bridge" if network else "none"}
     fields = {"id": file.id, "instruction": file.instruction, "osworld": spec, "solution": solution,
-              "desktop": {"size": screen, "image": image or OSWORLD_IMAGE, "clock": file.clock}}
+              "desktop": {**desktop, "clock": file.clock}}
     try:
         task = Task.model_validate(fields)
     except ValidationError as error:
@@ -163,7 +176,7 @@ def osworld_task(data: Any, *, source: str, base_dir: Path, domain: str, task_fi
         # The desktop's fields (a clock vdesk cannot read) are all the rest can still fail on.
         spec = spec.model_copy(update={"skips": (*spec.skips, Skip(kind="not read",
                                                                    reason=f"not read: {validation_message(error)}"))})
-        task = Task.model_validate({**fields, "osworld": spec, "desktop": {"size": screen, "image": image or OSWORLD_IMAGE}})
+        task = Task.model_validate({**fields, "osworld": spec, "desktop": desktop})
     return task.with_base_dir(base_dir)
 
 
@@ -198,46 +211,45 @@ def _where(loc: Sequence[Any]) -> str:
     return ".".join(str(part) for part in loc) or "the file"
 
 
-def _safe_skips(file: OSWorldTask, files: TaskFiles) -> list[Skip]:
+def _safe_skips(file: OSWorldTask, files: TaskFiles, fetching: bool, network: bool) -> list[Skip]:
     """:func:`skip_reasons`; a value of an odd type deep in the file is a reason too, not a crash."""
     try:
-        return skip_reasons(file, files)
+        return skip_reasons(file, files, fetching, network)
     except (TypeError, ValueError, AttributeError, KeyError) as error:
         return [Skip(kind="not read", reason=f"not read: {type(error).__name__}: {error}")]
 
 
-def skip_reasons(file: OSWorldTask, files: TaskFiles) -> list[Skip]:
-    """Every reason vdesk cannot run this task offline, each once: the steps it cannot run, the
-    proxy, each file missing from the task-files folder, each metric, option or getter it lacks."""
+PROXY_REASON = "needs the reference's web proxy (proxy: true); --network grants its desktop the web"
+
+
+def skip_reasons(file: OSWorldTask, files: TaskFiles, fetching: bool = False, network: bool = False) -> list[Skip]:
+    """Every reason vdesk cannot run this task, each once: the steps it cannot run, the proxy
+    (unless ``network``), each file missing from the task-files folder (unless ``fetching`` will
+    fetch it), each metric, option or getter it lacks."""
     skips: list[Skip] = []
     for step in file.steps():
         if step.type in OFFLINE:
             skips.append(Skip(kind="offline step", reason=OFFLINE[step.type]))
         elif step.type not in STEPS:
             skips.append(Skip(kind="step", reason=f"the {step.type} step is not supported"))
-    if file.proxy:
-        skips.append(Skip(kind="proxy", reason="needs the reference's web proxy (proxy: true)"))
+    if file.proxy and not network:
+        skips.append(Skip(kind="proxy", reason=PROXY_REASON))
     skips += [Skip(kind="missing file", reason=f"task file missing: {missing} (looked in {files.where()})")
-              for missing in _missing_files(file, files)]
+              for missing in _missing_files(file, files, fetching)]
     return list(dict.fromkeys(skips + unsupported_all(file.evaluator)))
 
 
-def _missing_files(file: OSWorldTask, files: TaskFiles) -> list[str]:
+def _missing_files(file: OSWorldTask, files: TaskFiles, fetching: bool) -> list[str]:
+    """The files the task needs that are not in the folder and will not be fetched (with why
+    not, when fetching and it cannot be)."""
     missing: list[str] = []
     for step in file.steps():
         for item in _items(step.parameters.get("files")):
-            if step.type == "download" and files.download(str(item.get("url")), str(item.get("path", ""))) is None:
-                missing.append(str(item.get("url")))
             if step.type == "upload_file" and files.local(str(item.get("local_path", ""))) is None:
                 missing.append(str(item.get("local_path")))
-    for _, _, expected, _ in file.evaluator.metrics():
-        if expected is not None and expected.type == "cloud_file":
-            settings = expected.settings
-            urls, dests = settings.get("path"), settings.get("dest")
-            pairs = zip(urls, dests) if isinstance(urls, list) and isinstance(dests, list) else [(urls, dests)]
-            for url, dest in pairs:
-                if files.cloud(str(url), str(dest or Path(str(url)).name)) is None:
-                    missing.append(str(url))
+    for item in wanted(file, files):
+        if item.found is None and not (fetching and item.fetchable):
+            missing.append(f"{item.url} (not fetched: {item.refused})" if fetching and item.refused else item.url)
     return list(dict.fromkeys(missing))
 
 

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vdesk.harness.tasks import BrowserStep, RunStep, StartStep, Task
+from vdesk.osworld.fetch import wanted
 from vdesk.osworld.format import SKIP_KINDS
 from vdesk.osworld.task_files import TaskFiles
 
@@ -19,6 +20,7 @@ PROGRAMS = ("google-chrome", "chromium", "soffice", "libreoffice", "gimp", "vlc"
 WEB = re.compile(r"^https?://(?!127\.0\.0\.1|localhost)", re.I)
 
 
+WILL_FETCH = " (will fetch)"   # how a file to be fetched ends in :attr:`Needs.files`
 ALL = "all"   # the totals row over every domain
 NO_DOMAIN = "-"  # vdesk's own tasks have none
 
@@ -28,7 +30,7 @@ class Needs:
     task_id: str
     kind: str                                       # "osworld" or "vdesk"
     apps: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)  # "name (found)" / "name (missing)"
+    files: list[str] = field(default_factory=list)  # "name (found)", "(missing)" or "(will fetch)"
     network: list[str] = field(default_factory=list)
     skip: str | None = None                         # every reason in one line
     domain: str = NO_DOMAIN
@@ -69,26 +71,23 @@ def needs_of(task: Task) -> Needs:
     needs = Needs(task.id, "osworld", apps=sorted(set(file.related_apps) | _programs(file.model_dump())),
                   skip=task.osworld.skip, domain=task.osworld.domain,
                   skips=[skip.model_dump() for skip in task.osworld.skips])
+    fetching = task.osworld.fetch is not None
+    for wanted_file in wanted(file, files):  # the download steps' and cloud_file getters' files
+        said = "found" if wanted_file.found else "will fetch" if fetching and wanted_file.fetchable else "missing"
+        needs.files.append(f"{wanted_file.url} ({said})")
     for step in file.steps():
         for item in _listed(step.parameters.get("files")):
             if not isinstance(item, dict):
                 continue
-            if step.type == "download":
-                found = files.download(str(item.get("url")), str(item.get("path", ""))) is not None
-                needs.files.append(f"{item.get('url')} ({'found' if found else 'missing'})")
-            elif step.type == "upload_file":
+            if step.type == "upload_file":
                 found = files.local(str(item.get("local_path", ""))) is not None
                 needs.files.append(f"{item.get('local_path')} ({'found' if found else 'missing'})")
         for url in _listed(step.parameters.get("urls_to_open")):
             if WEB.match(str(url)):
                 needs.network.append(str(url))
-    for _, _, expected, _ in file.evaluator.metrics():
-        if expected is not None and expected.type == "cloud_file":
-            dest = expected.settings.get("dest")
-            found = files.cloud(str(expected.settings.get("path")), str(dest or "")) is not None
-            needs.files.append(f"{expected.settings.get('path')} ({'found' if found else 'missing'})")
     if file.proxy:
-        needs.network.append("the reference's web proxy")
+        needs.network.append("the reference's web proxy" + (" (granted the web instead)"
+                                                            if task.desktop.network != "none" else ""))
     return needs
 
 

@@ -10,17 +10,32 @@ close), where ``execute`` steps also save their ``stdout`` / ``stderr``.
 from __future__ import annotations
 
 import tempfile
+import threading
 from pathlib import Path
 
 from vdesk.harness.checks import CheckResult
 from vdesk.harness.hosts import DesktopHost
 from vdesk.harness.tasks import Task
+from vdesk.progress import Progress
 from vdesk.osworld import inside
 from vdesk.osworld.evaluator import safe_evaluate
+from vdesk.osworld.fetch import fetch_missing
 from vdesk.osworld.steps import Context, run_steps
 from vdesk.osworld.task_files import TaskFiles
 
 CHECK_KIND = "osworld"
+
+
+def fetch_task_files(task: Task, progress: Progress | None = None,
+                     cancel: threading.Event | None = None) -> list[Path]:
+    """Fetch, on this machine, the files ``task`` names by URL that its task-files folder lacks
+    (nothing when the task does not fetch); the paths fetched. :class:`~vdesk.errors.FetchError`
+    names the URL that failed."""
+    spec = task.osworld
+    if spec is None or spec.fetch is None:
+        return []
+    files = TaskFiles(Path(spec.task_files) if spec.task_files else None, spec.file.id, task.base_dir)
+    return fetch_missing(spec.file, files, spec.fetch, progress, cancel)
 
 
 class OSWorldSession:
@@ -33,9 +48,13 @@ class OSWorldSession:
         self._cache = tempfile.TemporaryDirectory(prefix="vdesk-osworld-")
         files = TaskFiles(Path(spec.task_files) if spec.task_files else None, spec.file.id, task.base_dir)
         self.context = Context(host, spec, files, Path(self._cache.name))
+        self._task = task
 
     def setup(self) -> None:
-        """Run the task's ``config`` steps; :class:`~vdesk.errors.SetupError` names a failed one."""
+        """Run the task's ``config`` steps; :class:`~vdesk.errors.SetupError` names a failed one.
+        Files the task fetches and still lacks are fetched first (a suite run fetched them before
+        the desktop started; a :class:`~vdesk.harness.env.DesktopEnv` used alone fetches here)."""
+        fetch_task_files(self._task)
         self.context.home = self.context.call(inside.home, timeout=20)
         run_steps(self.context, self.context.spec.file.config, "config")
 

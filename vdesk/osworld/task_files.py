@@ -1,9 +1,9 @@
-"""The local task-files folder: what OSWorld's downloads would fetch, already on this machine.
+"""The local task-files folder: what OSWorld's downloads fetch, on this machine.
 
-vdesk never fetches from the internet. A task's ``download`` steps and ``cloud_file`` getters
-name URLs; their files are looked up in a folder laid out like OSWorld's own cache
-(``--task-files DIR``), which is what the reference leaves behind after one online run, or what
-the file-cache dataset unpacks to::
+A task's ``download`` steps and ``cloud_file`` getters name URLs; their files are looked up in a
+folder laid out like OSWorld's own cache (``--task-files DIR``), which is what the reference
+leaves behind after one online run, what the file-cache dataset unpacks to, or what vdesk
+fetched into it before (:mod:`vdesk.osworld.fetch`; the steps and getters only read it)::
 
     DIR/<task id>/<uuid5(URL)>_<file name>    a download step's file (the name of its ``path``)
     DIR/<task id>/<dest>                      a cloud_file getter's file
