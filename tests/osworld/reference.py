@@ -2,11 +2,13 @@
 
 The reference (``desktop_env.evaluators.metrics`` of the pinned ``desktop-env`` package) lives in
 ``.venv-osworld`` (`make osworld-venv`), whose pins clash with vdesk's, so it runs in a child
-process of that interpreter. One child scores a whole batch of cases, since importing the
-reference costs seconds:
+process of that interpreter, which scores batches of cases (importing the reference costs
+seconds):
 
     cases = [Case("exact_match", "a", {"expected": "a"}), ...]
     assert vdesk_scores(cases) == reference_scores(cases)
+
+The child is started at the first batch and kept until the test process ends.
 
 A case's ``result`` / ``expected`` are what the getters would hand the metric: JSON values, or
 paths of files the test wrote (under ``tmp_path``, readable by both).
@@ -14,8 +16,11 @@ paths of files the test wrote (under ``tmp_path``, readable by both).
 
 from __future__ import annotations
 
+import atexit
 import json
 import subprocess
+import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,23 +30,66 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 OSWORLD_PYTHON = REPO / ".venv-osworld" / "bin" / "python"
 
-# Runs in .venv-osworld: reads the cases as JSON on stdin, prints one score (or error) per case.
+# Runs in .venv-osworld: reads one batch of cases a line (JSON) on stdin and answers each with one
+# line of scores (or errors). What the reference prints goes to stderr, never into the answers.
 _CHILD = r"""
-import json, sys, math, logging
+import json, sys, math, logging, os
+answers = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)
 logging.disable(logging.CRITICAL)
 from desktop_env.evaluators import metrics
-out = []
-for case in json.load(sys.stdin):
-    try:
-        score = getattr(metrics, case["metric"])(case["result"], case["expected"], **case["options"]) \
-            if case["expected"] is not None or case["pass_expected"] else \
-            getattr(metrics, case["metric"])(case["result"], **case["options"])
-        score = float(score)
-        out.append({"score": None if math.isnan(score) else score})
-    except Exception as error:  # the reference raising is a verdict too: the runner scores it 0
-        out.append({"error": f"{type(error).__name__}: {error}"[:300]})
-print(json.dumps(out))
+for line in sys.stdin:
+    out = []
+    for case in json.loads(line):
+        try:
+            score = getattr(metrics, case["metric"])(case["result"], case["expected"], **case["options"]) \
+                if case["expected"] is not None or case["pass_expected"] else \
+                getattr(metrics, case["metric"])(case["result"], **case["options"])
+            score = float(score)
+            out.append({"score": None if math.isnan(score) else score})
+        except Exception as error:  # the reference raising is a verdict too: the runner scores it 0
+            out.append({"error": f"{type(error).__name__}: {error}"[:300]})
+    answers.write(json.dumps(out) + "\n")
+    answers.flush()
 """
+
+
+class _Oracle:
+    """The reference's child, started at the first batch and kept for the test process: importing
+    its metrics costs seconds of CPU, once instead of once a batch."""
+
+    def __init__(self) -> None:
+        self._child: subprocess.Popen[str] | None = None
+        self._errors = tempfile.TemporaryFile("w+")
+
+    def scores(self, payload: str, timeout: float) -> list[dict[str, Any]]:
+        child = self._start()
+        timer = threading.Timer(timeout, child.kill)  # a hung metric must not hang the suite
+        timer.start()
+        try:
+            assert child.stdin is not None and child.stdout is not None
+            child.stdin.write(payload + "\n")
+            child.stdin.flush()
+            answer = child.stdout.readline()
+        except BrokenPipeError:
+            answer = ""
+        finally:
+            timer.cancel()
+        if not answer:
+            self._child = None
+            self._errors.seek(0)
+            raise AssertionError(f"the reference's child ended: {self._errors.read()[-2000:]}")
+        return json.loads(answer)
+
+    def _start(self) -> subprocess.Popen[str]:
+        if self._child is None or self._child.poll() is not None:
+            self._child = subprocess.Popen([str(reference_python()), "-c", _CHILD], stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, stderr=self._errors, text=True, cwd=REPO)
+            atexit.register(self._child.kill)
+        return self._child
+
+
+_ORACLE = _Oracle()
 
 
 @dataclass(frozen=True)
@@ -69,11 +117,7 @@ def reference_scores(cases: list[Case], timeout: float = 600) -> list[float]:
     """Each case's score by OSWorld's own code; a case it raises on scores 0, as its runner does."""
     payload = json.dumps([{"metric": c.metric, "result": c.result, "expected": c.expected,
                            "options": c.options, "pass_expected": c.pass_expected} for c in cases])
-    done = subprocess.run([str(reference_python()), "-c", _CHILD], input=payload, capture_output=True,
-                          text=True, timeout=timeout, cwd=REPO)
-    if done.returncode != 0:
-        raise AssertionError(f"the reference's child failed: {done.stderr[-2000:]}")
-    answers = json.loads(done.stdout.strip().splitlines()[-1])
+    answers = _ORACLE.scores(payload, timeout)
     return [0.0 if "error" in a or a["score"] is None else a["score"] for a in answers]
 
 
