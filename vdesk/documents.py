@@ -15,6 +15,7 @@ import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Any
 
 from vdesk.errors import DocumentError
 
@@ -369,6 +370,68 @@ def read_pdf_pages(data: bytes) -> list[str]:
         raise
     except Exception as error:  # pypdf's errors for a damaged file are of several kinds
         raise DocumentError(f"not a readable PDF: {type(error).__name__}: {str(error)[:160]}") from None
+
+
+PDF_IMAGE_PIXELS = 50_000_000   # pixels of one picture inside a PDF, checked before it is decoded
+
+
+def read_pdf_images(data: bytes) -> list[Any]:
+    """The pictures placed on each page, in page order and, within a page, in the order of its
+    resources (Form XObjects followed), as Pillow images: the picture itself, a soft mask left
+    aside. Inline images are not listed (PyMuPDF's ``get_images``, which OSWorld uses, lists
+    XObjects only); a picture that cannot be decoded is left out. Refused past
+    :data:`PDF_PAGE_LIMIT` pages or a picture over :data:`PDF_IMAGE_PIXELS`."""
+    reader = _pdf(data)
+    images = []
+    try:
+        if len(reader.pages) > PDF_PAGE_LIMIT:
+            raise DocumentError(f"the PDF has {len(reader.pages)} pages, over the limit of {PDF_PAGE_LIMIT}")
+        for page in reader.pages:
+            for found in page.images:
+                if found.name.startswith("~"):   # an inline image
+                    continue
+                xobject = found.indirect_reference.get_object() if found.indirect_reference else {}
+                pixels = int(xobject.get("/Width", 0)) * int(xobject.get("/Height", 0))
+                if pixels > PDF_IMAGE_PIXELS:
+                    raise DocumentError(f"a picture of {pixels} pixels, over the limit of {PDF_IMAGE_PIXELS}")
+                try:
+                    images.append(_indexed_picture(xobject) or found.image)
+                except Exception:  # noqa: BLE001 - a picture Pillow cannot decode is skipped, as OSWorld skips it
+                    continue
+    except DocumentError:
+        raise
+    except Exception as error:  # pypdf's errors for a damaged file are of several kinds
+        raise DocumentError(f"not a readable PDF: {type(error).__name__}: {str(error)[:160]}") from None
+    return images
+
+
+_COMPONENTS = {"/DeviceRGB": 3, "/DeviceGray": 1, "/CalRGB": 3, "/CalGray": 1}
+
+
+def _indexed_picture(xobject: Any) -> Any:
+    """An 8-bit picture in an ``/Indexed`` colour space, decoded here (None for any other kind):
+    pypdf reads a palette written as a hex string as UTF-16 text (Pillow writes PDFs so) and
+    then draws the picture black."""
+    from PIL import Image
+
+    space = xobject.get("/ColorSpace")
+    if not isinstance(space, list) or len(space) != 4 or space[0] != "/Indexed" or xobject.get("/BitsPerComponent") != 8:
+        return None
+    base, lookup = space[1].get_object(), space[3].get_object()
+    components = _COMPONENTS.get(base) if isinstance(base, str) else None
+    if components is None:
+        return None
+    if hasattr(lookup, "get_data"):
+        palette = lookup.get_data()
+    elif hasattr(lookup, "original_bytes"):
+        palette = lookup.original_bytes
+    else:
+        palette = bytes(lookup)
+    width, height = int(xobject["/Width"]), int(xobject["/Height"])
+    picture = Image.frombytes("P", (width, height), xobject.get_data()[:width * height])
+    colours = palette if components == 3 else bytes(b for grey in palette for b in (grey, grey, grey))
+    picture.putpalette(colours[:768])
+    return picture
 
 
 def count_pdf_pages(data: bytes) -> int:

@@ -26,14 +26,14 @@ when it is the *expected* file (the task's own fault): that raises :class:`Docum
 from __future__ import annotations
 
 from vdesk.errors import UnsupportedMetric
-from vdesk.osworld.metrics import (apps, archives, browser, documents, files, general, images, mail, records, settings,
-                                   slides, system, tables, writer)
+from vdesk.osworld.metrics import (apps, archives, browser, documents, files, general, images, mail, media, records,
+                                   settings, slides, system, tables, writer)
 from vdesk.osworld.metrics.registry import Metric, registered
 
 __all__ = ["Metric", "UnsupportedMetric", "lookup", "names"]
 
 _FAMILIES = (general, tables, documents, browser, settings, files, records, system, apps, mail, archives, images,
-             slides, writer)  # imported for their registrations
+             slides, writer, media)  # imported for their registrations
 
 
 def lookup(name: str) -> Metric:
