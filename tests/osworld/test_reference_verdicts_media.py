@@ -272,3 +272,38 @@ def test_compare_config(tmp_path: Path) -> None:
     assert [metric(path, wanted, **contained) for path in (exact, indented, other, jsonc)] == [1.0, 1.0, 0.0, 1.0]
     assert metric(str(tmp_path / "missing.json"), wanted, **contained) == 0.0
     assert metric(indented, {"expected": "{\"editor.fontSize\": 14, \"x\": 1}"}, **contained) == 0.0
+
+
+def _video(path: Path, frames: int, flip: bool = False, shade: int = 0, seed: int = 3) -> str:
+    """``frames`` frames of moving blocks (64x48, H.264 by the ffmpeg imageio-ffmpeg ships)."""
+    import imageio_ffmpeg
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    base = (rng.random((6, 8, 3)) * 200).astype("uint8").repeat(8, axis=0).repeat(8, axis=1)
+    writer = imageio_ffmpeg.write_frames(str(path), (64, 48), fps=10, macro_block_size=16, quality=8)
+    writer.send(None)
+    for index in range(frames):
+        frame = np.roll(base, index, axis=1).astype(int) + shade
+        frame = frame[::-1] if flip else frame
+        writer.send(np.ascontiguousarray(np.clip(frame, 0, 255).astype("uint8")))
+    writer.close()
+    return str(path)
+
+
+def test_compare_videos(tmp_path: Path) -> None:
+    gold = _video(tmp_path / "gold.mp4", 30)
+    long_gold = _video(tmp_path / "long_gold.mp4", 110)
+    assert_same_verdicts([
+        Case("compare_videos", _video(tmp_path / "same.mp4", 30), gold, label="same"),
+        Case("compare_videos", _video(tmp_path / "flipped.mp4", 30, flip=True), gold, label="upside down"),
+        Case("compare_videos", _video(tmp_path / "flipped_back.mp4", 30, flip=True),
+             _video(tmp_path / "flipped_gold.mp4", 30, flip=True), label="both upside down"),
+        Case("compare_videos", _video(tmp_path / "brighter.mp4", 30, shade=6), gold, label="a little brighter"),
+        Case("compare_videos", _video(tmp_path / "other.mp4", 30, seed=9), gold, label="other content"),
+        Case("compare_videos", _video(tmp_path / "shorter.mp4", 29), gold, label="a frame short"),
+        Case("compare_videos", _video(tmp_path / "longer.mp4", 120), long_gold, label="same 100 first frames"),
+        Case("compare_videos", _write(tmp_path / "text.mp4", "not a video"), gold, label="not a video"),
+        Case("compare_videos", str(tmp_path / "missing.mp4"), gold, label="missing"),
+        Case("compare_videos", str(tmp_path / "missing.mp4"), str(tmp_path / "missing2.mp4"), label="both missing"),
+    ])

@@ -121,3 +121,57 @@ def is_vlc_fullscreen(result: Any, expected: Any) -> float:
     if not all(isinstance(size, Mapping) and "width" in size and "height" in size for size in sizes):
         return 0.0
     return float(expected["width"] == result["width"] and expected["height"] == result["height"])
+
+
+# -- videos ----------------------------------------------------------------------------------
+VIDEO_FRAMES = 100       # frames the reference compares at most
+VIDEO_HASH_BITS = 5      # a frame whose hash is more than 5 bits from the other's differs ...
+VIDEO_MISMATCHES = 5     # ... and more than 5 such frames make the videos differ
+
+
+def _frames(path: Any, limit: int) -> Any:
+    """The first ``limit`` frames of a video as RGB pictures, decoded by the ffmpeg that
+    imageio-ffmpeg ships (a decoder, run with an argument list, on a file read bounded); an
+    unreadable video yields none."""
+    import imageio_ffmpeg
+    from PIL import Image
+
+    if path is None:
+        return
+    try:
+        read_bytes(path)   # refuse a missing file or one past the size limit before ffmpeg opens it
+        reader = imageio_ffmpeg.read_frames(os.fspath(path), output_params=["-frames:v", str(limit)])
+        meta = next(reader)
+    except (DocumentError, OSError, RuntimeError, StopIteration):
+        return
+    try:
+        for frame in reader:
+            yield Image.frombytes("RGB", meta["size"], frame)
+    except (OSError, RuntimeError):
+        return
+    finally:
+        reader.close()
+
+
+@metric("compare_videos", options=("max_frames_to_check", "threshold"))
+def compare_videos(result: Any, expected: Any, max_frames_to_check: int = VIDEO_FRAMES,
+                   threshold: int = VIDEO_HASH_BITS) -> float:
+    """Two videos are the same: frame by frame, up to ``max_frames_to_check``, perceptual hashes
+    more than ``threshold`` bits apart in at most ``threshold`` frames; and, if one ends within
+    them, the other ends at the same frame. As in the reference, two videos that cannot be read
+    are alike."""
+    from vdesk.osworld.metrics.images import hash_distance, phash
+
+    if result is None or expected is None:
+        return 0.0
+    ones, twos = _frames(result, max_frames_to_check), _frames(expected, max_frames_to_check)
+    mismatches = 0
+    for _ in range(max_frames_to_check):
+        one, two = next(ones, None), next(twos, None)
+        if one is None or two is None:
+            return float(one is None and two is None)
+        if hash_distance(phash(one), phash(two)) > threshold:
+            mismatches += 1
+            if mismatches > threshold:
+                return 0.0
+    return 1.0
