@@ -160,6 +160,12 @@ def _styled_book(path: Path, fills: dict[str, str] | None = None, fonts: dict[st
         sheet[where].font = Font(color=rgb)
     for where, operator, operands, style in formats or []:
         extra = {"fill": PatternFill("solid", bgColor=style["fill"])} if "fill" in style else {"font": Font(color=style["font"])}
+        if operator == "top10":  # a kind the reference does not evaluate
+            from openpyxl.formatting.rule import Rule
+            from openpyxl.styles.differential import DifferentialStyle
+            sheet.conditional_formatting.add(where, Rule(type="top10", rank=int(operands[0]),
+                                                         dxf=DifferentialStyle(**extra)))
+            continue
         sheet.conditional_formatting.add(where, CellIsRule(operator=operator, formula=operands, **extra))
     book.save(path)
     return str(path)
@@ -193,10 +199,37 @@ def test_style(tmp_path: Path) -> None:
              formats=[("A1:A8", "equal", ["9"], {"font": green})]),
         case("font_cf_text.xlsx", gold_font, "font_color", "text operand",
              formats=[("A1:A8", "equal", ['"x"'], {"font": green})]),
+        case("font_top.xlsx", gold_font, "font_color", "top-1 format (not evaluated)",
+             formats=[("A1:A8", "top10", ["1"], {"font": green})]),
+        case("font_after.xlsx", gold_font, "font_color", "top-1 format after an equal-to one",
+             formats=[("A1:A8", "equal", ["9"], {"font": green}), ("A1:A3", "top10", ["1"], {"font": green})]),
         Case("compare_table", str(tmp_path / "none.xlsx"), gold_fill,
              {"rules": [{"type": "style", "sheet_idx0": 0, "sheet_idx1": "EI0", "props": ["bgcolor"]}]},
              label="missing file"),
+        Case("compare_table", _styled_book(tmp_path / "twice.xlsx", fills={"A2": red, "A4": red},
+                                           formats=[("A1:A20", "greaterThan", ["100"], {"fill": red})]), gold_fill,
+             {"rules": [{"type": "style", "sheet_idx0": 0, "sheet_idx1": "EI0", "props": ["bgcolor"]}] * 2},
+             label="two style rules, a format over empty cells"),
     ])
+
+
+def test_a_conditional_format_that_is_a_formula_is_refused_by_name(tmp_path: Path) -> None:
+    """The reference evaluates such a format with a spreadsheet formula engine; vdesk has none
+    and says so (the evaluation scores 0 with that reason) rather than guess."""
+    from openpyxl.formatting.rule import FormulaRule
+    from openpyxl.styles import PatternFill
+
+    from vdesk.errors import UnsupportedMetric
+    from vdesk.osworld.metrics import lookup
+
+    book = openpyxl.Workbook()
+    book.active["A1"] = 5
+    book.active.conditional_formatting.add("A1:A5", FormulaRule(formula=["WEEKDAY(A1,2)>5"],
+                                                                fill=PatternFill("solid", bgColor="FFFF0000")))
+    book.save(tmp_path / "formula.xlsx")
+    rule = {"type": "style", "sheet_idx0": 0, "sheet_idx1": 0, "props": ["bgcolor"]}
+    with pytest.raises(UnsupportedMetric, match="type 'expression'"):
+        lookup("compare_table")(str(tmp_path / "formula.xlsx"), None, rules=[rule])
 
 
 def test_check_cell_merge_and_styles(tmp_path: Path) -> None:

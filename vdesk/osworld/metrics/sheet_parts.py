@@ -242,6 +242,7 @@ def _active_cells(sheet: Any, raw: RawSheet, ranges: Iterable[Any], active: Cond
     cells, empty = [], 0
     for cell_range in ranges:
         for row, column in cell_range.cells:
+            cell = sheet.cell(row=row, column=column)  # made if missing, as the reference makes it (a later rule sees it)
             value = raw.value(row, column)
             if value is None:
                 empty += 1
@@ -249,7 +250,7 @@ def _active_cells(sheet: Any, raw: RawSheet, ranges: Iterable[Any], active: Cond
                     break
                 continue
             if active(value):
-                cells.append(sheet.cell(row=row, column=column))
+                cells.append(cell)
     return cells
 
 
