@@ -4,8 +4,8 @@ compared by, as the reference reads them with openpyxl.
 
 Each reader returns ``{}`` for a sheet the workbook lacks (the reference does, so two missing
 sheets compare equal). A reader that meets what the reference would crash on raises
-:class:`SheetPartError`; the rule then fails (the reference's crash scores the task 0, and the
-rules run in order, so the verdict is the same).
+:class:`~vdesk.errors.DocumentError`; the rule then fails (the reference's crash scores the task
+0, and the rules run in order, so the verdict is the same).
 """
 
 from __future__ import annotations
@@ -16,15 +16,11 @@ import zipfile
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from vdesk.errors import UnsupportedMetric
+from vdesk.errors import DocumentError, UnsupportedMetric
 
 CELL_STYLES = ("number_format", "font_name", "font_family", "font_color", "font_bold", "font_italic",
                "font_underline", "font_size", "fill_type", "bgcolor", "fgcolor", "hyperlink", "merge")
 CONTIGUOUS_EMPTY = 50    # empty cells in a row after which the reference stops testing a formatted range
-
-
-class SheetPartError(Exception):
-    """The reference's reader would raise on this sheet: the rule fails."""
 
 
 # -- charts ----------------------------------------------------------------------------------
@@ -72,7 +68,7 @@ def charts(sheet: Any, props: Iterable[str]) -> dict[str, dict[str, Any]]:
             found[series] = _chart_props(chart, wanted)
         return found
     except AttributeError as error:  # a chart kind without barDir, an anchor without its corner
-        raise SheetPartError(f"chart: {error}") from None
+        raise DocumentError(f"chart: {error}") from None
 
 
 # -- pivot tables ----------------------------------------------------------------------------
@@ -99,7 +95,7 @@ def _pivot(pivot: Any, props: set[str]) -> tuple[tuple[Any, ...], dict[str, Any]
     try:
         first, last = (coordinate_to_tuple(c) for c in sheet_source.ref.split(":"))
     except (AttributeError, ValueError, TypeError) as error:  # a named source: no "A1:B2" range
-        raise SheetPartError(f"pivot source {getattr(sheet_source, 'ref', None)!r}: {error}") from None
+        raise DocumentError(f"pivot source {getattr(sheet_source, 'ref', None)!r}: {error}") from None
     key = (source.type, first[0], first[1] + left, last[0], last[1] - right, sheet_source.sheet)
     info: dict[str, Any] = {}
     for prop, attribute in (("name", "name"), ("show_total", "visualTotals"), ("show_empty_row", "showEmptyRow"),
@@ -178,7 +174,7 @@ def styles(sheet: Any, raw: RawSheet, props: list[str]) -> dict[str, list[Any]]:
                     found[cell.coordinate] = [cell_style(p, cell, rule.dxf) for p in props]
         return found
     except AttributeError as error:  # a font without a colour, a rule without its style
-        raise SheetPartError(f"style: {error}") from None
+        raise DocumentError(f"style: {error}") from None
 
 
 _REFERENCE = re.compile(r"\$?[A-Za-z]{1,3}\$?\d+")
