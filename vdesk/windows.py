@@ -276,6 +276,11 @@ class Windows:
         at the first call on a connection, a new one after a drop included. One round trip."""
         return self._x(lambda link: link.damage.drawn())
 
+    def drawing_seen(self) -> bool:
+        """Whether drawing since the last :meth:`drawn` is known already, without a round trip
+        (see :mod:`vdesk.damage`)."""
+        return self._x(lambda link: link.damage.seen())
+
     def request(self, send: Callable[[xdisplay.Display], T]) -> T:
         """Run ``send(display)`` on this connection, alone; it runs again on a new connection
         when the old one turns out closed, so it must be safe to repeat."""
