@@ -24,7 +24,7 @@ from Xlib import X, Xatom, display as xdisplay, error as xerror
 from Xlib.protocol import event as xevent
 
 from vdesk.damage import ScreenDamage
-from vdesk.errors import ChannelLost, DesktopGone, DesktopTimeout, InvalidArgument, VdeskError
+from vdesk.errors import ChannelLost, DesktopGone, DesktopTimeout, InvalidArgument, XServerError
 from vdesk.tunnel import Tunnel
 
 X_SOCKET = "UNIX-CONNECT:/tmp/.X11-unix/X0"
@@ -62,7 +62,7 @@ def open_display(api: docker.APIClient, container_id: str,
         except OSError:
             continue
     else:
-        raise VdeskError("no free local port for the X tunnel")
+        raise XServerError("no free local port for the X tunnel")
     with _cut_after(timeout, tunnel.close) as late:
         try:
             return xdisplay.Display(f"127.0.0.1:{number}"), tunnel
