@@ -10,6 +10,8 @@ reads ``WM_CLASS`` (``instance.class``) instead of the title.
 
 from __future__ import annotations
 
+import base64
+import http.client
 import posixpath
 import time
 from collections.abc import Sequence
@@ -23,10 +25,14 @@ from vdesk.channel import Completed
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopTimeout
 from vdesk.idle import program, wait_idle
+from vdesk.tunnel import Tunnel
 from vdesk.windows import Window
 
 MAX_CLASS_BYTES = 512
 POLL = 0.3  # the reference's pause between two tries of an `until` command
+VLC_TARGET = "TCP:127.0.0.1:8080"   # VLC's web interface inside the osworld desktop (its vlcrc)
+VLC_PASSWORD = "password"           # ... and its password, as on the reference's machine
+VLC_STATUS_LIMIT = 4 << 20          # bytes of a status.xml (VLC's are a few KiB)
 TREE_TIMEOUT = 20.0  # a program builds its accessible objects on the first read: seconds, on a busy machine
 
 
@@ -285,3 +291,26 @@ def tabs(desktop: Desktop) -> list[dict[str, str]]:
 
 def active_url(desktop: Desktop) -> str:
     return desktop.browser.url
+
+
+# -- VLC -------------------------------------------------------------------------------------
+def vlc_status(desktop: Desktop, timeout: float = 10.0) -> bytes | None:
+    """VLC's ``/requests/status.xml`` as its web interface serves it inside the desktop (basic
+    auth, no user, the password), through a tunnel opened for this one request; None when VLC
+    does not answer, or answers with another status than 200, as the reference's getter."""
+    tunnel = Tunnel(desktop.client.api, desktop.id, VLC_TARGET, tcp_port=0)
+    try:
+        host, port = tunnel.address.rsplit(":", 1)
+        connection = http.client.HTTPConnection(host, int(port), timeout=timeout)
+        token = base64.b64encode(f":{VLC_PASSWORD}".encode()).decode()
+        try:
+            connection.request("GET", "/requests/status.xml", headers={"Authorization": f"Basic {token}"})
+            response = connection.getresponse()
+            body = response.read(VLC_STATUS_LIMIT + 1)
+        except (OSError, http.client.HTTPException):
+            return None
+        finally:
+            connection.close()
+        return body if response.status == 200 and len(body) <= VLC_STATUS_LIMIT else None
+    finally:
+        tunnel.close()
