@@ -285,3 +285,37 @@ def test_is_cookie_deleted_refuses_a_rule_type_the_reference_lacks() -> None:
 
     with pytest.raises(UnsupportedMetric, match="rule type 'names'"):
         lookup("is_cookie_deleted")([[1, ".amazon.com"]], {"type": "names", "names": ["a"]})
+
+
+def test_is_added_to_steam_cart() -> None:
+    page = {"title": "Cart", "url": "https://store.example/cart/",
+            "content": "<div class='cart_item'>The Dota 2 Official Soundtrack</div><div>Portal 2</div>"}
+    rules = [{"items": ["The Dota 2 Official Soundtrack"]}, {"items": ["The Dota 2 Official Soundtrack", "Portal 2"]},
+             {"items": ["Half-Life 3"]}, {"items": []}, {"items": ["dota 2 official soundtrack"]}]
+    cases = [Case("is_added_to_steam_cart", result, rule, label=f"{result and result['title']}, {rule['items']}")
+             for result in (page, {**page, "content": ""}) for rule in rules]
+    assert_same_verdicts(cases)
+
+
+@pytest.mark.parametrize(("preferences", "mode"), [
+    ({}, "system"),
+    ({"browser": {"theme": {"color_scheme2": 1}}}, "light"),
+    ({"browser": {"theme": {"color_scheme2": 2, "color_scheme": 1}}}, "dark"),
+    ({"browser": {"theme": {"color_scheme": 2}}}, "dark"),
+    ({"browser": {"theme": {"color_scheme2": "Dark "}}}, "dark"),
+    ({"browser": {"theme": {"color_scheme2": 0}}}, "system"),
+    ({"browser": {"theme": {"color_scheme2": 7}}}, "system"),
+    ({"browser": {"theme": {"color_scheme2": 2}}, "extensions": {"theme": {"system_theme": 0}}}, "light"),
+    ({"browser": "x"}, "system"),
+    ("{not json", "system"),
+    (None, "system"),
+])
+def test_chrome_appearance_mode_ui(tmp_path: Path, preferences: Any, mode: str) -> None:
+    """No differential test: the pinned reference package predates this getter. The modes are
+    those OSWorld's getter reads from the same preferences (its task accepts light or system)."""
+    from vdesk.osworld.getters import getter
+    from vdesk.osworld.steps import Context
+
+    files = {} if preferences is None else {f"{PROFILE}/Preferences": _file(tmp_path, "Preferences", preferences)}
+    context = Context(_FakeDesktop(files, None), None, None, tmp_path / "cache", home="/home/user")  # type: ignore[arg-type]
+    assert getter("chrome_appearance_mode_ui")(context, {}) == mode

@@ -111,3 +111,15 @@ def is_cookie_deleted(result: Any, expected: Any) -> float:
     except (TypeError, IndexError, KeyError):
         return 0.0
     return float(not any(_site(domain) == host for domain in expected["domains"] for host in hosts))
+
+
+@metric("is_added_to_steam_cart")
+def is_added_to_steam_cart(result: Any, expected: Any) -> float:
+    """Every one of ``expected["items"]`` appears in the page's HTML (``page_info``'s
+    ``content``: the shop's cart page)."""
+    if not isinstance(result, Mapping) or not isinstance(expected, Mapping):
+        return 0.0
+    content, items = result.get("content"), expected.get("items")
+    if not isinstance(content, str) or not isinstance(items, list):
+        return 0.0
+    return float(all(isinstance(item, str) and item in content for item in items))
