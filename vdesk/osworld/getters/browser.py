@@ -183,7 +183,7 @@ def chrome_appearance_mode_ui(context: Context, settings: dict[str, Any]) -> str
         mode = None
         if isinstance(raw, str):
             mode = _COLOR_SCHEMES.get(raw.strip().lower())
-        elif isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        elif isinstance(raw, (int, float)):
             mode = {0: "system", 1: "light", 2: "dark"}.get(int(raw))
         if prefs.get("extensions", {}).get("theme", {}).get("system_theme") in (0, "0", False):
             return "light"
