@@ -321,4 +321,8 @@ def test_cookies_and_history_of_the_browser_are_the_references(browser, desktop,
     cookies, visits = same_reads(served, context, [cookie, ("history", {"dest": "history.sqlite"})], tmp_path / "reference")
     assert any(row[1] == "127.0.0.1" and row[3] == "session" for row in cookies)
     assert HISTORY[0]["url"] in [row[0] for row in visits]
+    from vdesk.osworld.metrics import lookup
+
+    assert lookup("is_cookie_deleted")(cookies, {"type": "domains", "domains": [".amazon.com"]}) == 1.0
+    assert lookup("check_history_deleted")(visits, {"type": "keywords", "keywords": ["youtube"]}) == 0.0
     assert desktop.browser.close_tabs("http://127.0.0.1:8765/cookie.html") == 1
