@@ -15,19 +15,20 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
+from tests.osworld.plain import plain
 from tests.osworld.reference import REPO, reference_python
+from tests.osworld.test_server import desktop, served, until  # noqa: F401  (the same osworld desktop and server)
 from vdesk.desktop import Desktop
 from vdesk.harness.hosts import LocalHost
 from vdesk.osworld.format import StepSpec
 from vdesk.osworld.getters import getter
-from vdesk.osworld.server import Served, serve
+from vdesk.osworld.server import Served
 from vdesk.osworld.steps import Context, run_step
 
 pytestmark = pytest.mark.desktop
@@ -102,11 +103,7 @@ class Env:
     cache_dir = request["cache"]
     controller = PythonController(request["host"], request["server_port"])
 
-def plain(value):
-    if isinstance(value, (list, tuple)): return [plain(v) for v in value]
-    if isinstance(value, dict): return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, bytes): return {"hex": value.hex()}
-    return value
+from tests.osworld.plain import plain
 
 out = []
 for kind, config in request["cases"]:
@@ -119,45 +116,8 @@ print("\n" + json.dumps(out))
 
 
 @pytest.fixture(scope="module")
-def desktop() -> Iterator[Desktop]:
-    with Desktop.up(size=(1280, 800), image="osworld", timeout=180) as desktop:
-        yield desktop
-
-
-@pytest.fixture(scope="module")
-def served(desktop: Desktop) -> Iterator[Served]:
-    with serve(desktop) as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
 def context(desktop: Desktop, tmp_path_factory: pytest.TempPathFactory) -> Context:
     return Context(LocalHost(desktop), None, None, tmp_path_factory.mktemp("vdesk-cache"), home=HOME)  # type: ignore[arg-type]
-
-
-def until(check: Callable[[], Any], what: str, timeout: float = 90.0) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-        except (requests.RequestException, OSError) as error:
-            last = error
-        else:
-            if last:
-                return last
-        time.sleep(0.5)
-    raise AssertionError(f"{what}: not within {timeout:g} s (last: {last!r})")
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, bytes):
-        return {"hex": value.hex()}
-    return value
 
 
 def reference(served: Served, cases: list[tuple[str, dict[str, Any]]], cache: Path) -> list[dict[str, Any]]:
@@ -175,7 +135,7 @@ def ours(context: Context, cases: list[tuple[str, dict[str, Any]]]) -> list[dict
     answers = []
     for kind, config in cases:
         try:
-            answers.append({"value": _plain(getter(kind)(context, config))})
+            answers.append({"value": plain(getter(kind)(context, config))})
         except Exception as error:  # compared too: both must fail
             answers.append({"error": f"{type(error).__name__}: {error}"})
     return answers

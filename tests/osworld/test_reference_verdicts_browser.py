@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.osworld.plain import plain
 from tests.osworld.reference import REPO, Case, assert_same_verdicts, reference_python
 
 PROFILE = "/home/user/.config/google-chrome/Default"
@@ -52,11 +53,7 @@ class Env:
     def __init__(self, case):
         self.controller, self.cache_dir = Controller(case), case["cache"]
 
-def plain(value):
-    if isinstance(value, (list, tuple)): return [plain(v) for v in value]
-    if isinstance(value, dict): return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, bytes): return {"hex": value.hex()}
-    return value
+from tests.osworld.plain import plain
 
 out = []
 for case in json.load(sys.stdin):
@@ -66,16 +63,6 @@ for case in json.load(sys.stdin):
         out.append({"error": f"{type(error).__name__}: {error}"[:300]})
 print(json.dumps(out))
 """
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, bytes):
-        return {"hex": value.hex()}
-    return value
 
 
 class _FakeDesktop:
@@ -121,7 +108,7 @@ def _compare(tmp_path: Path, cases: list[tuple[str, str, dict[str, Any], dict[st
                         "tree": _address_bar(url) if url else "<desktop-frame/>"})
         context = Context(_FakeDesktop(files, url), None, None, tmp_path / f"vdesk-{number}", home="/home/user")  # type: ignore[arg-type]
         try:
-            ours.append({"value": _plain(getter(kind)(context, config))})
+            ours.append({"value": plain(getter(kind)(context, config))})
         except Exception as error:  # the reference raising is compared too: both must raise
             ours.append({"error": type(error).__name__})
     done = subprocess.run([str(reference_python()), "-c", _CHILD], input=json.dumps(payload),

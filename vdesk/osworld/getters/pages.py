@@ -60,6 +60,9 @@ class _PageReader:
         answer = self._context.call(inside.page_parts, [(kind, selector)], PAGE_TIMEOUT, timeout=PAGE_TIMEOUT * 2 + 30)[0]
         return [text.strip() for text in answer or []]
 
+    def address(self) -> str:
+        return _active_url(self._context)
+
     def label(self, selector: str) -> str:
         try:
             text = self._context.call(inside.first_text, f"text={selector}", timeout=60)
@@ -117,7 +120,7 @@ def _by_class_and_url(reader: _PageReader, settings: dict[str, Any]) -> dict[str
     words = {key: key for key in settings.get("url_include_expected", [])}
     choices = settings.get("url_include_expected_multichoice", {})
     if words or choices:
-        url = reader._context.call(inside.active_url, timeout=90).lower()
+        url = reader.address().lower()
         for word, key in [*words.items(), *choices.items()]:
             found.setdefault(key.lower(), word.lower() in url)
     return found
