@@ -212,7 +212,11 @@ def _path_filters(path: str) -> tuple[dict[str, Any], bool, bool]:
 # -- a page of its own --------------------------------------------------------------------------
 @getter("page_info")
 def page_info(context: Context, settings: dict[str, Any]) -> dict[str, str]:
-    """``url`` loaded in a new tab: where it ended, its title and its HTML."""
+    """``url`` loaded in a new tab: where it ended, its title and its HTML.
+
+    The tab is one of the user's (the browser's own context, its cookies with it), as OSWorld's
+    later getter opens it: the pinned one opens a fresh context, where a shop's cart page would
+    show no cart. A page of no site (a file, the tests' pages) reads the same either way."""
     try:
         seen = context.call(inside.visit, settings["url"], False, PAGE_TIMEOUT, timeout=PAGE_TIMEOUT * 2 + 60)
     except BrowserError:
