@@ -51,7 +51,7 @@ def active_tab_html_parse(context: Context, settings: dict[str, Any]) -> dict[st
 
 
 class _PageReader:
-    """The shown tab's parts, each asked once; a selector the page rejects reads as nothing."""
+    """The shown tab's parts, one selector a read; a selector the page rejects reads as nothing."""
 
     def __init__(self, context: Context) -> None:
         self._context = context
