@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import http.client
+import json
 import posixpath
 import time
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ from Xlib.protocol import event as xevent
 
 from vdesk.channel import Completed
 from vdesk.desktop import Desktop
-from vdesk.errors import DesktopTimeout
+from vdesk.errors import DesktopTimeout, SetupError
 from vdesk.idle import program, wait_idle
 from vdesk.tunnel import Tunnel
 from vdesk.windows import Window
@@ -314,3 +315,128 @@ def vlc_status(desktop: Desktop, timeout: float = 10.0) -> bytes | None:
         return body if response.status == 200 and len(body) <= VLC_STATUS_LIMIT else None
     finally:
         tunnel.close()
+
+
+# What the page-reading getters ask of the shown tab, in one round trip: each query is
+# [kind, selector]; each answer is a list of raw strings (stripped on the host, as the reference
+# strips them in Python), or null where the selector is not valid. CSS queries reach into open
+# shadow roots, as Playwright's CSS engine does.
+_PAGE_PARTS = r"""(queries) => {
+  const all = (css) => {
+    const found = [];
+    const walk = (root) => {
+      found.push(...root.querySelectorAll(css));
+      for (const element of root.querySelectorAll('*')) if (element.shadowRoot) walk(element.shadowRoot);
+    };
+    walk(document);
+    return found;
+  };
+  const byXpath = (xpath) => {
+    const hits = document.evaluate(xpath, document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+    for (let i = 0; i < hits.snapshotLength; i++) {
+      if (hits.snapshotItem(i).nodeType === Node.ELEMENT_NODE) return hits.snapshotItem(i);
+    }
+    return null;
+  };
+  const answer = ([kind, selector]) => {
+    try {
+      if (kind === 'text') return all(selector).map((e) => e.textContent ?? '');
+      if (kind === 'direct') {
+        const first = all(selector)[0];
+        return first ? Array.from(first.childNodes).filter((n) => n.nodeType === Node.TEXT_NODE)
+          .map((n) => n.textContent.trim()).filter(Boolean) : [];
+      }
+      if (kind === 'li') return all(selector + ' li.catAllProducts').map((e) => e.querySelector('span'))
+        .filter(Boolean).map((span) => span.innerText);
+      if (kind === 'h3') return all(selector).map((e) => e.querySelector('h3')).filter(Boolean)
+        .map((h3) => h3.textContent ?? '');
+      const element = byXpath(selector);
+      if (!element) return [];
+      if (kind === 'xpath') return [element.textContent ?? ''];
+      if (kind === 'value' && ['INPUT', 'TEXTAREA', 'SELECT'].includes(element.tagName)) return [element.value];
+      return null;
+    } catch (error) {
+      return null;
+    }
+  };
+  return queries.map(answer);
+}"""
+
+
+def page_parts(desktop: Desktop, queries: list[tuple[str, str]], timeout: float) -> list[list[str] | None]:
+    """The shown tab's parts for ``queries`` (see ``_PAGE_PARTS``), once it has loaded."""
+    browser = desktop.browser
+    try:
+        browser.wait_for_load(timeout=timeout)
+    except DesktopTimeout:
+        pass  # the reference reads a page that never finished loading too
+    answers = browser.evaluate(_PAGE_PARTS, [list(query) for query in queries], timeout=timeout)
+    return [None if answer is None else [str(text) for text in answer] for answer in answers]
+
+
+def first_text(desktop: Desktop, selector: str) -> str | None:
+    """The text of the first element a Playwright selector (``text=…`` too) finds in the shown tab."""
+    return desktop.browser.text(selector)
+
+
+def visit(desktop: Desktop, url: str, pdf: bool, timeout: float) -> Any:
+    """``url`` read in a tab of its own (:meth:`vdesk.browser.Browser.visit`)."""
+    return desktop.browser.visit(url, pdf=pdf, timeout=timeout)
+
+
+# Runs in the desktop (its python3): makes sure the browser's profile has a History database,
+# letting the browser create it (headless, then stopped) when there is none, so its tables are
+# those the desktop's browser version reads; then replaces its visits with the given ones, each
+# dated that many seconds before the desktop's now. Chrome's times are microseconds since 1601.
+_ADD_HISTORY = r"""
+import json, os, shutil, sqlite3, subprocess, sys, time
+rows, deadline = json.loads(sys.argv[1]), time.monotonic() + float(sys.argv[2])
+chrome = shutil.which("google-chrome")
+profile = os.path.expanduser("~/.config/google-chrome" if chrome else "~/.config/chromium")
+path = os.path.join(profile, "Default", "History")
+
+def ready():
+    try:
+        with sqlite3.connect("file:" + path + "?mode=ro", uri=True, timeout=1) as db:
+            return db.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('urls', 'visits')").fetchone()[0] == 2
+    except sqlite3.Error:
+        return False
+
+if not os.path.exists(path):
+    argv = [chrome or "chromium", "--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu",
+            "--user-data-dir=" + profile, "about:blank"]
+    browser = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        while not ready():
+            if time.monotonic() > deadline or browser.poll() is not None:
+                sys.exit("the browser made no History database in its profile " + profile)
+            time.sleep(0.2)
+    finally:
+        browser.terminate()
+        try:
+            browser.wait(max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            browser.kill()
+            browser.wait()
+epoch = (time.time() + 11644473600) * 1000000   # now, in microseconds since 1601-01-01 (UTC)
+db = sqlite3.connect(path, timeout=10)
+with db:
+    db.execute("DELETE FROM visits")
+    db.execute("DELETE FROM urls")
+    for row in rows:
+        when = int(epoch - float(row["visit_time_from_now_in_seconds"]) * 1000000)
+        url_id = db.execute("INSERT INTO urls (url, title, visit_count, typed_count, last_visit_time, hidden) "
+                            "VALUES (?, ?, 1, 0, ?, 0)", (row["url"], row["title"], when)).lastrowid
+        db.execute("INSERT INTO visits (url, visit_time, from_visit, transition, segment_id, visit_duration) "
+                   "VALUES (?, ?, 0, 805306368, 0, 0)", (url_id, when))
+db.close()
+"""
+
+
+def add_history(desktop: Desktop, rows: list[dict[str, Any]], timeout: float) -> None:
+    """Make the browser profile's history hold exactly ``rows`` (``url``, ``title``,
+    ``visit_time_from_now_in_seconds``), as typed visits (``update_browse_history``)."""
+    ran = run(desktop, ["python3", "-c", _ADD_HISTORY, json.dumps(rows), str(timeout)], timeout + 15)
+    if ran.returncode != 0:
+        lines = (ran.stderr.strip() or ran.stdout.strip() or f"exit code {ran.returncode}").splitlines()
+        raise SetupError(f"writing the browser's history failed: {lines[-1]}")
