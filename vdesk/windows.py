@@ -23,6 +23,7 @@ import docker
 from Xlib import X, Xatom, display as xdisplay, error as xerror
 from Xlib.protocol import event as xevent
 
+from vdesk.coords import PhysicalPoint
 from vdesk.damage import ScreenDamage
 from vdesk.errors import ChannelLost, DesktopGone, DesktopTimeout, InvalidArgument, XServerError
 from vdesk.tunnel import Tunnel
@@ -269,6 +270,13 @@ class Windows:
                 return None
             return int(reply.value[0]) if reply is not None and len(reply.value) else None
 
+        return self._x(ask)
+
+    def pointer(self) -> PhysicalPoint:
+        """Where the pointer is, in the framebuffer's (physical) pixels: one round trip."""
+        def ask(link: _Link) -> PhysicalPoint:
+            reply = link.root.query_pointer()
+            return PhysicalPoint(int(reply.root_x), int(reply.root_y))
         return self._x(ask)
 
     def drawn(self) -> bool:
