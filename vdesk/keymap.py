@@ -31,6 +31,7 @@ from Xlib import X, Xatom
 from Xlib.display import Display
 
 from vdesk.errors import DesktopTimeout, InvalidAction
+from vdesk.xconn import XConnection
 
 # What `xdotool type` types from the keyboard's own keys: printable ASCII, and the carriage return
 # and tab that vdesk.plan leaves inside a typed piece (xdotool sends a control character c as the
@@ -211,14 +212,13 @@ class ScratchKeymap:
 
 
 class XKeyboardMapping:
-    """The keyboard mapping of an X display (python-xlib). ``request(send)`` runs ``send`` on a
-    connection shared with other users (see :meth:`vdesk.windows.Windows.request`)."""
+    """The keyboard mapping of a desktop's X display (python-xlib), on its shared connection."""
 
-    def __init__(self, request: Callable[[Callable[[Display], object]], object]) -> None:
-        self._request = request
+    def __init__(self, connection: XConnection) -> None:
+        self._x = connection
 
     def update(self, decide: Callable[[SharedKeymap], KeymapChange | None]) -> None:
-        self._request(lambda display: _update(display, decide))
+        self._x.request(lambda display: _update(display, decide))
 
 
 def _update(display: Display, decide: Callable[[SharedKeymap], KeymapChange | None]) -> None:

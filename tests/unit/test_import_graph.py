@@ -315,3 +315,11 @@ def test_importing_the_mcp_package_loads_neither_the_sdk_nor_a_desktop() -> None
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "['vdesk', 'vdesk.mcp', 'vdesk.version']"
+
+
+def test_the_x_connection_is_a_transport_its_users_sit_above() -> None:
+    """Windows, XTEST input and the keymap take the X connection; it knows none of them."""
+    edges, _ = graph()
+    assert not edges["vdesk.xconn"] & {"vdesk.windows", "vdesk.xtest", "vdesk.keymap", "vdesk.desktop"}
+    for user in ("vdesk.windows", "vdesk.xtest", "vdesk.keymap"):
+        assert "vdesk.xconn" in edges[user], user
