@@ -23,7 +23,7 @@ one request, not one per character.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -248,7 +248,7 @@ def _update(display: Display, decide: Callable[[SharedKeymap], KeymapChange | No
         display.next_event()
 
 
-def _read_stamps(root: object, atom: int, typing: dict[int, int]) -> dict[int, int]:
+def _read_stamps(root: object, atom: int, typing: Container[int]) -> dict[int, int]:
     # What the desktop holds is untrusted: only pairs naming a real keycode count.
     prop = root.get_full_property(atom, Xatom.CARDINAL)  # type: ignore[attr-defined]
     if prop is None or prop.format != 32:

@@ -7,6 +7,7 @@ request and sees the window manager's own view (``_NET_CLIENT_LIST``, ``_NET_ACT
 
 from __future__ import annotations
 
+import builtins
 import re
 import time
 from collections.abc import Callable
@@ -48,17 +49,18 @@ class Windows:
     def __init__(self, connection: XConnection) -> None:
         self.connection = connection
 
-    def list(self, limit: int = MAX_WINDOWS) -> list[Window]:
+    def list(self, limit: int = MAX_WINDOWS) -> builtins.list[Window]:
         """The managed top-level windows, oldest first: the newest ``limit`` of them (titles cut
         at :data:`MAX_TITLE_BYTES`); :meth:`count` says how many there are in all."""
         return self.connection.request(lambda display: [
             w for w in (self._window(display, i) for i in self._client_ids(display)[-limit:]) if w is not None])
 
-    def stacked(self, limit: int = MAX_WINDOWS) -> list[Window]:
+    def stacked(self, limit: int = MAX_WINDOWS) -> builtins.list[Window]:
         """The managed top-level windows from the bottom of the stack to the top (what covers
         what: the accessibility tree's occlusion)."""
-        def ask(display: xdisplay.Display) -> list[Window]:
-            ids = self._property(display, display.screen().root, "_NET_CLIENT_LIST_STACKING", Xatom.WINDOW) or []
+        def ask(display: xdisplay.Display) -> builtins.list[Window]:
+            ids: builtins.list[int] = self._property(display, display.screen().root, "_NET_CLIENT_LIST_STACKING",
+                                                     Xatom.WINDOW) or []
             return [w for w in (self._window(display, i) for i in ids[-limit:]) if w is not None]
         return self.connection.request(ask)
 
@@ -179,11 +181,11 @@ class Windows:
         return self.connection.request(send)
 
     @staticmethod
-    def _property(display: xdisplay.Display, window: Any, name: str, kind: int) -> list[int] | None:
+    def _property(display: xdisplay.Display, window: Any, name: str, kind: int) -> builtins.list[int] | None:
         reply = window.get_property(display.get_atom(name), kind, 0, MAX_CLIENT_IDS)
         return list(reply.value) if reply is not None else None
 
-    def _client_ids(self, display: xdisplay.Display) -> list[int]:
+    def _client_ids(self, display: xdisplay.Display) -> builtins.list[int]:
         """The managed windows' ids, oldest first."""
         return self._property(display, display.screen().root, "_NET_CLIENT_LIST", Xatom.WINDOW) or []
 

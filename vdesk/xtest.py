@@ -91,7 +91,8 @@ def schedule(events: Sequence[InputEvent], keycodes: Mapping[int, int]) -> list[
                 flush()
             # xdotool waits 12 ms after each keydown/keyup unless told otherwise.
             keys.extend(("keydown" if event.down else "keyup", "--delay", "0", event.keysym))
-        else:  # a pause
+        else:
+            assert isinstance(event, Pause)  # motion and buttons always go by XTEST
             flush()
             parts.append(event)
     flush()

@@ -69,7 +69,7 @@ def serve_http(options: ServerOptions, *, port: int = 0, token: str | None = Non
 def build_http_server(options: ServerOptions, token: str, url: str) -> Server:
     """The server with every tool, for callers with ``token`` at ``url``: a desktop per MCP
     session (with ``share``, one for all)."""
-    auth = AuthSettings(issuer_url=url, resource_server_url=None)  # type: ignore[arg-type]  # the SDK's pydantic model takes a str for its URL
+    auth = AuthSettings(issuer_url=url, resource_server_url=None)
     if options.share:
         return build_server(options, key=lambda ctx: SHARED_KEY, token_verifier=_StaticToken(token), auth=auth)
     return build_server(options, key=_session_key, middleware=[_handshake_only], token_verifier=_StaticToken(token),
@@ -181,6 +181,6 @@ def _header(scope: Scope, name: str) -> str | None:
     wanted = name.encode()
     for key, value in scope.get("headers", ()):
         if key.lower() == wanted:
-            return value.decode("latin-1")
+            return bytes(value).decode("latin-1")
     return None
 
