@@ -314,7 +314,7 @@ def test_importing_the_mcp_package_loads_neither_the_sdk_nor_a_desktop() -> None
             "if m.split('.')[0] in ('vdesk', 'mcp', 'docker')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "['vdesk', 'vdesk.mcp', 'vdesk.version']"
+    assert done.stdout.strip() == "['vdesk', 'vdesk.lazy', 'vdesk.mcp', 'vdesk.version']"
 
 
 def test_the_x_connection_is_a_transport_its_users_sit_above() -> None:

@@ -11,8 +11,9 @@ package, for ``--help``) loads neither the SDK nor a desktop.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from vdesk.lazy import lazy_face
 
 if TYPE_CHECKING:
     from vdesk.mcp.http import SessionWatch, build_http_server, serve_http
@@ -31,14 +32,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'vdesk.mcp' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # found once; later lookups are plain attribute reads
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(globals(), _HOMES, __all__)
