@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test docs unit engine image venv osworld-venv bench soak pictures clean
+.PHONY: demo test docs types unit engine image venv osworld-venv bench soak pictures clean
 
 # Set-up steps that need nothing of each other run at once: the venv beside the engine, then the
 # images beside OSWorld's venv (pip downloads while apt does), so a fresh machine's set-up takes
@@ -16,8 +16,13 @@ MAKEFLAGS += --jobs=4
 demo: venv engine image
 	$(BIN)/vdesk demo --out demo-output
 
-test: venv osworld-venv engine image docs
+test: venv osworld-venv engine image docs types
 	$(BIN)/pytest -q tests
+
+# Types ([tool.mypy] in pyproject.toml: strict on the pure core, the X connection and the MCP
+# server). Its cache (.mypy_cache) makes a run after a small change take seconds.
+types: venv
+	$(BIN)/mypy
 
 # The documentation site (docs/, mkdocs.yml) into site/: a warning (a broken link, a docstring
 # the API reference cannot read) is an error. A few seconds.

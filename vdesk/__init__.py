@@ -13,9 +13,9 @@ vdesk imports this one: it only re-exports.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from vdesk.lazy import lazy_face
 from vdesk.version import __version__
 
 if TYPE_CHECKING:
@@ -67,14 +67,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'vdesk' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # found once; later lookups are plain attribute reads
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(globals(), _HOMES, __all__)

@@ -189,7 +189,7 @@ class Inputs(BaseModel):
         canonical: dict[str, Any] = {}
         spelled: dict[str, str] = {}
         for name, item in value.items():
-            target = INPUT_ALIASES.get(name, name)
+            target = INPUT_ALIASES[name] if name in INPUT_ALIASES else name
             if target in canonical and item != canonical[target]:
                 raise ValueError(f"input {target!r} is given twice, as {spelled[target]!r} and as {name!r}")
             canonical[target], spelled[target] = item, name

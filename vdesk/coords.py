@@ -116,6 +116,12 @@ def to_image(point: PhysicalPoint, image: ImageSpace, screen: Screen) -> tuple[f
     return ((point.x + 0.5) * image.width / pw, (point.y + 0.5) * image.height / ph)
 
 
+def image_pixel(point: PhysicalPoint, image: ImageSpace, screen: Screen) -> tuple[int, int]:
+    """The image pixel a physical pixel's centre falls in (the pointer as a screenshot shows it)."""
+    x, y = to_image(point, image, screen)
+    return min(math.floor(x), image.width - 1), min(math.floor(y), image.height - 1)
+
+
 def _centre_cell(index: int, extent: int, target_extent: int) -> int:
     """The cell of ``target_extent`` cells under the centre of cell ``index`` of ``extent``."""
     return min((2 * index + 1) * target_extent // (2 * extent), target_extent - 1)

@@ -57,7 +57,8 @@ from vdesk.lease import Lease
 from vdesk.plan import Input, Mark, Sleep, Step, TypeText, chained, plan
 from vdesk.progress import Progress
 from vdesk.tunnel import Tunnel
-from vdesk.windows import Windows, open_display
+from vdesk.windows import Windows
+from vdesk.xconn import XConnection, open_display
 from vdesk.xtest import XTest
 
 if TYPE_CHECKING:  # imported on first use: the VNC client library takes ~0.3 s to load, Playwright more
@@ -92,9 +93,10 @@ class Desktop:
         self.clipboard = Clipboard(self.channel)
         self.files = Files(client.api, container.id, self.name, self.channel)
         self.clock = ClockSettings.from_labels(container.labels or {})
-        self._windows = Windows(lambda: self._guard(self.x_display), self.name)
-        self.keymap = ScratchKeymap(XKeyboardMapping(self._windows.request))
-        self._input = XTest(self._windows, self._xdotool)
+        self._x = XConnection(lambda: self._guard(self.x_display), self.name)
+        self._windows = Windows(self._x)
+        self.keymap = ScratchKeymap(XKeyboardMapping(self._x))
+        self._input = XTest(self._x, self._xdotool)
         self._vnc_tunnel: Tunnel | None = None
         self._frames: LiveFramebuffer | None = None
         self._browser: Browser | None = None  # made on first use
@@ -180,7 +182,7 @@ class Desktop:
         if self._closed:
             return
         self._closed = True
-        for part in (self._browser, self._frames, self._vnc_tunnel, self._windows, self._tree_reader, self.channel):
+        for part in (self._browser, self._frames, self._vnc_tunnel, self._x, self._tree_reader, self.channel):
             if part is not None:
                 part.close()
         if self._lease is not None:

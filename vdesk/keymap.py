@@ -23,7 +23,7 @@ one request, not one per character.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -31,6 +31,7 @@ from Xlib import X, Xatom
 from Xlib.display import Display
 
 from vdesk.errors import DesktopTimeout, InvalidAction
+from vdesk.xconn import XConnection
 
 # What `xdotool type` types from the keyboard's own keys: printable ASCII, and the carriage return
 # and tab that vdesk.plan leaves inside a typed piece (xdotool sends a control character c as the
@@ -211,14 +212,13 @@ class ScratchKeymap:
 
 
 class XKeyboardMapping:
-    """The keyboard mapping of an X display (python-xlib). ``request(send)`` runs ``send`` on a
-    connection shared with other users (see :meth:`vdesk.windows.Windows.request`)."""
+    """The keyboard mapping of a desktop's X display (python-xlib), on its shared connection."""
 
-    def __init__(self, request: Callable[[Callable[[Display], object]], object]) -> None:
-        self._request = request
+    def __init__(self, connection: XConnection) -> None:
+        self._x = connection
 
     def update(self, decide: Callable[[SharedKeymap], KeymapChange | None]) -> None:
-        self._request(lambda display: _update(display, decide))
+        self._x.request(lambda display: _update(display, decide))
 
 
 def _update(display: Display, decide: Callable[[SharedKeymap], KeymapChange | None]) -> None:
@@ -248,7 +248,7 @@ def _update(display: Display, decide: Callable[[SharedKeymap], KeymapChange | No
         display.next_event()
 
 
-def _read_stamps(root: object, atom: int, typing: dict[int, int]) -> dict[int, int]:
+def _read_stamps(root: object, atom: int, typing: Container[int]) -> dict[int, int]:
     # What the desktop holds is untrusted: only pairs naming a real keycode count.
     prop = root.get_full_property(atom, Xatom.CARDINAL)  # type: ignore[attr-defined]
     if prop is None or prop.format != 32:

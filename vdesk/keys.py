@@ -127,7 +127,8 @@ def keysym_number(name: str) -> int:
     if _UNICODE_KEYSYM.fullmatch(name):
         code = int(name[1:], 16)
         return code if 0x20 <= code < 0x7F or 0xA0 <= code < 0x100 else 0x01000000 | code
-    return XK.string_to_keysym(name) or XK.string_to_keysym(name.replace("XF86", "XF86_", 1))
+    found: int = XK.string_to_keysym(name) or XK.string_to_keysym(name.replace("XF86", "XF86_", 1))
+    return found
 
 
 _UNICODE_KEYSYM = re.compile(r"U[0-9A-F]{4,6}")

@@ -9,6 +9,7 @@ caller announce the address before a request can come, and keeps the port a call
 
 from __future__ import annotations
 
+import secrets
 import socket
 import threading
 import time
@@ -20,9 +21,26 @@ START_TIMEOUT = 20.0
 BACKLOG = 128  # connections made once the address is announced wait for the server
 
 
-def listen(host: str = "127.0.0.1", port: int = 0, *, what: str = "port") -> socket.socket:
+def listen(host: str = "127.0.0.1", port: int = 0, *, what: str = "port",
+           ports: tuple[int, int] | None = None) -> socket.socket:
     """A listening TCP socket on ``host``:``port``. A port that cannot be had is an
-    InvalidArgument naming ``what`` (an option's name, say) and the system's reason."""
+    InvalidArgument naming ``what`` (an option's name, say) and the system's reason.
+
+    With ``port`` 0 the system picks a free port, or, given ``ports`` (low, high), a random free
+    one in ``low..high-1``: the system's picks follow each other, so a server that nothing on this
+    machine should find (OSWorld's, whose clients send no credentials) takes a random one."""
+    if port or ports is None:
+        return _bound(host, port, what)
+    low, high = ports
+    for _ in range(64):
+        try:
+            return _bound(host, low + secrets.randbelow(high - low), what)
+        except InvalidArgument:
+            continue  # taken: another
+    raise InvalidArgument(f"{what}: no free port on {host}")
+
+
+def _bound(host: str, port: int, what: str) -> socket.socket:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

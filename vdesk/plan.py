@@ -176,7 +176,7 @@ class _Planner:
         elif kind is ActionType.WAIT:
             plan.add(Sleep(DEFAULT_WAIT_SECONDS if inputs.time is None else inputs.time))
         elif kind in (ActionType.FINISHED, ActionType.CALL_USER):
-            plan.add(Mark(kind.value, inputs.content))  # type: ignore[arg-type]
+            plan.add(Mark(kind.value, inputs.content))
         # SCREENSHOT: nothing to do on the desktop; the caller takes frames.
 
 
@@ -192,7 +192,8 @@ def typing(text: str, paste: bool = False) -> list[Step]:
     if body and ending:
         ending[0] = Input((Pause(SUBMIT_PAUSE),) + ending[0].events)
     if paste:
-        return ([TypeText(body, paste=True)] if body else []) + ending
+        pasted: list[Step] = [TypeText(body, paste=True)] if body else []
+        return pasted + ending
     steps: list[Step] = []
     piece = ""
     for char in body:

@@ -1,5 +1,5 @@
 """Pointer and key input through the X server's XTEST extension, on the controller's held X
-connection (:class:`vdesk.windows.Windows`, through its tunnel).
+connection (:class:`vdesk.xconn.XConnection`, through its tunnel).
 
 xdotool makes the same XTEST requests, but from a process started in the desktop for every batch
 of actions: about 5 ms of the container's CPU per step, and a round trip through the exec channel.
@@ -32,7 +32,7 @@ from Xlib.display import Display
 from vdesk.errors import XServerError
 from vdesk.keys import keysym_number
 from vdesk.plan import Button, InputEvent, Key, Motion, Pause
-from vdesk.windows import Windows
+from vdesk.xconn import XConnection
 
 INPUT_TIMEOUT = 5.0  # seconds the X server may take to process one burst of events (as for a frame)
 
@@ -91,7 +91,8 @@ def schedule(events: Sequence[InputEvent], keycodes: Mapping[int, int]) -> list[
                 flush()
             # xdotool waits 12 ms after each keydown/keyup unless told otherwise.
             keys.extend(("keydown" if event.down else "keyup", "--delay", "0", event.keysym))
-        else:  # a pause
+        else:
+            assert isinstance(event, Pause)  # motion and buttons always go by XTEST
             flush()
             parts.append(event)
     flush()
@@ -123,16 +124,16 @@ class XTest:
     """Sends planned input events to one desktop: by XTEST on its shared X connection, and the
     keys XTEST does not take through ``xdotool(args)``, which runs xdotool in the desktop."""
 
-    def __init__(self, windows: Windows, xdotool: Callable[[tuple[str, ...]], None]) -> None:
-        self._windows = windows
+    def __init__(self, connection: XConnection, xdotool: Callable[[tuple[str, ...]], None]) -> None:
+        self._x = connection
         self._xdotool = xdotool
 
     def send(self, events: Sequence[InputEvent]) -> None:
         """Send ``events`` in order; return once the X server has processed them all."""
-        keycodes = self._windows.request(unshifted_keycodes) if any(isinstance(e, Key) for e in events) else {}
+        keycodes = self._x.request(unshifted_keycodes) if any(isinstance(e, Key) for e in events) else {}
         for part in schedule(events, keycodes):
             if isinstance(part, Burst):
-                self._windows.send_once(lambda display: _send(display, part.fakes), INPUT_TIMEOUT)
+                self._x.send_once(lambda display: _send(display, part.fakes), INPUT_TIMEOUT)
             elif isinstance(part, XdotoolKeys):
                 self._xdotool(part.args)
             else:

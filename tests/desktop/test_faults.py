@@ -144,7 +144,7 @@ def held_connection_ended(desktop: Desktop, timeout: float = 30.0) -> None:
     """Wait until the X tunnel has passed the drop on (it shut its end of the held connection, so
     the socket reads its end), without sending on the connection: the next request is the one
     that must find it closed."""
-    tunnel = desktop.windows._link.tunnel  # type: ignore[union-attr]
+    tunnel = desktop.windows.connection._link.tunnel  # type: ignore[union-attr]
     deadline = time.monotonic() + timeout
     while tunnel._streams:
         assert time.monotonic() < deadline, f"the X tunnel still relayed the dropped connection after {timeout:g} s"

@@ -87,8 +87,9 @@ ARGUMENTS: dict[str, Callable[[], object]] = {
 
 def unconnected_desktop_windows() -> Any:
     from vdesk.windows import Windows
+    from vdesk.xconn import XConnection
 
-    windows = Windows(lambda: (_ for _ in ()).throw(AssertionError("no connection may be opened")))
+    windows = Windows(XConnection(lambda: (_ for _ in ()).throw(AssertionError("no connection may be opened"))))
     windows.list = lambda: []  # type: ignore[method-assign]
     return windows
 

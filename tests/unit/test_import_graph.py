@@ -296,3 +296,30 @@ def test_no_module_imports_the_package_face() -> None:
 def test_the_desktop_does_not_import_the_operator() -> None:
     edges, _ = graph()
     assert "vdesk.operator" not in edges["vdesk.desktop"]
+
+
+def test_the_mcp_server_layers_call_only_down() -> None:
+    """Transports (stdio, http) over the tool catalogue over the pool of desktops; nothing in
+    vdesk imports the package's face (it only re-exports, for users)."""
+    edges, every = graph()
+    assert not edges["vdesk.mcp.pool"] & {"vdesk.mcp.tools", "vdesk.mcp.http", "vdesk.mcp.stdio"}
+    assert not edges["vdesk.mcp.tools"] & {"vdesk.mcp.http", "vdesk.mcp.stdio"}
+    assert [item.source for item in every if item.target == "vdesk.mcp" and item.source != "vdesk.mcp"] == []
+
+
+def test_importing_the_mcp_package_loads_neither_the_sdk_nor_a_desktop() -> None:
+    root = str(PACKAGE.parent)
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    code = ("import sys, vdesk.mcp; print(sorted(m for m in sys.modules "
+            "if m.split('.')[0] in ('vdesk', 'mcp', 'docker')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "['vdesk', 'vdesk.lazy', 'vdesk.mcp', 'vdesk.version']"
+
+
+def test_the_x_connection_is_a_transport_its_users_sit_above() -> None:
+    """Windows, XTEST input and the keymap take the X connection; it knows none of them."""
+    edges, _ = graph()
+    assert not edges["vdesk.xconn"] & {"vdesk.windows", "vdesk.xtest", "vdesk.keymap", "vdesk.desktop"}
+    for user in ("vdesk.windows", "vdesk.xtest", "vdesk.keymap"):
+        assert "vdesk.xconn" in edges[user], user

@@ -11,7 +11,9 @@ import pytest
 from mcp import Client
 
 from vdesk.errors import InvalidArgument
-from vdesk.mcp import ServerOptions, SessionWatch, _scaled, _StaticToken, build_server
+from vdesk.mcp.http import SessionWatch, _StaticToken
+from vdesk.mcp.pool import ServerOptions
+from vdesk.mcp.tools import _scaled, build_server
 
 
 @pytest.mark.parametrize("fields, named", [({"max_desktops": 0}, "--max-desktops"),

@@ -72,7 +72,7 @@ def test_import_vdesk_alone_loads_nothing_heavy() -> None:
             "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('vdesk', 'docker', 'PIL', 'Xlib', 'twisted', 'vncdotool', 'pydantic', 'ray'))))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert loaded == ["vdesk", "vdesk.version"]
+    assert loaded == ["vdesk", "vdesk.lazy", "vdesk.version"]
 
 
 def test_py_typed_is_shipped() -> None:

@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 
 from vdesk import keys
 from vdesk.actions import BaseAction, validation_message
-from vdesk.coords import ImageSpace, PhysicalPoint, anthropic_target, to_image
+from vdesk.coords import ImageSpace, anthropic_target, image_pixel
 from vdesk.errors import InvalidAction, InvalidArgument
 from vdesk.operator import ExecuteRequest, Operator, encode
 
@@ -625,11 +625,7 @@ class AnthropicComputer:
 
     def _cursor_position(self) -> str:
         """``X=…,Y=…``: the pointer in the scaled screenshot's pixels."""
-        argv = ["xdotool", "getmouselocation", "--shell"]
-        stdout = self.desktop.run(argv, wait=True, timeout=10).check().stdout
-        fields = dict(line.split("=", 1) for line in stdout.splitlines() if "=" in line)
-        x, y = to_image(PhysicalPoint(int(fields["X"]), int(fields["Y"])), self.image, self.desktop.screen)
-        x, y = min(math.floor(x), self.image.width - 1), min(math.floor(y), self.image.height - 1)
+        x, y = image_pixel(self.desktop.windows.pointer(), self.image, self.desktop.screen)
         return f"X={x},Y={y}"
 
     def _zoom(self, region: tuple[int, int, int, int]) -> str:

@@ -50,7 +50,9 @@ def mcp(
     and never removes it.
     """
     from vdesk.container import parse_size
-    from vdesk.mcp import DesktopSpec, ServerOptions, serve_http, serve_stdio
+    from vdesk.mcp.http import serve_http
+    from vdesk.mcp.pool import DesktopSpec, ServerOptions
+    from vdesk.mcp.stdio import serve_stdio
 
     if transport not in ("stdio", "http"):
         raise InvalidArgument(f"--transport must be stdio or http, got {transport!r}")

@@ -16,8 +16,7 @@ make every module under the harness depend on every other one.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from vdesk.lazy import lazy_face
 
 # Where each name lives: its module is imported when the name is first asked for.
 _HOMES = {
@@ -40,14 +39,4 @@ _HOMES = {
 __all__ = sorted(_HOMES)
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'vdesk.harness' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(globals(), _HOMES, __all__)

@@ -200,7 +200,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
     has each one. ``render()`` is the last frame (``render_mode="rgb_array"``).
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 1}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 1}
 
     def __init__(self, task: Task | str | Path | Mapping[str, Any] | None = None, *,
                  image_size: tuple[int, int] | None = None, render_mode: str | None = None,

@@ -19,9 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from Xlib import X, Xatom, display as xdisplay, error as xerror
-from Xlib.protocol import event as xevent
-
 from vdesk.channel import Completed
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopTimeout, SetupError
@@ -29,7 +26,6 @@ from vdesk.idle import program, wait_idle
 from vdesk.tunnel import Tunnel
 from vdesk.windows import Window
 
-MAX_CLASS_BYTES = 512
 POLL = 0.3  # the reference's pause between two tries of an `until` command
 VLC_TARGET = "TCP:127.0.0.1:8080"   # VLC's web interface inside the osworld desktop (its vlcrc)
 VLC_PASSWORD = "password"           # ... and its password, as on the reference's machine
@@ -123,31 +119,12 @@ def directory_tree(desktop: Desktop, path: str) -> dict[str, Any] | None:
 
 
 # -- windows ----------------------------------------------------------------------------------
-def _classes(desktop: Desktop) -> dict[int, str]:
-    """Each managed window's ``WM_CLASS`` as ``instance.class``."""
-    def ask(display: xdisplay.Display) -> dict[int, str]:
-        root = display.screen().root
-        reply = root.get_property(display.intern_atom("_NET_CLIENT_LIST"), Xatom.WINDOW, 0, 1 << 16)
-        found: dict[int, str] = {}
-        for window_id in (reply.value if reply is not None else []):
-            try:
-                value = display.create_resource_object("window", window_id).get_property(
-                    Xatom.WM_CLASS, Xatom.STRING, 0, MAX_CLASS_BYTES // 4)
-            except (xerror.BadWindow, xerror.BadDrawable):
-                continue
-            parts = value.value.decode("latin-1").rstrip("\0").split("\0") if value else []
-            found[int(window_id)] = ".".join(parts)
-        return found
-    return desktop.windows.request(ask)
-
-
 def find_windows(desktop: Desktop, name: str, strict: bool, by_class: bool) -> list[Window]:
     """The windows ``wmctrl -a``/``-c`` (with ``-F``, ``-x``) would pick, newest last."""
     windows = desktop.windows.list()
-    classes = _classes(desktop) if by_class else {}
 
     def label(window: Window) -> str:
-        return classes.get(window.id, window.wm_class) if by_class else window.title
+        return (desktop.windows.wm_class(window) or window.wm_class) if by_class else window.title
 
     if strict:
         return [w for w in windows if label(w) == name]
@@ -180,14 +157,7 @@ def close(desktop: Desktop, name: str, strict: bool, by_class: bool) -> str | No
     found = find_windows(desktop, name, strict, by_class)
     if not found:
         return f"no window {name!r} to close"
-
-    def send(display: xdisplay.Display) -> None:
-        root = display.screen().root
-        message = xevent.ClientMessage(window=found[-1].id, client_type=display.intern_atom("_NET_CLOSE_WINDOW"),
-                                       data=(32, [X.CurrentTime, 2, 0, 0, 0]))
-        root.send_event(message, event_mask=X.SubstructureRedirectMask | X.SubstructureNotifyMask)
-        display.flush()
-    desktop.windows.request(send)
+    desktop.windows.close(found[-1])
     return None
 
 

@@ -36,10 +36,8 @@ class Cursor:
 
 def position(desktop: Desktop) -> tuple[int, int]:
     """Where the pointer is, in the framebuffer's pixels."""
-    def ask(display: xdisplay.Display) -> tuple[int, int]:
-        reply = display.screen().root.query_pointer()
-        return int(reply.root_x), int(reply.root_y)
-    return desktop.windows.request(ask)
+    point = desktop.windows.pointer()
+    return point.x, point.y
 
 
 def cursor(desktop: Desktop) -> Cursor:

@@ -47,7 +47,6 @@ import ipaddress
 import json
 import posixpath
 import secrets
-import socket
 import tempfile
 import threading
 import time
@@ -72,7 +71,7 @@ from vdesk.actions import validation_message
 from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
 from vdesk.errors import CommandFailed, DesktopTimeout, InvalidArgument, TooLarge, VdeskError
-from vdesk.loopback import BackgroundServer
+from vdesk.loopback import BackgroundServer, listen
 from vdesk.operator import encode
 from vdesk.osworld import inside, pointer
 from vdesk.osworld.wire import (BashBody, Body, CommandBody, PathBody, PythonBody, VerifiedCommandBody,
@@ -138,7 +137,7 @@ def serve(desktop: Desktop, *, host: str | None = None, token: str | None = None
         raise InvalidArgument("a token must be at least 16 characters")
     host = host or random_loopback()
     check_loopback(host)
-    listener = bind(host, port)
+    listener = listen(host, port, ports=PORTS)
     tunnels: list[Tunnel] = []
     app: OSWorldServer | None = None
     server: BackgroundServer | None = None
@@ -174,23 +173,6 @@ def check_loopback(host: str) -> None:
 def random_loopback() -> str:
     """A random address in 127.0.0.0/8, none of 127.0.x.x (127.0.0.1's neighbours) nor x.y.z.0/1/255."""
     return f"127.{1 + secrets.randbelow(254)}.{secrets.randbelow(256)}.{2 + secrets.randbelow(253)}"
-
-
-def bind(host: str, port: int = 0) -> socket.socket:
-    """A listening TCP socket on ``host``: ``port``, or a random free one when 0."""
-    for _ in range(64):
-        chosen = port or PORTS[0] + secrets.randbelow(PORTS[1] - PORTS[0])
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            listener.bind((host, chosen))
-        except OSError as error:
-            listener.close()
-            if port:
-                raise InvalidArgument(f"cannot listen on {host}:{port}: {error.strerror}") from None
-            continue
-        listener.listen(128)
-        return listener
-    raise InvalidArgument(f"no free port on {host}")
 
 
 def _tunnel(desktop: Desktop, target: str, host: str) -> Tunnel:

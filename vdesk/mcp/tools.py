@@ -1,200 +1,44 @@
-"""`vdesk mcp`: a Model Context Protocol server that lets any MCP client drive a desktop.
-
-Built on the official ``mcp`` SDK (:class:`mcp.server.mcpserver.MCPServer`): each tool is a typed
-function, so every tool has a JSON schema, and arguments that do not fit it come back as a tool
-error naming the field before anything reaches a desktop.
-
-Desktops. A connection's desktop is started on its first tool call and leased to this process
-(:mod:`vdesk.lease`), so it goes away when the server does, however it ends. Over stdio the
-connection is the process: the client closing its end ends both. Over streamable HTTP each MCP
-session has its own desktop (``share=True``: one for all), removed when the client ends the
-session (its DELETE) or after the session has been idle for ``idle_timeout`` seconds. A desktop
-that died is an error saying so; the next call starts a fresh one.
+"""The tools of ``vdesk mcp``, on the official ``mcp`` SDK (:class:`mcp.server.mcpserver.MCPServer`):
+each tool is a typed function, so every tool has a JSON schema, and arguments that do not fit it
+come back as a tool error naming each field in one line before anything reaches a desktop.
 
 Coordinates of the pointer tools are pixels of the last screenshot the connection took (its
 size, when it was scaled), else of the screen at its logical size.
 
-Over HTTP the MCP endpoint wants ``Authorization: Bearer TOKEN`` (401 without it), and
-``viewer_link`` hands out one-time links to watch the desktop (:mod:`vdesk.viewer`).
-
-The tools are registered in groups (:func:`build_server`); a new group (e.g. the accessibility
-tree, marks and text on screen) is one more function of the same shape.
+The tools are registered in groups (:func:`build_server`); a new group is one more function of
+the same shape. Which desktop a call drives is the transport's word (``key``): the one of stdio,
+or the one of the caller's MCP session over HTTP (:mod:`vdesk.mcp.http`).
 """
 
 from __future__ import annotations
 
-import hmac
 import json
-import math
 import re
-import secrets
-import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
-from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.utilities.types import Image
-from mcp.shared.exceptions import MCPError
-from mcp_types import METHOD_NOT_FOUND, ToolAnnotations
+from mcp_types import ToolAnnotations
 from pydantic import AliasChoices, BaseModel, Field, ValidationError
-from starlette.routing import Mount
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vdesk.actions import ExecuteResult
-from vdesk.container import DEFAULT_SIZE
-from vdesk.coords import ImageSpace, PhysicalPoint, to_image
+from vdesk.coords import ImageSpace, image_pixel
 from vdesk.desktop import Desktop
-from vdesk.errors import DesktopGone, InvalidArgument, VdeskError
-from vdesk.loopback import listen, uvicorn_config
+from vdesk.mcp.pool import STDIO_KEY, Desktops, ServerOptions, Slot
 from vdesk.operator import encode
 from vdesk.version import __version__
 from vdesk.viewer import MAX_LINK_SECONDS, Viewer
 
-T = TypeVar("T")
-SESSION_HEADER = "mcp-session-id"
-DEFAULT_IDLE_TIMEOUT = 30 * 60.0
-DEFAULT_MAX_DESKTOPS = 4
 MAX_IMAGE_SIDE = 8192
-STDIO_KEY = "stdio"
-SHARED_KEY = "shared"
 INSTRUCTIONS = (
     "Drives one Linux desktop (X11, openbox; with the apps image also a browser and an office suite). "
     "Take a screenshot first; pointer coordinates are pixels of the last screenshot you took. "
     "Actions return at once: take a screenshot to see what they did.")
 
-
-@dataclass(frozen=True)
-class DesktopSpec:
-    """Which desktop a connection gets: a new one of this size and image, or ``attach`` (a name)."""
-
-    size: tuple[int, int] = DEFAULT_SIZE
-    image: str = "lean"
-    attach: str | None = None
-    engine: str | None = None
-
-
-@dataclass(frozen=True)
-class ServerOptions:
-    """What ``vdesk mcp`` was asked for."""
-
-    desktop: DesktopSpec = DesktopSpec()
-    share: bool = False
-    max_desktops: int = DEFAULT_MAX_DESKTOPS
-    allow_commands: bool = False
-    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.max_desktops <= 1000:
-            raise InvalidArgument(f"--max-desktops must be 1..1000, got {self.max_desktops}")
-        if not (math.isfinite(self.idle_timeout) and self.idle_timeout > 0):
-            raise InvalidArgument(f"--idle-timeout must be a positive number of seconds, got {self.idle_timeout}")
-
-
-# -- desktops ---------------------------------------------------------------------------------
-class Slot:
-    """The desktop of one connection: started on first use, used by one call at a time."""
-
-    def __init__(self, spec: DesktopSpec, room: Callable[[], AbstractContextManager[None]]) -> None:
-        self._spec = spec
-        self._room = room  # held while a desktop starts; raises when no further one may
-        self._lock = threading.Lock()
-        self._desktop: Desktop | None = None
-        self._closed = False
-        self.image: ImageSpace | None = None  # the size of the last screenshot taken here
-
-    @property
-    def running(self) -> bool:
-        return self._desktop is not None
-
-    def use(self, call: Callable[[Desktop], T]) -> T:
-        """``call(desktop)``; a desktop that died is forgotten, and the next call starts another."""
-        with self._lock:
-            if self._closed:
-                raise ToolError("this session has ended; open a new one")
-            desktop = self._desktop or self._start()
-            try:
-                return call(desktop)
-            except DesktopGone as error:
-                self._forget()
-                again = "attaches again" if self._spec.attach else "starts a fresh desktop"
-                raise ToolError(f"the desktop is gone ({error}); the next call {again}") from None
-            except VdeskError as error:
-                raise ToolError(str(error)) from None
-
-    def release(self) -> None:
-        """Remove the desktop (an attached one is only let go) and refuse further calls."""
-        with self._lock:
-            self._closed = True
-            self._forget()
-
-    def _start(self) -> Desktop:
-        try:
-            if self._spec.attach:
-                self._desktop = Desktop.attach(self._spec.attach, engine=self._spec.engine)
-            else:
-                with self._room():
-                    self._desktop = Desktop.up(self._spec.size, image=self._spec.image, engine=self._spec.engine)
-        except VdeskError as error:
-            raise ToolError(f"could not get a desktop: {error}") from None
-        self.image = None
-        print(f"vdesk mcp: desktop {self._desktop.name} is up", file=sys.stderr, flush=True)
-        return self._desktop
-
-    def _forget(self) -> None:
-        desktop, self._desktop = self._desktop, None
-        if desktop is not None:
-            desktop.down() if not self._spec.attach else desktop.close()
-
-
-class Desktops:
-    """Every connection's slot, by key; at most ``max_desktops`` desktops up or starting at once."""
-
-    def __init__(self, options: ServerOptions) -> None:
-        self._options = options
-        self._slots: dict[str, Slot] = {}
-        self._lock = threading.Lock()
-        self._starting = 0
-
-    def slot(self, key: str) -> Slot:
-        with self._lock:
-            if key not in self._slots:
-                self._slots[key] = Slot(self._options.desktop, self._room)
-            return self._slots[key]
-
-    def release(self, key: str) -> None:
-        with self._lock:
-            slot = self._slots.pop(key, None)
-        if slot is not None:
-            slot.release()
-
-    def close(self) -> None:
-        with self._lock:
-            slots, self._slots = list(self._slots.values()), {}
-        for slot in slots:
-            slot.release()
-
-    @contextmanager
-    def _room(self) -> Iterator[None]:
-        """Room for one more desktop while it starts (desktops starting count as running)."""
-        with self._lock:
-            running = self._starting + sum(slot.running for slot in self._slots.values())
-            if running >= self._options.max_desktops:
-                raise ToolError(f"this server already runs {running} desktops, its limit (--max-desktops "
-                                f"{self._options.max_desktops}): end another MCP session, or restart the "
-                                "server with a higher --max-desktops")
-            self._starting += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._starting -= 1
 
 
 # -- what tools answer ------------------------------------------------------------------------
@@ -287,20 +131,13 @@ class Server:
         return self.desktops.slot(self.key(ctx))
 
 
-def build_server(options: ServerOptions, *, transport: Literal["stdio", "http"] = "stdio",
-                 token: str | None = None, url: str | None = None) -> Server:
-    """The MCP server with every tool registered (``token`` and ``url``: over HTTP)."""
-    auth: dict[str, Any] = {}
-    if transport == "http":
-        assert token is not None and url is not None
-        auth = {"token_verifier": _StaticToken(token),
-                "auth": AuthSettings(issuer_url=url, resource_server_url=None)}  # type: ignore[arg-type]
+
+def build_server(options: ServerOptions, *, key: Callable[[Context], str] = lambda ctx: STDIO_KEY,
+                 middleware: Sequence[Any] = (), **auth: Any) -> Server:
+    """The MCP server with every tool registered. ``key`` names the slot a request drives (the
+    transport's choice), ``middleware`` runs before each request, ``auth`` goes to the SDK."""
     mcp = _Server("vdesk", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING", **auth)
-    key: Callable[[Context], str] = lambda ctx: STDIO_KEY
-    if transport == "http":
-        key = (lambda ctx: SHARED_KEY) if options.share else _session_key
-        if not options.share:
-            mcp.middleware.append(_handshake_only)
+    mcp.middleware.extend(middleware)
     server = Server(mcp, Desktops(options), options, key)
     # One function per group of tools, each registering its tools on the server.
     for group in (_screen_tools, _pointer_tools, _keyboard_tools, _batch_tools, _content_tools, _observation_tools):
@@ -336,36 +173,6 @@ def argument_problems(error: ValidationError) -> str:
         got = got if len(got) <= 40 else got[:37] + "..."  # the caller's own value, bounded
         parts.append(f"argument {where}: {item['msg']} (got {got})")
     return "; ".join(parts)
-
-
-def _session_key(ctx: Context) -> str:
-    session = (ctx.headers or {}).get(SESSION_HEADER)
-    if not session:
-        raise ToolError("no MCP session: this server keeps a desktop per session, which the initialize "
-                        "handshake opens (or start it with --share)")
-    return session
-
-
-async def _handshake_only(ctx: Any, call_next: Any) -> Any:
-    """A desktop belongs to an MCP session, which only the initialize handshake opens: a client
-    probing for the sessionless protocol (``server/discover``) hears it is not served here, and
-    falls back to the handshake."""
-    if ctx.method == "server/discover":
-        raise MCPError(code=METHOD_NOT_FOUND, message="Method not found: this server keeps a desktop per "
-                       "session; use the initialize handshake", data=ctx.method)
-    return await call_next(ctx)
-
-
-class _StaticToken:
-    """The bearer token printed at start; compared in constant time."""
-
-    def __init__(self, token: str) -> None:
-        self._token = token
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        if hmac.compare_digest(token.encode(), self._token.encode()):
-            return AccessToken(token=token, client_id="vdesk-mcp", scopes=[])
-        return None
 
 
 def _act(slot: Slot, actions: list[dict[str, Any]], what: str) -> Done:
@@ -425,11 +232,8 @@ def _screen_tools(server: Server) -> None:
         slot = server.slot(ctx)
 
         def where(desktop: Desktop) -> Position:
-            out = desktop.run(["xdotool", "getmouselocation", "--shell"], wait=True, timeout=10).check().stdout
-            fields = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-            image = slot.image or desktop.screen.image()
-            x, y = to_image(PhysicalPoint(int(fields["X"]), int(fields["Y"])), image, desktop.screen)
-            return Position(x=min(math.floor(x), image.width - 1), y=min(math.floor(y), image.height - 1))
+            x, y = image_pixel(desktop.windows.pointer(), slot.image or desktop.screen.image(), desktop.screen)
+            return Position(x=x, y=y)
 
         return slot.use(where)
 
@@ -442,7 +246,7 @@ def _screen_tools(server: Server) -> None:
 
 
 
-def _viewer_tool(server: Server) -> None:
+def viewer_tool(server: Server) -> None:
     @server.mcp.tool()
     def viewer_link(
         ctx: Context,
@@ -698,6 +502,7 @@ def _command_tools(server: Server) -> None:
                              stdout_bytes=done.stdout_bytes, stderr_bytes=done.stderr_bytes, truncated=done.cut)
 
 
+
 def _scaled(screen: tuple[int, int], width: int | None, height: int | None) -> tuple[int, int] | None:
     if width is None and height is None:
         return None
@@ -707,125 +512,3 @@ def _scaled(screen: tuple[int, int], width: int | None, height: int | None) -> t
     elif height is None:
         height = max(1, round(screen[1] * width / screen[0]))
     return width, height
-
-
-# -- transports ----------------------------------------------------------------------------------
-def serve_stdio(options: ServerOptions) -> None:
-    """Serve on stdin/stdout until the client closes them; the desktop goes with the server."""
-    server = build_server(options)
-    try:
-        server.mcp.run("stdio")
-    finally:
-        server.desktops.close()
-
-
-def serve_http(options: ServerOptions, *, port: int = 0, token: str | None = None,
-               announce: Callable[[str, str, bool], None] | None = None) -> None:
-    """Serve streamable HTTP on 127.0.0.1:``port`` until interrupted. ``announce(url, token,
-    generated)`` runs once it listens."""
-    import uvicorn
-
-    if token is not None and len(token) < 16:
-        raise InvalidArgument("--token must be at least 16 characters")
-    generated = token is None
-    token = token or secrets.token_urlsafe(32)
-    listener = listen("127.0.0.1", port, what="--port")
-    base = f"http://127.0.0.1:{listener.getsockname()[1]}"
-    with Viewer(base) as viewer:
-        server = build_server(options, transport="http", token=token, url=base)
-        server.viewer = viewer
-        _viewer_tool(server)
-        # The SDK ends an idle session a little before this server removes its desktop, so no
-        # call can reach a session whose desktop is on its way out.
-        app = server.mcp.streamable_http_app(session_idle_timeout=max(1.0, options.idle_timeout - 1.0), host="127.0.0.1")
-        app.router.routes.append(Mount(viewer.path, app=viewer.app))
-        watched = SessionWatch(app, server.desktops.release, options.idle_timeout)
-        config = uvicorn_config(watched, lifespan="on", ws="websockets-sansio")
-        try:
-            if announce is not None:
-                announce(f"{base}/mcp", token, generated)
-            uvicorn.Server(config).run(sockets=[listener])
-        finally:
-            watched.stop()
-            server.desktops.close()
-            listener.close()
-
-
-class SessionWatch:
-    """ASGI middleware that sees every MCP session's requests: a session the client ended
-    (DELETE) or that has had no request in flight for ``idle_timeout`` seconds loses its desktop."""
-
-    def __init__(self, app: ASGIApp, release: Callable[[str], None], idle_timeout: float) -> None:
-        self._app = app
-        self._release = release
-        self._idle_timeout = idle_timeout
-        self._lock = threading.Lock()
-        self._in_flight: dict[str, int] = {}
-        self._last_seen: dict[str, float] = {}
-        self._stopped = threading.Event()
-        threading.Thread(target=self._reap, name="mcp-session-reaper", daemon=True).start()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        session = _header(scope, SESSION_HEADER) if scope["type"] == "http" else None
-        if session is None:
-            await self._app(scope, receive, send)
-            return
-        status = 0
-
-        async def watch(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        self._enter(session)
-        try:
-            await self._app(scope, receive, watch)
-        finally:
-            self._leave(session)
-        if scope.get("method") == "DELETE" and status < 400:
-            await _in_thread(lambda: self._end(session))
-
-    def stop(self) -> None:
-        self._stopped.set()
-
-    def _enter(self, session: str) -> None:
-        with self._lock:
-            self._in_flight[session] = self._in_flight.get(session, 0) + 1
-
-    def _leave(self, session: str) -> None:
-        with self._lock:
-            if session not in self._in_flight:  # ended (DELETE, idle, shutdown) while this request ran
-                return
-            self._in_flight[session] -= 1
-            self._last_seen[session] = time.monotonic()
-
-    def _end(self, session: str) -> None:
-        with self._lock:
-            self._in_flight.pop(session, None)
-            self._last_seen.pop(session, None)
-        self._release(session)
-
-    def _reap(self) -> None:
-        while not self._stopped.wait(min(1.0, self._idle_timeout / 4)):
-            now = time.monotonic()
-            with self._lock:
-                idle = [s for s, seen in self._last_seen.items()
-                        if not self._in_flight.get(s) and now - seen >= self._idle_timeout]
-            for session in idle:
-                self._end(session)
-
-
-async def _in_thread(call: Callable[[], None]) -> None:
-    import anyio.to_thread
-
-    await anyio.to_thread.run_sync(call)
-
-
-def _header(scope: Scope, name: str) -> str | None:
-    wanted = name.encode()
-    for key, value in scope.get("headers", ()):
-        if key.lower() == wanted:
-            return value.decode("latin-1")
-    return None
-
