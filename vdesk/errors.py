@@ -5,6 +5,8 @@
     VdeskError
     ├── EngineUnavailable     no Docker engine answers
     ├── ImageError            the desktop image is missing or could not be built
+    ├── CheckpointError       a desktop could not be checkpointed or forked from a checkpoint
+    │   └── CheckpointUnavailable  the engine cannot checkpoint at all (says what is missing)
     ├── DesktopNotFound       no desktop of that name
     ├── DesktopGone           the desktop's container went away
     │   └── DesktopLost       the Ray actor or node hosting it died
@@ -48,6 +50,16 @@ class EngineUnavailable(VdeskError):
 
 class ImageError(VdeskError):
     """The desktop image is missing or could not be built."""
+
+
+class CheckpointError(VdeskError):
+    """A desktop could not be checkpointed, or a checkpoint could not be forked or restored;
+    the message says why (CRIU's own error line when it has one)."""
+
+
+class CheckpointUnavailable(CheckpointError):
+    """The engine cannot checkpoint at all: the message names each missing piece (dockerd's
+    ``--experimental``, CRIU >= 4.1, being root on the engine's host)."""
 
 
 class DesktopNotFound(VdeskError):

@@ -314,6 +314,11 @@ class Windows:
                 self._drop()
         raise DesktopGone("the desktop's X connection dropped twice")
 
+    def disconnect(self) -> None:
+        """Close the connection and its tunnel for now; the next request opens a new one."""
+        with self._lock:
+            self._drop()
+
     def close(self) -> None:
         """Close the connection and its tunnel; one the X server already closed is fine."""
         with self._lock:
