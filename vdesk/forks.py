@@ -51,6 +51,7 @@ FORK_FILE = "vdesk-fork"  # the one file that makes each fork's copy of a checkp
 CRIU_PLACES = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")  # dockerd's PATH
 INSTALL_HINT = "scripts/criu/install-criu.sh builds one"
 FORK_LABELS = ("vdesk.checkpoint", "vdesk.forked-from")
+HARMLESS = "Can't setup RLIMIT_NOFILE for self"  # CRIU logs it as an error on hosts without CAP_SYS_RESOURCE
 
 # Run in a fresh fork (as the desktop user): $1 is the fork's time-to-live in seconds (0: none),
 # stdin its VNC password and view-only password, a line each. The files are replaced by rename,
@@ -238,7 +239,8 @@ def _criu_said(message: str) -> str:
     found = re.search(r"path=\s*(\S+\.log)", message)
     if found:
         try:
-            errors = [line for line in Path(found.group(1)).read_text(errors="replace").splitlines() if "Error (" in line]
+            errors = [line.split(") ", 1)[-1] for line in Path(found.group(1)).read_text(errors="replace").splitlines()
+                      if "Error (" in line and HARMLESS not in line]
         except OSError:
             errors = []
         if errors:

@@ -11,7 +11,20 @@ DEB_VERSION=4.2.1-1
 TARGET="${VDESK_CRIU_TARGET:-/usr/local/sbin/criu}"  # overridable to test the build
 HERE="$(cd "$(dirname "$0")" && pwd)"
 
+# CRIU reads this file for every dump and restore runc asks for: options Docker cannot pass.
+# Each only lets a dump succeed that would fail without it (see README.md), for any container.
+RUNC_CONF=/etc/criu/runc.conf
+runc_options() {
+  [ "$(id -u)" = 0 ] || return 0
+  mkdir -p "$(dirname "$RUNC_CONF")" && touch "$RUNC_CONF"
+  local option
+  for option in "irmap-scan-path /usr/share/dbus-1" "ghost-limit 256M" "file-locks"; do
+    grep -qx "$option" "$RUNC_CONF" || echo "$option" >>"$RUNC_CONF"
+  done
+}
+
 if [ -x "$TARGET" ] && "$TARGET" --version 2>/dev/null | grep -qx "Version: $VERSION"; then
+  runc_options
   exit 0
 fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
@@ -45,5 +58,6 @@ src="$work/criu-$VERSION"
 patch -d "$src" -p1 --quiet <"$HERE/rlimits-from-proc.patch"
 make -C "$src" -j"$(nproc)" criu >"$work/build.log" 2>&1 || { tail -n 30 "$work/build.log" >&2; exit 1; }
 install -m 0755 "$src/criu/criu" "$TARGET"
+runc_options
 "$TARGET" check >/dev/null 2>&1 || echo "vdesk: warning: '$TARGET check' fails on this kernel." >&2
 echo "vdesk: CRIU $VERSION installed as $TARGET."

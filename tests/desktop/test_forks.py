@@ -1,0 +1,183 @@
+"""Checkpoints and forks of real desktops: a fork starts with the checkpoint's pixels and its
+programs running on from their saved state, is its own desktop (input, password, container),
+many start at once, a desktop is restored in place, and the apps image's Chromium forks too."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Iterator
+
+import docker
+import pytest
+from PIL import Image
+
+from tests.desktop.helpers import own_desktops
+from vdesk import forks
+from vdesk.container import VNC_TARGET
+from vdesk.desktop import Desktop
+from vdesk.errors import PasswordRefused
+from vdesk.execstream import start_exec
+from vdesk.forks import Checkpoint
+from vdesk.frames import LiveFramebuffer
+
+COUNTER = ["sh", "-c", "i=0; while true; do i=$((i+1)); echo $i > /tmp/ticks; sleep 0.2; done"]
+TERMINAL_TITLE = "fork-probe"
+
+
+def ticks(desktop: Desktop) -> int:
+    return int(desktop.run(["cat", "/tmp/ticks"], wait=True).check().stdout.strip() or 0)
+
+
+def wait_until(condition, timeout: float = 30.0, what: str = "condition") -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} not within {timeout:g} s"
+        time.sleep(0.05)
+
+
+def same_pixels(a: Image.Image, b: Image.Image) -> bool:
+    return a.size == b.size and a.tobytes() == b.tobytes()
+
+
+@pytest.fixture(scope="module")
+def original() -> Iterator[Desktop]:
+    """A lean desktop with a terminal that echoes what is typed and a counter writing /tmp/ticks."""
+    with Desktop.up(name="fork-original") as desktop:
+        desktop.run(["xterm", "-T", TERMINAL_TITLE, "-geometry", "60x10+40+40", "-e", "sh", "-c",
+                     "echo forked desktops; exec sleep 100000"])
+        desktop.windows.wait_for(TERMINAL_TITLE)
+        desktop.run(COUNTER)
+        wait_until(lambda: ticks(desktop) >= 5, what="the counter")
+        yield desktop
+
+
+@pytest.fixture(scope="module")
+def taken(original: Desktop) -> Iterator[tuple[Checkpoint, Image.Image, int]]:
+    """The original's checkpoint, its screen just before it, and the counter just before it."""
+    screen = original.wait_until_settled(quiet=0.3)
+    before = ticks(original)
+    checkpoint = original.checkpoint()
+    yield checkpoint, screen, before
+    forks.remove(original.client, checkpoint.name)
+
+
+def test_a_fork_shows_the_checkpoint_screen_and_its_programs_run_on(original: Desktop, taken) -> None:  # type: ignore[no-untyped-def]
+    checkpoint, screen, before = taken
+    assert checkpoint.source == original.name and checkpoint.size > 1_000_000
+    assert original.screenshot().size == screen.size  # the original runs on, reconnected
+    (fork,) = Desktop.fork(checkpoint)
+    with fork:
+        assert fork.name != original.name and fork.id != original.id
+        assert same_pixels(fork.screenshot(), screen)
+        saved = ticks(fork)
+        assert saved >= before > 1  # from its saved value, not from 1
+        wait_until(lambda: ticks(fork) > saved, what="the fork's counter to go on")
+        assert fork.windows.find(TERMINAL_TITLE) is not None
+        assert fork.info().status == "running" and fork.container.labels["vdesk.checkpoint"] == checkpoint.name
+
+
+def test_typing_into_one_fork_changes_only_that_fork(original: Desktop, taken) -> None:  # type: ignore[no-untyped-def]
+    checkpoint, screen, _ = taken
+    first, second = Desktop.fork(checkpoint, 2)
+    with first, second:
+        first.windows.focus(first.windows.wait_for(TERMINAL_TITLE))
+        first.execute([{"type": "type", "inputs": {"content": "only here"}}])
+        first.wait_for_text("only here")
+        assert not same_pixels(first.screenshot(), screen)
+        assert same_pixels(second.screenshot(), screen)
+        assert original.find_text("only here") == []
+
+
+def test_a_fork_has_its_own_vnc_password_and_refuses_the_originals(original: Desktop, taken) -> None:  # type: ignore[no-untyped-def]
+    checkpoint, _, _ = taken
+    (fork,) = Desktop.fork(checkpoint)
+    with fork:
+        assert fork.vnc_password != original.vnc_password
+        assert fork.vnc_view_password != original.vnc_view_password
+        attached = Desktop.attach(fork.name)  # reads the password the fork's files say
+        assert attached.vnc_password == fork.vnc_password
+        attached.close()
+        source = functools.partial(start_exec, fork.client.api, fork.id, ["socat", "STDIO", VNC_TARGET], label=fork.name)
+        stale = LiveFramebuffer(source, original.vnc_password, fork.name)
+        try:
+            with pytest.raises(PasswordRefused):
+                stale.connect(timeout=10)
+        finally:
+            stale.close()
+        fork.screenshot()  # its own password still opens it
+
+
+def test_eight_forks_at_once_all_healthy_all_removed(taken) -> None:  # type: ignore[no-untyped-def]
+    checkpoint, screen, _ = taken
+    client = docker.from_env()
+    desktops = Desktop.fork(checkpoint, 8)
+    try:
+        assert len({d.name for d in desktops}) == 8
+        for desktop in desktops:
+            assert same_pixels(desktop.screenshot(), screen)
+            assert desktop.run(["echo", "alive"], wait=True).check().stdout.strip() == "alive"
+    finally:
+        for desktop in desktops:
+            desktop.down()
+    assert not own_desktops(client) & {d.name for d in desktops}
+
+
+def test_restore_puts_a_desktop_back_in_place(taken) -> None:  # type: ignore[no-untyped-def]
+    checkpoint, screen, before = taken
+    (desktop,) = Desktop.fork(checkpoint)
+    with desktop:
+        name, password = desktop.name, desktop.vnc_password
+        desktop.windows.focus(desktop.windows.wait_for(TERMINAL_TITLE))
+        desktop.execute([{"type": "type", "inputs": {"content": "undone"}}])
+        desktop.wait_for_text("undone")
+        desktop.run(["touch", "/tmp/made-after"], wait=True).check()
+        desktop.run(["pkill", "-f", "echo \\$i > /tmp/ticks"], wait=True).check()  # the counter stops
+        stopped = ticks(desktop)
+        desktop.restore(checkpoint)
+        assert desktop.name == name and desktop.is_alive()
+        assert same_pixels(desktop.screenshot(), screen)
+        assert desktop.run(["test", "-e", "/tmp/made-after"], wait=True).returncode == 1
+        now = ticks(desktop)
+        wait_until(lambda: ticks(desktop) > now, what="the restored counter to run")  # its process is back
+        assert now >= before and stopped >= before
+        assert desktop.vnc_password != password
+        assert len([c for c in desktop.client.containers.list(filters={"name": name}) if c.name == name]) == 1
+
+
+def test_a_desktop_forks_itself_and_prune_leaves_a_checkpoint_in_use(original: Desktop) -> None:
+    client = original.client
+    (fork,) = original.fork(1, ttl=600)
+    try:
+        name = fork.container.labels["vdesk.checkpoint"]
+        assert 0 < forks.remaining_ttl(fork.container) <= 600  # type: ignore[operator]
+        assert name not in forks.prune(client)
+        assert name in [c.name for c in forks.list_checkpoints(client)]
+    finally:
+        fork.down()
+        forks.remove(client, name)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Desktop]:
+    with Desktop.up(name="fork-chromium", image="apps", timeout=120) as desktop:
+        desktop.run(["chromium", "data:text/html,<title>fork page</title><h1>A page to fork</h1>"])
+        desktop.windows.wait_for("fork page", timeout=60)
+        desktop.wait_for_text("A page to fork", timeout=60)
+        yield desktop
+
+
+def test_an_apps_desktop_with_chromium_forks_with_the_same_pixels(chromium: Desktop) -> None:
+    screen = chromium.wait_until_settled(quiet=1.0, timeout=30)
+    checkpoint = chromium.checkpoint()
+    try:
+        (fork,) = Desktop.fork(checkpoint, timeout=120)
+        with fork:
+            assert same_pixels(fork.screenshot(), screen)
+            fork.windows.focus(fork.windows.wait_for("fork page"))
+            fork.execute([{"type": "hotkey", "inputs": {"key": "ctrl+l"}},
+                          {"type": "type", "inputs": {"content": "data:text/html,<title>moved on</title>\n"}}])
+            fork.windows.wait_for("moved on", timeout=30)  # the forked browser works
+            assert chromium.windows.find("fork page") is not None
+    finally:
+        forks.remove(chromium.client, checkpoint.name)
