@@ -5,12 +5,17 @@ many start at once, a desktop is restored in place, and the apps image's Chromiu
 from __future__ import annotations
 
 import functools
+import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
 import docker
 import pytest
 from PIL import Image
+
+from pathlib import Path
 
 from tests.desktop.helpers import own_desktops
 from vdesk import forks
@@ -21,8 +26,10 @@ from vdesk.execstream import start_exec
 from vdesk.forks import Checkpoint
 from vdesk.frames import LiveFramebuffer
 
+VDESK = str(Path(sys.executable).parent / "vdesk")
 COUNTER = ["sh", "-c", "i=0; while true; do i=$((i+1)); echo $i > /tmp/ticks; sleep 0.2; done"]
 TERMINAL_TITLE = "fork-probe"
+CLOCK_WIDTH, TASKBAR_HEIGHT = 100, 30  # the apps image's clock: the taskbar's right end
 
 
 def ticks(desktop: Desktop) -> int:
@@ -158,6 +165,14 @@ def test_a_desktop_forks_itself_and_prune_leaves_a_checkpoint_in_use(original: D
         forks.remove(client, name)
 
 
+def without_clock(screen: Image.Image) -> Image.Image:
+    """The screen with the taskbar's clock blanked: it shows the minute now, which may turn
+    between the checkpoint and the fork's first frame (a fork of Chromium takes seconds)."""
+    covered = screen.copy()
+    covered.paste((0, 0, 0), (screen.width - CLOCK_WIDTH, screen.height - TASKBAR_HEIGHT, screen.width, screen.height))
+    return covered
+
+
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Desktop]:
     with Desktop.up(name="fork-chromium", image="apps", timeout=120) as desktop:
@@ -173,7 +188,7 @@ def test_an_apps_desktop_with_chromium_forks_with_the_same_pixels(chromium: Desk
     try:
         (fork,) = Desktop.fork(checkpoint, timeout=120)
         with fork:
-            assert same_pixels(fork.screenshot(), screen)
+            assert same_pixels(without_clock(fork.screenshot()), without_clock(screen))
             fork.windows.focus(fork.windows.wait_for("fork page"))
             fork.execute([{"type": "hotkey", "inputs": {"key": "ctrl+l"}},
                           {"type": "type", "inputs": {"content": "data:text/html,<title>moved on</title>\n"}}])
@@ -181,3 +196,39 @@ def test_an_apps_desktop_with_chromium_forks_with_the_same_pixels(chromium: Desk
             assert chromium.windows.find("fork page") is not None
     finally:
         forks.remove(chromium.client, checkpoint.name)
+
+
+def test_the_command_line_checkpoints_forks_lists_and_prunes() -> None:
+    def vdesk(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([VDESK, *args], capture_output=True, text=True, timeout=300)
+
+    up = vdesk("up", "--name", "fork-cli", "--ttl", "600", "--json")
+    assert up.returncode == 0, up.stderr
+    made: list[str] = ["fork-cli"]
+    try:
+        taken = vdesk("checkpoint", "fork-cli", "--as", "fork-cli-cp")
+        assert taken.returncode == 0 and taken.stdout.startswith("fork-cli-cp "), taken.stderr
+        assert "fork-cli-cp" in vdesk("ls").stdout
+        forked = vdesk("fork", "fork-cli-cp", "-n", "2", "--json")
+        assert forked.returncode == 0, forked.stderr
+        facts = [json.loads(line) for line in forked.stdout.splitlines()]
+        made += [fact["name"] for fact in facts]
+        assert len(facts) == 2 and all(fact["checkpoint"] == "fork-cli-cp" for fact in facts)
+        assert json.loads(up.stdout)["password"] not in {fact["password"] for fact in facts}
+        shot = vdesk("run", facts[0]["name"], "--wait", "--", "echo", "forked")
+        assert shot.returncode == 0 and shot.stdout == "forked\n"
+        from_desktop = vdesk("fork", "fork-cli")  # a desktop: checkpointed first
+        assert from_desktop.returncode == 0, from_desktop.stderr
+        made.append(from_desktop.stdout.split()[0])
+        assert "checkpoint fork-cli-cp" not in vdesk("prune").stdout  # its forks still run
+        assert vdesk("down", *made).returncode == 0
+        made = []
+        pruned = vdesk("prune").stdout
+        assert "removed checkpoint fork-cli-cp" in pruned and "removed checkpoint fork-cli-" in pruned.replace(
+            "removed checkpoint fork-cli-cp", "")
+        assert "fork-cli-cp" not in vdesk("ls").stdout
+        missing = vdesk("fork", "no-such-thing")
+        assert missing.returncode == 2 and missing.stderr == "vdesk: no desktop or checkpoint named 'no-such-thing' (see `vdesk ls`)\n"
+    finally:
+        if made:
+            vdesk("down", *made)
