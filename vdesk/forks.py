@@ -37,6 +37,7 @@ from typing import Any
 
 import docker
 import docker.errors
+import requests.exceptions
 from docker.models.containers import Container
 from pydantic import BaseModel, ConfigDict
 
@@ -51,6 +52,9 @@ FORK_FILE = "vdesk-fork"  # the one file that makes each fork's copy of a checkp
 CRIU_PLACES = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")  # dockerd's PATH
 INSTALL_HINT = "scripts/criu/install-criu.sh builds one"
 FORK_LABELS = ("vdesk.checkpoint", "vdesk.forked-from")
+# Docker moves a checkpoint through containerd at ~20 ms per MB, and forks started at once queue:
+# eight forks of a 230 MB Chromium desktop take minutes on two cores. A bound for a hung engine only.
+START_TIMEOUT = 600
 HARMLESS = "Can't setup RLIMIT_NOFILE for self"  # CRIU logs it as an error on hosts without CAP_SYS_RESOURCE
 
 # Run in a fresh fork (as the desktop user): $1 is the fork's time-to-live in seconds (0: none),
@@ -317,12 +321,16 @@ def start(client: docker.DockerClient, checkpoint: Checkpoint, options: RunOptio
     try:
         _link_checkpoint(images, root / "containers" / container.id / "checkpoints" / checkpoint.name, container.id)
         response = client.api._post(client.api._url("/containers/{0}/start", container.id),
-                                    params={"checkpoint": checkpoint.name})
+                                    params={"checkpoint": checkpoint.name}, timeout=START_TIMEOUT)
         client.api._raise_for_status(response)
     except docker.errors.APIError as error:
         remove_container(container)
         said = _criu_said(str(error.explanation or error))
         raise CheckpointError(f"starting fork {options.name} from {checkpoint.name} failed: {said}") from None
+    except requests.exceptions.RequestException:
+        remove_container(container)
+        raise CheckpointError(f"starting fork {options.name} from {checkpoint.name}: the engine did not answer "
+                              f"within {START_TIMEOUT} s") from None
     except BaseException:
         remove_container(container)
         raise
