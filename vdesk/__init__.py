@@ -27,14 +27,15 @@ if TYPE_CHECKING:
     from vdesk.errors import (AgentError, BenchError, CommandFailed, DesktopGone, DesktopLost, DesktopNotFound,
                               DesktopTimeout, EngineUnavailable, ImageError, InvalidAction, InvalidArgument,
                               MissingDependency, ParseError, ChannelLost, TooLarge, BrowserError, DocumentError, UnsupportedGetter, UnsupportedMetric, PasswordRefused, ForkedProcess, RunError, SetupError, FetchError, TaskError, UnknownKey, VdeskError,
-                              ViewerUnavailable)
+                              ViewerUnavailable, CheckpointError, CheckpointUnavailable)
+    from vdesk.forks import Checkpoint
     from vdesk.inventory import DesktopInfo
     from vdesk.operator import ExecuteRequest, Operator, ScreenContext, ScreenshotOutput
 
 __all__ = [
     "__version__",
     # the desktop
-    "Desktop", "DesktopInfo", "Limits", "Network", "Screen", "ImageSpace",
+    "Desktop", "DesktopInfo", "Limits", "Network", "Screen", "ImageSpace", "Checkpoint",
     # actions and the agent contract
     "BaseAction", "Coordinates", "ExecuteResult", "Operator", "ExecuteRequest", "ScreenContext",
     "ScreenshotOutput", "Receipt",
@@ -44,6 +45,7 @@ __all__ = [
     "VdeskError", "EngineUnavailable", "ImageError", "DesktopNotFound", "DesktopGone", "DesktopLost",
     "DesktopTimeout", "PasswordRefused", "ForkedProcess", "CommandFailed", "InvalidArgument", "InvalidAction", "UnknownKey",
     "ParseError", "MissingDependency", "ChannelLost", "TooLarge", "BrowserError", "DocumentError", "UnsupportedGetter", "UnsupportedMetric", "TaskError", "SetupError", "FetchError", "AgentError", "RunError", "ViewerUnavailable", "BenchError",
+    "CheckpointError", "CheckpointUnavailable",
 ]
 
 # Where each name lives: its module is imported when the name is first asked for.
@@ -53,6 +55,7 @@ _HOMES = {
     "BaseAction": "vdesk.actions", "Coordinates": "vdesk.actions", "ExecuteResult": "vdesk.actions",
     "Operator": "vdesk.operator", "ExecuteRequest": "vdesk.operator", "ScreenContext": "vdesk.operator",
     "ScreenshotOutput": "vdesk.operator", "Receipt": "vdesk.actions", "TextBox": "vdesk.accessibility.text",
+    "Checkpoint": "vdesk.forks",
     **{name: "vdesk.errors" for name in __all__[__all__.index("VdeskError"):]},
 }
 

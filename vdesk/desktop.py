@@ -260,15 +260,20 @@ class Desktop:
             raise
 
     def _resume(self, lease: bool, ttl: float | None, timeout: float) -> None:
-        """A restored desktop made its own: lease, password, time-to-live, first frame."""
-        if lease:
-            self._lease = _take_lease(self.client, self.container, timeout)
-        view_password = secrets.token_hex(4)
-        self._guard(lambda: self.channel.run(forks.reset_argv(ttl), stdin=f"{self._password}\n{view_password}\n",
-                                             timeout=timeout).check())
-        self._view_password = view_password
-        self._window_manager_ready = True  # it ran at the checkpoint, and runs on
-        self._connect_frames(timeout)
+        """A restored desktop made its own: lease, password, time-to-live, first frame. The
+        lease is taken beside the rest (each is an exec of its own: ~0.3 s saved of ~1 s)."""
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            leasing = pool.submit(_take_lease, self.client, self.container, timeout) if lease else None
+            try:
+                view_password = secrets.token_hex(4)
+                self._guard(lambda: self.channel.run(forks.reset_argv(ttl), stdin=f"{self._password}\n{view_password}\n",
+                                                     timeout=timeout).check())
+                self._view_password = view_password
+                self._window_manager_ready = True  # it ran at the checkpoint, and runs on
+                self._connect_frames(timeout)
+            finally:
+                if leasing is not None:
+                    self._lease = leasing.result()  # held (and so released by down()) even when the rest failed
 
     def restore(self, checkpoint: Checkpoint | str, *, timeout: float = 30.0) -> None:
         """Put this desktop back to ``checkpoint`` (a Checkpoint or its name): its container is
