@@ -17,7 +17,7 @@ from PIL import Image
 
 from pathlib import Path
 
-from tests.desktop.helpers import own_desktops
+from tests.desktop.helpers import own_desktops, wait_gone
 from vdesk import forks
 from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
@@ -231,3 +231,21 @@ def test_the_command_line_checkpoints_forks_lists_and_prunes() -> None:
     finally:
         if made:
             vdesk("down", *made)
+
+
+def test_a_fork_lives_by_its_own_time_to_live_not_the_originals() -> None:
+    client = docker.from_env()
+    with Desktop.up(name="fork-ttl", ttl=20) as short:
+        expires = int(short.container.labels["vdesk.expires-at"])
+        checkpoint = short.checkpoint()
+        try:
+            (lasting,) = Desktop.fork(checkpoint, ttl=600)
+            (brief,) = Desktop.fork(checkpoint, ttl=10)
+            with lasting, brief:
+                wait_gone(client, brief.name, 60)  # its own ten seconds
+                wait_gone(client, short.name, 60)  # the original's twenty
+                wait_until(lambda: time.time() > expires + 5, what="the original's deadline to pass")
+                assert lasting.is_alive()  # the original's watcher was not restored into it
+                assert lasting.run(["echo", "on"], wait=True).check().stdout == "on\n"
+        finally:
+            forks.remove(client, checkpoint.name)
