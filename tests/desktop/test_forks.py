@@ -249,3 +249,28 @@ def test_a_fork_lives_by_its_own_time_to_live_not_the_originals() -> None:
                 assert lasting.run(["echo", "on"], wait=True).check().stdout == "on\n"
         finally:
             forks.remove(client, checkpoint.name)
+
+
+def test_an_apps_desktop_with_calc_and_a_document_forks_with_the_same_pixels(tmp_path: Path) -> None:
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.active["A1"] = "forked cell"
+    book.save(tmp_path / "sheet.xlsx")
+    with Desktop.up(name="fork-calc", image="apps", timeout=120) as desktop:
+        desktop.write_file("/home/desk/sheet.xlsx", (tmp_path / "sheet.xlsx").read_bytes())
+        desktop.run(["libreoffice", "--calc", "--norestore", "/home/desk/sheet.xlsx"])
+        desktop.windows.wait_for("sheet.xlsx", timeout=90)
+        desktop.wait_for_text("forked cell", timeout=60)
+        screen = desktop.wait_until_settled(quiet=1.0, timeout=30)
+        checkpoint = desktop.checkpoint()
+        try:
+            (fork,) = Desktop.fork(checkpoint, timeout=120)
+            with fork:
+                assert same_pixels(without_clock(fork.screenshot()), without_clock(screen))
+                fork.windows.focus(fork.windows.wait_for("sheet.xlsx"))
+                fork.execute([{"type": "type", "inputs": {"content": "only in the fork\n"}}])
+                fork.wait_for_text("only in the fork", timeout=30)  # the forked Calc takes input
+                assert desktop.find_text("only in the fork") == []
+        finally:
+            forks.remove(desktop.client, checkpoint.name)
