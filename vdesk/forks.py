@@ -55,6 +55,8 @@ FORK_LABELS = ("vdesk.checkpoint", "vdesk.forked-from")
 # Docker moves a checkpoint through containerd at ~20 ms per MB, and forks started at once queue:
 # eight forks of a 230 MB Chromium desktop take minutes on two cores. A bound for a hung engine only.
 START_TIMEOUT = 600
+CHECKPOINT_ATTEMPTS = 3
+PASSING_FAILURES = ("Connected TCP socket", "unable to freeze")
 HARMLESS = "Can't setup RLIMIT_NOFILE for self"  # CRIU logs it as an error on hosts without CAP_SYS_RESOURCE
 
 # Run in a fresh fork (as the desktop user): $1 is the fork's time-to-live in seconds (0: none),
@@ -222,9 +224,11 @@ def _recipe(client: docker.DockerClient, container: Container) -> dict[str, Any]
 
 
 def _docker_checkpoint(client: docker.DockerClient, container: Container, name: str) -> None:
-    # Docker's image health check opens a TCP connection to the VNC server once a minute; a
-    # dump that catches one open fails. Once more is enough: the check lasts milliseconds.
-    for attempt in range(2):
+    # Two failures pass by themselves: Docker's image health check opens a TCP connection to the
+    # VNC server once a minute (a dump that catches one open fails; the check lasts
+    # milliseconds), and on a busy machine runc may not get every process of a starting program
+    # frozen in time ("unable to freeze"; it thaws them again).
+    for attempt in range(CHECKPOINT_ATTEMPTS):
         try:
             response = client.api._post_json(client.api._url("/containers/{0}/checkpoints", container.id),
                                               data={"CheckpointID": name, "Exit": False})
@@ -232,7 +236,8 @@ def _docker_checkpoint(client: docker.DockerClient, container: Container, name: 
             return
         except docker.errors.APIError as error:
             said = _criu_said(str(error.explanation or error))
-            if attempt == 0 and "Connected TCP socket" in said:
+            if attempt < CHECKPOINT_ATTEMPTS - 1 and any(passing in said for passing in PASSING_FAILURES):
+                time.sleep(0.5 * (attempt + 1))
                 continue
             raise CheckpointError(f"checkpointing desktop {container.name} failed: {said}") from None
 
