@@ -2,9 +2,9 @@
 # The host's set-up: a Docker engine that answers, debootstrap (the image's base when no
 # registry answers), docker-compose, and for the harness chromium (the report's browser check)
 # and novnc (the page of `vdesk view`'s one-time links), and Tesseract's English model (text on
-# screen), and CRIU >= 4.1 for checkpoints and forks (scripts/criu/). On a Debian/Ubuntu machine where we are root, missing pieces are installed from
-# Debian's packages and dockerd is started in the background; elsewhere this says what to
-# install and stops.
+# screen), and CRIU >= 4.1 for checkpoints and forks (scripts/criu/). On a Debian/Ubuntu
+# machine where we are root, missing pieces are installed from Debian's packages and dockerd is
+# started in the background; elsewhere this says what to install and stops.
 set -euo pipefail
 
 engine_answers() { command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; }
@@ -53,7 +53,6 @@ fi
 if engine_answers; then exit 0; fi
 if ! pgrep -x dockerd >/dev/null 2>&1; then
   echo "vdesk: starting dockerd in the background (log: /var/log/vdesk-dockerd.log) ..."
-  # --experimental: Docker's checkpoint commands (vdesk checkpoint / fork) need it.
   nohup dockerd --experimental >/var/log/vdesk-dockerd.log 2>&1 &
 fi
 for _ in $(seq 1 60); do

@@ -24,10 +24,16 @@ if TYPE_CHECKING:
     from vdesk.container import Limits, Network
     from vdesk.coords import ImageSpace, Screen
     from vdesk.desktop import Desktop
-    from vdesk.errors import (AgentError, BenchError, CommandFailed, DesktopGone, DesktopLost, DesktopNotFound,
-                              DesktopTimeout, EngineUnavailable, ImageError, InvalidAction, InvalidArgument,
-                              MissingDependency, ParseError, ChannelLost, TooLarge, BrowserError, DocumentError, UnsupportedGetter, UnsupportedMetric, PasswordRefused, ForkedProcess, RunError, SetupError, FetchError, TaskError, UnknownKey, VdeskError,
-                              ViewerUnavailable, CheckpointError, CheckpointUnavailable)
+    from vdesk.errors import (VdeskError, UsageError, InvalidArgument, InvalidAction, UnknownKey,
+                              ParseError, ResetNeeded, HostError, EngineUnavailable, ImageError,
+                              MissingDependency, ViewerUnavailable, DesktopError, DesktopNotFound,
+                              DesktopStartFailed, DesktopGone, DesktopLost, DesktopTimeout, ChannelLost,
+                              XServerError, CommandFailed, ActionFailed, TooLarge, RecordingError,
+                              StatsUnavailable, BrowserError, DocumentError, VNCError, VNCUnavailable,
+                              PasswordRefused, ViewerRefused, ForkedProcess, HarnessError, TaskError,
+                              SetupError, AgentError, RunError, BenchError, OSWorldError, FetchError,
+                              UnsupportedMetric, UnsupportedGetter, ClusterError, CheckpointUnavailable,
+                              CheckpointError)
     from vdesk.forks import Checkpoint
     from vdesk.inventory import DesktopInfo
     from vdesk.operator import ExecuteRequest, Operator, ScreenContext, ScreenshotOutput
@@ -42,10 +48,14 @@ __all__ = [
     # text on screen
     "TextBox",
     # errors
-    "VdeskError", "EngineUnavailable", "ImageError", "DesktopNotFound", "DesktopGone", "DesktopLost",
-    "DesktopTimeout", "PasswordRefused", "ForkedProcess", "CommandFailed", "InvalidArgument", "InvalidAction", "UnknownKey",
-    "ParseError", "MissingDependency", "ChannelLost", "TooLarge", "BrowserError", "DocumentError", "UnsupportedGetter", "UnsupportedMetric", "TaskError", "SetupError", "FetchError", "AgentError", "RunError", "ViewerUnavailable", "BenchError",
-    "CheckpointError", "CheckpointUnavailable",
+    "VdeskError", "UsageError", "InvalidArgument", "InvalidAction", "UnknownKey", "ParseError",
+    "ResetNeeded", "HostError", "EngineUnavailable", "ImageError", "MissingDependency",
+    "ViewerUnavailable", "DesktopError", "DesktopNotFound", "DesktopStartFailed", "DesktopGone",
+    "DesktopLost", "DesktopTimeout", "ChannelLost", "XServerError", "CommandFailed", "ActionFailed",
+    "TooLarge", "RecordingError", "StatsUnavailable", "BrowserError", "DocumentError", "VNCError",
+    "VNCUnavailable", "PasswordRefused", "ViewerRefused", "ForkedProcess", "HarnessError", "TaskError",
+    "SetupError", "AgentError", "RunError", "BenchError", "OSWorldError", "FetchError",
+    "UnsupportedMetric", "UnsupportedGetter", "ClusterError", "CheckpointUnavailable", "CheckpointError",
 ]
 
 # Where each name lives: its module is imported when the name is first asked for.

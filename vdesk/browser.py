@@ -69,6 +69,17 @@ class Tab:
     title: str
 
 
+@dataclass(frozen=True)
+class Visit:
+    """What :meth:`Browser.visit` read of a page: where it ended (after redirects), its title,
+    its HTML as the browser holds it now, and its print as a PDF when one was asked for."""
+
+    url: str
+    title: str
+    html: str
+    pdf: bytes | None = None
+
+
 def chromium_argv(url: str = "about:blank") -> list[str]:
     """The command that starts the desktop's Chromium with its debugging port on loopback."""
     return ["env", "ACCESSIBILITY_ENABLED=1", "chromium", *CHROMIUM_FLAGS, url]
@@ -125,11 +136,20 @@ class Browser:
         """Close every tab showing ``url`` (a trailing ``/`` aside); how many were closed."""
         return self._call(lambda: self._close_tabs(url), CALL_TIMEOUT)
 
-    def evaluate(self, script: str, *, timeout: float = CALL_TIMEOUT) -> Any:
-        """The value of a JavaScript expression (or function) in the current tab."""
+    def evaluate(self, script: str, arg: Any = None, *, timeout: float = CALL_TIMEOUT) -> Any:
+        """The value of a JavaScript expression (or function, called with ``arg``, a JSON value)
+        in the current tab."""
         if not isinstance(script, str) or not script.strip():
             raise InvalidArgument("a script to evaluate must be a non-empty string")
-        return self._call(lambda: self._evaluate(script), timeout)
+        return self._call(lambda: self._evaluate(script, arg), timeout)
+
+    def visit(self, url: str, *, pdf: bool = False, timeout: float = CALL_TIMEOUT) -> Visit:
+        """Load ``url`` in a tab of its own, wait until it has loaded and its network has been
+        quiet for a moment (at most ``timeout``), read it (and print it to PDF), close the tab.
+        The tab shown before stays the current one. A page that never goes quiet is read as it is."""
+        if not isinstance(url, str) or not url:
+            raise InvalidArgument(f"a browser address must be a non-empty string, got {url!r}")
+        return self._call(lambda: self._visit(url, pdf, timeout), timeout * 2 + 30)
 
     def text(self, selector: str, *, timeout: float = CALL_TIMEOUT) -> str | None:
         """The text of the first element matching a CSS selector in the current tab (None if none)."""
@@ -284,8 +304,25 @@ class Browser:
     async def _tabs(self) -> list[Tab]:
         return [Tab(page.url, await page.title()) for page in self._pages()]
 
-    async def _evaluate(self, script: str) -> Any:
-        return await (await self._page()).evaluate(script)
+    async def _evaluate(self, script: str, arg: Any) -> Any:
+        return await (await self._page()).evaluate(script, arg)
+
+    async def _visit(self, url: str, pdf: bool, timeout: float) -> Visit:
+        from playwright.async_api import Error as PlaywrightError
+
+        assert self._cdp is not None
+        context = self._cdp.contexts[0] if self._cdp.contexts else await self._cdp.new_context()
+        page = await context.new_page()
+        try:
+            await page.goto(url, wait_until="load", timeout=timeout * 1000)
+            try:  # the reference waits for the network to go quiet; a busy page is read anyway
+                await page.wait_for_load_state("networkidle", timeout=timeout * 1000)
+            except PlaywrightError:
+                pass
+            printed = await page.pdf() if pdf else None
+            return Visit(page.url, await page.title(), await page.content(), printed)
+        finally:
+            await page.close()
 
     async def _text(self, selector: str) -> str | None:
         element = await (await self._page()).query_selector(selector)

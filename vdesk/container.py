@@ -27,7 +27,7 @@ from docker.utils import parse_bytes
 from vdesk import images
 from vdesk.clock import ClockSettings
 from vdesk.coords import Screen
-from vdesk.errors import InvalidArgument, VdeskError
+from vdesk.errors import DesktopStartFailed, InvalidArgument
 from vdesk.lease import GRACE_SECONDS
 
 LABEL = "vdesk"
@@ -181,7 +181,7 @@ def run_container(client: docker.DockerClient, image_name: str, options: RunOpti
         if error.status_code == 409:
             raise InvalidArgument(f"a container named {options.name!r} already exists") from None
         _remove_unstarted(client, options)
-        raise VdeskError(f"starting desktop {options.name} failed: {error.explanation}") from None
+        raise DesktopStartFailed(f"starting desktop {options.name} failed: {error.explanation}") from None
 
 
 def _remove_unstarted(client: docker.DockerClient, options: RunOptions) -> None:

@@ -610,8 +610,8 @@ class Desktop:
         differ between a fresh frame before the first action and a frame after the last (see
         :class:`~vdesk.actions.Receipt`). Without ``settle`` that is a fresh frame as soon as
         the X server has processed the batch, no waiting: where the X server says nothing was
-        drawn, the frame last taken (an X round trip each side, :mod:`vdesk.damage`), else a
-        round trip on the held VNC connection and a comparison, so a program still answering shows
+        drawn, the frame last taken (one X round trip, :mod:`vdesk.damage`), else a round trip
+        on the held VNC connection and a comparison, so a program still answering shows
         as ``outcome="unknown"`` and :meth:`receipt` reads the change later. With ``settle`` it
         is the settled frame, and "nothing changed" is ``unchanged``. With ``settle``, a batch
         that typed, where the accessibility tree is readable (the apps image), also reads the
@@ -628,7 +628,7 @@ class Desktop:
         result = ExecuteResult()
         sends = any(not isinstance(step, Mark) for step in planned.steps)
         try:
-            before = self._current_frame() if receipt and sends else None
+            before = self._frame_before() if receipt and sends else None
             if sends:
                 self._receipt_before = before  # a batch without a receipt leaves nothing to read later
             for step in self._run(planned.steps):
@@ -642,7 +642,7 @@ class Desktop:
             if settle:
                 after, result.settled = self._with_frames(lambda frames: frames.settle(SETTLE_QUIET, SETTLE_TIMEOUT))
             elif before is not None:
-                after = self._current_frame()
+                after = self._frame_after()
             if before is not None:
                 result.receipt = self._receipt(before, after, result.settled)
                 result.receipt.typed, result.receipt.focused = into_focus
@@ -803,12 +803,23 @@ class Desktop:
         node = focused[-1]  # the innermost
         return wanted in (node.text or ""), node.label()
 
-    def _current_frame(self) -> Frame:
-        """The screen now, for a receipt: the frame this last returned when the X server says
-        nothing was drawn since (one X round trip, see :mod:`vdesk.damage`), else a fresh one."""
+    def _frame_before(self) -> Frame:
+        """The screen before a batch: the last receipt's frame when the X connection holds no
+        word of drawing since (no round trip, see :mod:`vdesk.damage`), else a fresh one."""
+        still = self._still_frame
+        if still is not None and still[0] is self._frames and not self._guard(self.windows.drawing_seen):
+            return still[1]
+        return self._fresh_still()
+
+    def _frame_after(self) -> Frame:
+        """The screen after a batch: the frame before it when the X server says nothing was drawn
+        since the last receipt's (one X round trip), else a fresh one."""
         still = self._still_frame
         if not self._guard(self.windows.drawn) and still is not None and still[0] is self._frames:
             return still[1]
+        return self._fresh_still()
+
+    def _fresh_still(self) -> Frame:
         frame = self._with_frames(lambda frames: frames.fresh())
         self._still_frame = (self._frames, frame)  # versions count per VNC connection
         return frame

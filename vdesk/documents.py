@@ -15,6 +15,7 @@ import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Any
 
 from vdesk.errors import DocumentError
 
@@ -371,6 +372,68 @@ def read_pdf_pages(data: bytes) -> list[str]:
         raise DocumentError(f"not a readable PDF: {type(error).__name__}: {str(error)[:160]}") from None
 
 
+PDF_IMAGE_PIXELS = 50_000_000   # pixels of one picture inside a PDF, checked before it is decoded
+
+
+def read_pdf_images(data: bytes) -> list[Any]:
+    """The pictures placed on each page, in page order and, within a page, in the order of its
+    resources (Form XObjects followed), as Pillow images: the picture itself, a soft mask left
+    aside. Inline images are not listed (PyMuPDF's ``get_images``, which OSWorld uses, lists
+    XObjects only); a picture that cannot be decoded is left out. Refused past
+    :data:`PDF_PAGE_LIMIT` pages or a picture over :data:`PDF_IMAGE_PIXELS`."""
+    reader = _pdf(data)
+    images = []
+    try:
+        if len(reader.pages) > PDF_PAGE_LIMIT:
+            raise DocumentError(f"the PDF has {len(reader.pages)} pages, over the limit of {PDF_PAGE_LIMIT}")
+        for page in reader.pages:
+            for found in page.images:
+                if found.name.startswith("~"):   # an inline image
+                    continue
+                xobject = found.indirect_reference.get_object() if found.indirect_reference else {}
+                pixels = int(xobject.get("/Width", 0)) * int(xobject.get("/Height", 0))
+                if pixels > PDF_IMAGE_PIXELS:
+                    raise DocumentError(f"a picture of {pixels} pixels, over the limit of {PDF_IMAGE_PIXELS}")
+                try:
+                    images.append(_indexed_picture(xobject) or found.image)
+                except Exception:  # noqa: BLE001 - a picture Pillow cannot decode is skipped, as OSWorld skips it
+                    continue
+    except DocumentError:
+        raise
+    except Exception as error:  # pypdf's errors for a damaged file are of several kinds
+        raise DocumentError(f"not a readable PDF: {type(error).__name__}: {str(error)[:160]}") from None
+    return images
+
+
+_COMPONENTS = {"/DeviceRGB": 3, "/DeviceGray": 1, "/CalRGB": 3, "/CalGray": 1}
+
+
+def _indexed_picture(xobject: Any) -> Any:
+    """An 8-bit picture in an ``/Indexed`` colour space, decoded here (None for any other kind):
+    pypdf reads a palette written as a hex string as UTF-16 text (Pillow writes PDFs so) and
+    then draws the picture black."""
+    from PIL import Image
+
+    space = xobject.get("/ColorSpace")
+    if not isinstance(space, list) or len(space) != 4 or space[0] != "/Indexed" or xobject.get("/BitsPerComponent") != 8:
+        return None
+    base, lookup = space[1].get_object(), space[3].get_object()
+    components = _COMPONENTS.get(base) if isinstance(base, str) else None
+    if components is None:
+        return None
+    if hasattr(lookup, "get_data"):
+        palette = lookup.get_data()
+    elif hasattr(lookup, "original_bytes"):
+        palette = lookup.original_bytes
+    else:
+        palette = bytes(lookup)
+    width, height = int(xobject["/Width"]), int(xobject["/Height"])
+    picture = Image.frombytes("P", (width, height), xobject.get_data()[:width * height])
+    colours = palette if components == 3 else bytes(b for grey in palette for b in (grey, grey, grey))
+    picture.putpalette(colours[:768])
+    return picture
+
+
 def count_pdf_pages(data: bytes) -> int:
     """How many pages a PDF has (no page is read)."""
     reader = _pdf(data)
@@ -387,3 +450,85 @@ def _pdf(data: bytes):  # type: ignore[no-untyped-def]
         return pypdf.PdfReader(io.BytesIO(data))
     except Exception as error:  # pypdf's errors for a damaged file are of several kinds
         raise DocumentError(f"not a readable PDF: {type(error).__name__}: {str(error)[:160]}") from None
+
+
+# -- a spreadsheet's last row, as pandas reads it --------------------------------------------
+NA_TEXT = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})   # pandas' missing values
+_NUMBER_TEXT = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+_MISSING = object()
+
+
+def last_row_text(data: bytes) -> list[str]:
+    """The first sheet's last row as OSWorld's ``content_from_vm_file`` gives it: read as
+    ``pandas.read_excel`` reads a sheet (the first non-empty row is the header, empty rows are
+    skipped, each column typed by all its values), then each value as text as pandas' ``str``
+    writes it: ``nan`` for a missing one, ``5.0`` for a whole number in a column of decimals, or
+    in a row whose columns are all numbers of which one holds decimals. :class:`DocumentError`
+    for a sheet with no row under its header (the reference fails there)."""
+    import openpyxl
+
+    check_archive(data)
+    try:
+        sheet = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True).worksheets[0]
+        rows = [_trimmed_row([_pandas_cell(cell) for cell in row]) for row in sheet.rows]
+    except Exception as error:  # openpyxl raises many kinds for a damaged workbook
+        raise DocumentError(f"not a readable workbook: {type(error).__name__}: {str(error)[:160]}") from None
+    rows = [row for row in rows if any(value != "" for value in row)]
+    if len(rows) < 2:
+        raise DocumentError("the sheet has no row under its header")
+    width = max(len(row) for row in rows)
+    body = [row + [""] * (width - len(row)) for row in rows[1:]]
+    columns = [_column([row[i] for row in body]) for i in range(width)]
+    kinds = {kind for kind, _ in columns}
+    row_kind = "int" if kinds == {"int"} else "float" if kinds <= {"int", "float"} else \
+        "bool" if kinds == {"bool"} else "object"
+    return [_text(values[-1], kind, row_kind) for kind, values in columns]
+
+
+def _pandas_cell(cell: Any) -> Any:
+    """A cell as pandas' openpyxl reader converts it: empty as "", an error as missing, a whole
+    number as int."""
+    value = cell.value
+    if value is None:
+        return ""
+    if cell.data_type == "e":
+        return _MISSING
+    if cell.data_type == "n" and not isinstance(value, bool):
+        return int(value) if int(value) == value else float(value)
+    return value
+
+
+def _trimmed_row(row: list[Any]) -> list[Any]:
+    while row and row[-1] == "":
+        row.pop()
+    return row
+
+
+def _column(values: list[Any]) -> tuple[str, list[Any]]:
+    """A column's pandas type (int, float, bool, object) and its values (missing ones as None)."""
+    values = [None if v is _MISSING or (isinstance(v, str) and v in NA_TEXT) else v for v in values]
+    present = [v for v in values if v is not None]
+    if all(isinstance(v, bool) for v in present) and present:
+        return ("bool" if len(present) == len(values) else "object"), values
+    numbers = []
+    for value in present:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            numbers.append(value)
+        elif isinstance(value, str) and _NUMBER_TEXT.fullmatch(value):
+            number = float(value)
+            numbers.append(int(number) if number.is_integer() and not re.search(r"[.eE]", value) else number)
+        else:
+            return "object", values
+    if len(present) == len(values) and all(isinstance(n, int) for n in numbers):
+        return "int", numbers
+    converted = iter(numbers)
+    return "float", [float(next(converted)) if v is not None else None for v in values]
+
+
+def _text(value: Any, kind: str, row_kind: str) -> str:
+    if value is None:
+        return "nan"
+    if row_kind == "float" and kind in ("int", "float"):
+        return str(float(value))
+    return str(value)

@@ -55,7 +55,8 @@ from vncdotool import rfb
 from vncdotool.client import AuthenticationError, VNCDoToolClient, VNCDoToolFactory, factory_connect
 from vncdotool.command import parse_server
 
-from vdesk.errors import DesktopGone, DesktopTimeout, ForkedProcess, PasswordRefused, VdeskError
+from vdesk.errors import (DesktopGone, DesktopTimeout, ForkedProcess, PasswordRefused, VNCUnavailable,
+                         VdeskError)
 from vdesk.execstream import ExecSocket, FrameReader
 from vdesk.vncauth import vnc_auth_response
 
@@ -326,9 +327,9 @@ class LiveFramebuffer:
         if isinstance(outcome[0], AuthenticationError):
             raise PasswordRefused(f"{self.name}: the VNC server refused the password ({outcome[0]})")
         if self.refused:
-            raise VdeskError(self.refused)
+            raise VNCUnavailable(self.refused)
         if not isinstance(outcome[0], _LiveClient):
-            raise VdeskError(f"{self.name}: VNC connection failed: {outcome[0]}")
+            raise VNCUnavailable(f"{self.name}: VNC connection failed: {outcome[0]}")
         client = self._client = outcome[0]
         self._connected = True
         try:
@@ -341,7 +342,7 @@ class LiveFramebuffer:
         stream = open_exec()
         if not stream.plain:
             stream.close()
-            raise VdeskError(f"{self.name}: the engine's exec connection ({type(stream.sock).__name__}) cannot be "
+            raise VNCUnavailable(f"{self.name}: the engine's exec connection ({type(stream.sock).__name__}) cannot be "
                              "read by the event loop; reach the VNC server through a Tunnel's address instead")
         return stream
 
@@ -518,7 +519,7 @@ class LiveFramebuffer:
             ok = self._changed.wait_for(lambda: condition() or not self._connected, timeout)
         if not self._connected:
             if self.refused:
-                raise VdeskError(self.refused)
+                raise VNCUnavailable(self.refused)
             raise DesktopGone(f"{self.name}: the VNC connection closed while waiting for {what}")
         if not ok:
             raise DesktopTimeout(f"{self.name}: no {what} within {timeout:g} s")

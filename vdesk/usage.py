@@ -14,7 +14,7 @@ from typing import Any
 
 from docker.models.containers import Container
 
-from vdesk.errors import VdeskError
+from vdesk.errors import StatsUnavailable
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def stats_memory_mib(stats: dict[str, Any], name: str) -> float:
     """The memory of one ``docker stats`` sample, counted as :func:`container_memory_mib` says."""
     memory = stats.get("memory_stats") or {}
     if not memory.get("usage"):
-        raise VdeskError(f"the engine reports no memory usage for {name}")
+        raise StatsUnavailable(f"the engine reports no memory usage for {name}")
     detail = memory.get("stats") or {}
     cache = sum(detail.get(f"total_{part}", detail.get(part, 0)) for part in ("inactive_file", "active_file"))
     return max(0, memory["usage"] - cache) / 2**20

@@ -25,7 +25,7 @@ from pathlib import Path
 import imageio_ffmpeg
 from PIL import Image
 
-from vdesk.errors import InvalidArgument, VdeskError
+from vdesk.errors import InvalidArgument, RecordingError, VdeskError
 
 DEFAULT_FPS = 10.0
 MAX_FPS = 60.0
@@ -156,7 +156,7 @@ def _grab_and_write(recording: Recording, grab: Grab, writer) -> None:  # type: 
                 writer.send(last)
                 recording.frames += 1
         except OSError as error:  # ffmpeg went away (e.g. the disk is full)
-            recording.error = VdeskError(f"writing {recording.path} failed: {error}")
+            recording.error = RecordingError(f"writing {recording.path} failed: {error}")
             return
         if stopping or recording.error is not None or recording.frames == recording.limit:
             return

@@ -43,7 +43,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
-from vdesk.errors import InvalidArgument, PasswordRefused, VdeskError, ViewerUnavailable
+from vdesk.errors import (InvalidArgument, PasswordRefused, VNCUnavailable, VdeskError, ViewerRefused,
+                         ViewerUnavailable)
 from vdesk.loopback import BackgroundServer, listen
 from vdesk.tunnel import Tunnel
 from vdesk.vncauth import vnc_auth_response
@@ -287,14 +288,14 @@ async def _bridge(websocket: WebSocket, grant: _Grant) -> None:
 async def _authenticate(vnc: Any, server: BufferedByteReceiveStream, password: str) -> None:
     version = await server.receive_exactly(12)
     if not version.startswith(b"RFB 003."):
-        raise VdeskError(f"not a VNC server: {version!r}")
+        raise VNCUnavailable(f"not a VNC server: {version!r}")
     await vnc.send(b"RFB 003.008\n")
     count = (await server.receive_exactly(1))[0]
     if count == 0:
         length = struct.unpack(">I", await server.receive_exactly(4))[0]
-        raise VdeskError(f"the VNC server refused: {(await server.receive_exactly(length)).decode(errors='replace')}")
+        raise VNCUnavailable(f"the VNC server refused: {(await server.receive_exactly(length)).decode(errors='replace')}")
     if 2 not in await server.receive_exactly(count):
-        raise VdeskError("the VNC server does not offer VNC authentication")
+        raise VNCUnavailable("the VNC server does not offer VNC authentication")
     await vnc.send(b"\x02")
     await vnc.send(vnc_auth_response(password, await server.receive_exactly(16)))
     if struct.unpack(">I", await server.receive_exactly(4))[0] != 0:
@@ -304,8 +305,8 @@ async def _authenticate(vnc: Any, server: BufferedByteReceiveStream, password: s
 async def _offer_none(websocket: WebSocket, browser: _Frames) -> None:
     await websocket.send_bytes(b"RFB 003.008\n")
     if not (await browser.exactly(12)).startswith(b"RFB 003."):
-        raise VdeskError("the browser does not speak RFB")
+        raise ViewerRefused("the browser does not speak RFB")
     await websocket.send_bytes(b"\x01\x01")  # one security type: None
     if await browser.exactly(1) != b"\x01":
-        raise VdeskError("the browser chose a security type that was not offered")
+        raise ViewerRefused("the browser chose a security type that was not offered")
     await websocket.send_bytes(struct.pack(">I", 0))

@@ -24,7 +24,7 @@ from Xlib import X, Xatom, display as xdisplay, error as xerror
 from Xlib.protocol import event as xevent
 
 from vdesk.damage import ScreenDamage
-from vdesk.errors import ChannelLost, DesktopGone, DesktopTimeout, InvalidArgument, VdeskError
+from vdesk.errors import ChannelLost, DesktopGone, DesktopTimeout, InvalidArgument, XServerError
 from vdesk.tunnel import Tunnel
 
 X_SOCKET = "UNIX-CONNECT:/tmp/.X11-unix/X0"
@@ -62,7 +62,7 @@ def open_display(api: docker.APIClient, container_id: str,
         except OSError:
             continue
     else:
-        raise VdeskError("no free local port for the X tunnel")
+        raise XServerError("no free local port for the X tunnel")
     with _cut_after(timeout, tunnel.close) as late:
         try:
             return xdisplay.Display(f"127.0.0.1:{number}"), tunnel
@@ -275,6 +275,11 @@ class Windows:
         """Whether anything was drawn on screen since the last call (see :mod:`vdesk.damage`); True
         at the first call on a connection, a new one after a drop included. One round trip."""
         return self._x(lambda link: link.damage.drawn())
+
+    def drawing_seen(self) -> bool:
+        """Whether drawing since the last :meth:`drawn` is known already, without a round trip
+        (see :mod:`vdesk.damage`)."""
+        return self._x(lambda link: link.damage.seen())
 
     def request(self, send: Callable[[xdisplay.Display], T]) -> T:
         """Run ``send(display)`` on this connection, alone; it runs again on a new connection

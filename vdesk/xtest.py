@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from Xlib import X
 from Xlib.display import Display
 
-from vdesk.errors import VdeskError
+from vdesk.errors import XServerError
 from vdesk.keys import keysym_number
 from vdesk.plan import Button, InputEvent, Key, Motion, Pause
 from vdesk.windows import Windows
@@ -141,7 +141,7 @@ class XTest:
 
 def _send(display: Display, fakes: tuple[Fake, ...]) -> None:
     if not display.has_extension("XTEST"):
-        raise VdeskError("the desktop's X server has no XTEST extension: it cannot take input")
+        raise XServerError("the desktop's X server has no XTEST extension: it cannot take input")
     for fake in fakes:
         display.xtest_fake_input(fake.kind, fake.detail, x=fake.x, y=fake.y)
     display.sync()  # a reply comes once the server has processed every request before it

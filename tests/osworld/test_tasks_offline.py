@@ -85,12 +85,12 @@ def test_a_bad_osworld_file_names_the_field_strictly_and_is_a_skip_otherwise(tmp
 
 
 def test_a_tree_with_odd_typed_files_is_read_to_the_end(tree: Path) -> None:
-    write(tree / "examples" / "os" / "b.json", task_data("b", source=["https://a.invalid", "https://b.invalid"]))
+    write(tree / "examples" / "os" / "b.json", task_data("b", related_apps="chrome"))
     (tree / "examples" / "chrome" / "c.json").write_text("{not json")
     tasks = {task.id: task for task in load_tasks(tree)}
     assert set(tasks) == {"a", "b", "c"} and tasks["a"].skip is None
     assert [(s.kind, s.reason) for s in tasks["b"].osworld.skips] == [
-        ("not read", "not read: source: Input should be a valid string (got list)")]
+        ("not read", "not read: related_apps: Input should be a valid list (got str)")]
     assert tasks["c"].osworld.domain == "chrome" and "not valid JSON" in (tasks["c"].skip or "")
 
 
@@ -118,7 +118,7 @@ def test_per_domain_totals_count_runs_and_tasks_per_kind_of_reason(tree: Path, c
     from vdesk.osworld.needs import needs_of, totals
 
     write(tree / "examples" / "os" / "b.json", task_data("b", proxy=True, evaluator={**RULE_OK, "func": "no_such_metric"}))
-    write(tree / "examples" / "chrome" / "c.json", task_data("c", source=["x", "y"]))
+    write(tree / "examples" / "chrome" / "c.json", task_data("c", related_apps="chrome"))
     rows = {row.domain: row for row in totals([needs_of(task) for task in load_tasks(tree)])}
     assert list(rows) == ["chrome", "os", "all"]
     assert (rows["os"].tasks, rows["os"].runs, rows["os"].skipped) == (2, 1, 1)
@@ -157,12 +157,21 @@ def skip_of(data: dict[str, Any], files: Path | None = None) -> str | None:
     ({"evaluator": {**RULE_OK, "result": {"type": "vscode_config"}}}, "vscode_config getter is not supported"),
     ({"evaluator": {**RULE_OK, "options": {"no_such_option": 1}}}, "option 'no_such_option'"),
     ({"evaluator": {**RULE_OK, "result": {"type": "vm_terminal_output"}}}, "needs GNOME Terminal"),
+    ({"evaluator": {**RULE_OK, "expected": {"type": "info_from_website", "url": "https://scholar.example/"}}},
+     "needs the live web"),
+    ({"evaluator": {**RULE_OK, "expected": {"type": "gotoRecreationPage_and_get_html_content"}}}, "needs the live web"),
     ({"evaluator": {**RULE_OK, "expected": {"type": "rule_relativeTime", "rules": {
         "relativeTime": {"from": "10th of never"}, "expected": {"time": "{DayD}"}}}}},
      "the phrase '10th of never' is not supported"),
 ])
 def test_what_vdesk_cannot_offer_offline_is_a_skip_reason(change: dict[str, Any], reason: str) -> None:
     assert reason in (skip_of(task_data(**change)) or "")
+
+
+def test_a_task_naming_several_sources_or_a_browse_history_is_no_skip() -> None:
+    assert skip_of(task_data(source=["https://a.example/one", "https://a.example/two"])) is None
+    history = [{"url": "https://a.example/", "title": "A", "visit_time_from_now_in_seconds": 60}]
+    assert skip_of(task_data(config=[{"type": "update_browse_history", "parameters": {"history": history}}])) is None
 
 
 def test_a_download_missing_from_the_task_files_folder_is_a_skip_reason(tmp_path: Path) -> None:
@@ -282,7 +291,8 @@ def test_tasks_check_lists_needs_and_fails_on_a_task_that_would_be_skipped(tmp_p
 
     assert invoke(["tasks", "check", str(EXAMPLES), "--json"]) == 0
     needs = {item["task_id"]: item for item in json.loads(capsys.readouterr().out)["tasks"]}
-    assert len(needs) == 30 and {"chrome", "xterm"} <= set(needs["multi-browser-code"]["apps"])
+    listed = sum(map(len, json.loads((EXAMPLES / "test_all.json").read_text()).values()))
+    assert len(needs) == listed and {"chrome", "xterm"} <= set(needs["multi-browser-code"]["apps"])
     assert any("found" in f for f in needs["os-count-lines"]["files"])
     write(tmp_path / "os" / "gd.json", task_data("gd", config=[{"type": "googledrive", "parameters": {}}]))
     assert invoke(["tasks", "check", str(tmp_path)]) == 1

@@ -48,8 +48,8 @@ def test_an_unknown_metric_option_or_rule_is_refused_by_name():
         lookup("compare_image_text")  # needs an OCR model vdesk does not download
     with pytest.raises(UnsupportedMetric, match="option 'bogus'"):
         lookup("compare_csv").check_options({"bogus": 1})
-    with pytest.raises(UnsupportedMetric, match="rule type 'pivot_table'"):
-        lookup("compare_table").check_options({"rules": [{"type": "pivot_table"}]})
+    with pytest.raises(UnsupportedMetric, match="rule type 'filter'"):
+        lookup("compare_table").check_options({"rules": [{"type": "filter"}]})
     with pytest.raises(UnsupportedMetric, match="examine_colour"):
         lookup("compare_pptx_files").check_options({"examine_colour": True})
     lookup("compare_pptx_files").check_options({"examine_top_position": True, "examine_shape": False, "_note": "why"})

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 from vdesk import keys
 from vdesk.actions import BaseAction, validation_message
 from vdesk.coords import ImageSpace
-from vdesk.errors import InvalidAction, VdeskError
+from vdesk.errors import ActionFailed, InvalidAction, VdeskError
 from vdesk.operator import ExecuteRequest, Operator, ScreenshotOutput
 
 if TYPE_CHECKING:
@@ -400,7 +400,7 @@ class OpenAIComputer:
 def call_output(call_id: str, shot: ScreenshotOutput) -> dict[str, Any]:
     """The ``computer_call_output`` input item that answers ``call_id`` with ``shot``."""
     if shot.status != "success":
-        raise VdeskError(f"no screenshot to send: {shot.error_message}")
+        raise ActionFailed(f"no screenshot to send: {shot.error_message}")
     return screenshot_output(call_id, f"data:{shot.content_type};base64,{shot.base64}")
 
 

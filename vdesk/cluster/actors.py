@@ -34,7 +34,8 @@ from vdesk.coords import Screen
 from vdesk.actions import ExecuteResult
 from vdesk.container import DEFAULT_SIZE, Limits, Network
 from vdesk.desktop import Desktop
-from vdesk.errors import DesktopGone, DesktopLost, DesktopTimeout, InvalidArgument, VdeskError, first_line
+from vdesk.errors import (ClusterError, DesktopGone, DesktopLost, DesktopStartFailed, DesktopTimeout,
+                         InvalidArgument, VdeskError, first_line)
 from vdesk.images import IMAGE
 from vdesk.operator import encode
 from vdesk.usage import Usage, container_usage
@@ -170,7 +171,7 @@ class RemoteDesktop:
         ``on_actor`` hears of the hosting actor as soon as it exists: killing it ends the wait.
         """
         if not ray.is_initialized():
-            raise VdeskError("Ray is not connected: call vdesk.cluster.connect(ADDRESS) first")
+            raise ClusterError("Ray is not connected: call vdesk.cluster.connect(ADDRESS) first")
         options: dict[str, Any] = {"num_cpus": 0, "resources": {RESOURCE: 1}, "max_restarts": 0,
                                    "max_task_retries": 0}
         if node_id is not None:
@@ -297,7 +298,7 @@ def _ask(send: Callable[[], Any], timeout: float, what: str) -> Any:
         raise
     except ray.exceptions.ActorDiedError as error:
         if error.actor_init_failed:  # Desktop.up raised on the node: the desktop never started
-            raise VdeskError(f"{what}: the desktop did not start on the node: {_init_cause(error)}") from None
+            raise DesktopStartFailed(f"{what}: the desktop did not start on the node: {_init_cause(error)}") from None
         raise DesktopLost(f"{what}: the desktop's actor or node died ({type(error).__name__}: "
                           f"{first_line(error)})") from error
     except LOST_ERRORS as error:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import ray
 
-from vdesk.errors import VdeskError, first_line
+from vdesk.errors import ClusterError, first_line
 
 RESOURCE = "vdesk_desktop"
 
@@ -28,7 +28,7 @@ def connect(address: str) -> bool:
     try:
         ray.init(address=address, namespace="vdesk", logging_level=logging.WARNING, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as error:  # ValueError: an address Ray cannot parse
-        raise VdeskError(f"could not join the Ray cluster at {address}: {first_line(error)}{_auth_hint()}") from None
+        raise ClusterError(f"could not join the Ray cluster at {address}: {first_line(error)}{_auth_hint()}") from None
     return True
 
 
@@ -53,7 +53,7 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as error:
-        raise VdeskError(f"no Ray cluster answers at {address} ({error}): start one with "
+        raise ClusterError(f"no Ray cluster answers at {address} ({error}): start one with "
                          f"`ray start --head --resources '{{\"{RESOURCE}\": N}}'`") from None
 
 

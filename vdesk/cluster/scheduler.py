@@ -22,7 +22,7 @@ import ray.exceptions
 
 from vdesk.cluster.actors import LOST_ERRORS, UP_TIMEOUT, DesktopLost, DesktopSpec, RemoteDesktop, kill
 from vdesk.cluster.membership import RESOURCE, Node, connect, desktop_nodes, leave
-from vdesk.errors import DesktopTimeout, InvalidAction, InvalidArgument, VdeskError, first_line
+from vdesk.errors import ClusterError, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError, first_line
 from vdesk.progress import Progress
 
 ABANDON_GRACE = 30.0   # seconds an item may run past its timeout (after its desktop was killed)
@@ -125,7 +125,7 @@ def run_episodes(work: Callable[[RemoteDesktop, Item], T], items: Sequence[Item]
         raise InvalidArgument("parallel and per_node must be at least 1, retries at least 0, timeout positive")
     joined = connect(address) if address else False
     if not ray.is_initialized():
-        raise VdeskError("Ray is not connected: pass address= or call vdesk.cluster.connect first")
+        raise ClusterError("Ray is not connected: pass address= or call vdesk.cluster.connect first")
     try:
         spec_of = spec if callable(spec) else functools.partial(_same, spec or DesktopSpec())
         scheduler = _Scheduler(work, list(items), spec_of, parallel, per_node, retries, timeout,

@@ -40,7 +40,7 @@ from vdesk.actions import MAX_TYPED_CHARS, BaseAction, ExecuteResult, parse_batc
 from vdesk.adapters.formats import model_format, parse_payloads
 from vdesk.coords import ImageSpace, Screen
 from vdesk.desktop import WM_READY_TIMEOUT, XDOTOOL_TIMEOUT, Desktop
-from vdesk.errors import DesktopGone, DesktopTimeout, InvalidAction, InvalidArgument, SetupError, VdeskError
+from vdesk.errors import DesktopTimeout, InvalidArgument, ResetNeeded, SetupError, VdeskError
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
 from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
 from vdesk.harness.desktop_files import pack, unpack_into
@@ -306,13 +306,13 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
     @property
     def desktop(self) -> DesktopHost:
         if self._desktop is None:
-            raise DesktopGone("the environment has no desktop: call reset() first")
+            raise ResetNeeded("the environment has no desktop: call reset() first")
         return self._desktop
 
     @property
     def task(self) -> Task:
         if self._task is None:
-            raise InvalidAction("the environment has no task: give one to reset()")
+            raise ResetNeeded("the environment has no task: give one to reset()")
         return self._task
 
     @property

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from vdesk.adapters.openai import translate
 from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
-from vdesk.errors import MissingDependency, VdeskError
+from vdesk.errors import ActionFailed, MissingDependency
 from vdesk.operator import ExecuteRequest, Operator
 
 try:
@@ -63,7 +63,7 @@ class DesktopComputer(Computer):
     def screenshot(self) -> str:
         shot = self.operator.screenshot()
         if shot.status != "success":
-            raise VdeskError(f"screenshot failed: {shot.error_message}")
+            raise ActionFailed(f"screenshot failed: {shot.error_message}")
         return shot.base64
 
     def click(self, x: int, y: int, button: Button, *, keys: list[str] | None = None) -> None:
@@ -98,5 +98,5 @@ class DesktopComputer(Computer):
         self.operator.plan(actions)  # resolves every point: a bad one raises before anything runs
         result = self.operator.execute(ExecuteRequest(actions=actions, raw_content=json.dumps(action)))
         if result.status != "success":
-            raise VdeskError(f"{action['type']} failed: {result.error_message}")
+            raise ActionFailed(f"{action['type']} failed: {result.error_message}")
         self.desktop.settle(timeout=self.settle_timeout)

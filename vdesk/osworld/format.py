@@ -86,7 +86,7 @@ class OSWorldTask(_Open):
     id: str = Field(min_length=1)
     instruction: str = Field(min_length=1)
     snapshot: str = ""
-    source: str = ""
+    source: str | list[str] = ""   # where the task came from: one address or several (never read)
     config: list[StepSpec] = Field(default_factory=list)
     related_apps: list[str] = Field(default_factory=list)
     evaluator: EvaluatorSpec

@@ -10,6 +10,9 @@ reads ``WM_CLASS`` (``instance.class``) instead of the title.
 
 from __future__ import annotations
 
+import base64
+import http.client
+import json
 import posixpath
 import time
 from collections.abc import Sequence
@@ -21,12 +24,16 @@ from Xlib.protocol import event as xevent
 
 from vdesk.channel import Completed
 from vdesk.desktop import Desktop
-from vdesk.errors import DesktopTimeout
+from vdesk.errors import DesktopTimeout, SetupError
 from vdesk.idle import program, wait_idle
+from vdesk.tunnel import Tunnel
 from vdesk.windows import Window
 
 MAX_CLASS_BYTES = 512
 POLL = 0.3  # the reference's pause between two tries of an `until` command
+VLC_TARGET = "TCP:127.0.0.1:8080"   # VLC's web interface inside the osworld desktop (its vlcrc)
+VLC_PASSWORD = "password"           # ... and its password, as on the reference's machine
+VLC_STATUS_LIMIT = 4 << 20          # bytes of a status.xml (VLC's are a few KiB)
 TREE_TIMEOUT = 20.0  # a program builds its accessible objects on the first read: seconds, on a busy machine
 
 
@@ -285,3 +292,151 @@ def tabs(desktop: Desktop) -> list[dict[str, str]]:
 
 def active_url(desktop: Desktop) -> str:
     return desktop.browser.url
+
+
+# -- VLC -------------------------------------------------------------------------------------
+def vlc_status(desktop: Desktop, timeout: float = 10.0) -> bytes | None:
+    """VLC's ``/requests/status.xml`` as its web interface serves it inside the desktop (basic
+    auth, no user, the password), through a tunnel opened for this one request; None when VLC
+    does not answer, or answers with another status than 200, as the reference's getter."""
+    tunnel = Tunnel(desktop.client.api, desktop.id, VLC_TARGET, tcp_port=0)
+    try:
+        host, port = tunnel.address.rsplit(":", 1)
+        connection = http.client.HTTPConnection(host, int(port), timeout=timeout)
+        token = base64.b64encode(f":{VLC_PASSWORD}".encode()).decode()
+        try:
+            connection.request("GET", "/requests/status.xml", headers={"Authorization": f"Basic {token}"})
+            response = connection.getresponse()
+            body = response.read(VLC_STATUS_LIMIT + 1)
+        except (OSError, http.client.HTTPException):
+            return None
+        finally:
+            connection.close()
+        return body if response.status == 200 and len(body) <= VLC_STATUS_LIMIT else None
+    finally:
+        tunnel.close()
+
+
+# What the page-reading getters ask of the shown tab, in one round trip: each query is
+# [kind, selector]; each answer is a list of raw strings (stripped on the host, as the reference
+# strips them in Python), or null where the selector is not valid. CSS queries reach into open
+# shadow roots, as Playwright's CSS engine does.
+_PAGE_PARTS = r"""(queries) => {
+  const all = (css) => {
+    const found = [];
+    const walk = (root) => {
+      found.push(...root.querySelectorAll(css));
+      for (const element of root.querySelectorAll('*')) if (element.shadowRoot) walk(element.shadowRoot);
+    };
+    walk(document);
+    return found;
+  };
+  const byXpath = (xpath) => {
+    const hits = document.evaluate(xpath, document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+    for (let i = 0; i < hits.snapshotLength; i++) {
+      if (hits.snapshotItem(i).nodeType === Node.ELEMENT_NODE) return hits.snapshotItem(i);
+    }
+    return null;
+  };
+  const answer = ([kind, selector]) => {
+    try {
+      if (kind === 'text') return all(selector).map((e) => e.textContent ?? '');
+      if (kind === 'direct') {
+        const first = all(selector)[0];
+        return first ? Array.from(first.childNodes).filter((n) => n.nodeType === Node.TEXT_NODE)
+          .map((n) => n.textContent.trim()).filter(Boolean) : [];
+      }
+      if (kind === 'li') return all(selector + ' li.catAllProducts').map((e) => e.querySelector('span'))
+        .filter(Boolean).map((span) => span.innerText);
+      if (kind === 'h3') return all(selector).map((e) => e.querySelector('h3')).filter(Boolean)
+        .map((h3) => h3.textContent ?? '');
+      const element = byXpath(selector);
+      if (!element) return [];
+      if (kind === 'xpath') return [element.textContent ?? ''];
+      if (kind === 'value' && ['INPUT', 'TEXTAREA', 'SELECT'].includes(element.tagName)) return [element.value];
+      return null;
+    } catch (error) {
+      return null;
+    }
+  };
+  return queries.map(answer);
+}"""
+
+
+def page_parts(desktop: Desktop, queries: list[tuple[str, str]], timeout: float) -> list[list[str] | None]:
+    """The shown tab's parts for ``queries`` (see ``_PAGE_PARTS``), once it has loaded."""
+    browser = desktop.browser
+    try:
+        browser.wait_for_load(timeout=timeout)
+    except DesktopTimeout:
+        pass  # the reference reads a page that never finished loading too
+    answers = browser.evaluate(_PAGE_PARTS, [list(query) for query in queries], timeout=timeout)
+    return [None if answer is None else [str(text) for text in answer] for answer in answers]
+
+
+def first_text(desktop: Desktop, selector: str) -> str | None:
+    """The text of the first element a Playwright selector (``text=…`` too) finds in the shown tab."""
+    return desktop.browser.text(selector)
+
+
+def visit(desktop: Desktop, url: str, pdf: bool, timeout: float) -> Any:
+    """``url`` read in a tab of its own (:meth:`vdesk.browser.Browser.visit`)."""
+    return desktop.browser.visit(url, pdf=pdf, timeout=timeout)
+
+
+# Runs in the desktop (its python3): makes sure the browser's profile has a History database,
+# letting the browser create it (headless, then stopped) when there is none, so its tables are
+# those the desktop's browser version reads; then replaces its visits with the given ones, each
+# dated that many seconds before the desktop's now. Chrome's times are microseconds since 1601.
+_ADD_HISTORY = r"""
+import json, os, shutil, sqlite3, subprocess, sys, time
+rows, deadline = json.loads(sys.argv[1]), time.monotonic() + float(sys.argv[2])
+chrome = shutil.which("google-chrome")
+profile = os.path.expanduser("~/.config/google-chrome" if chrome else "~/.config/chromium")
+path = os.path.join(profile, "Default", "History")
+
+def ready():
+    try:
+        with sqlite3.connect("file:" + path + "?mode=ro", uri=True, timeout=1) as db:
+            return db.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('urls', 'visits')").fetchone()[0] == 2
+    except sqlite3.Error:
+        return False
+
+if not os.path.exists(path):
+    argv = [chrome or "chromium", "--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu",
+            "--user-data-dir=" + profile, "about:blank"]
+    browser = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        while not ready():
+            if time.monotonic() > deadline or browser.poll() is not None:
+                sys.exit("the browser made no History database in its profile " + profile)
+            time.sleep(0.2)
+    finally:
+        browser.terminate()
+        try:
+            browser.wait(max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            browser.kill()
+            browser.wait()
+epoch = (time.time() + 11644473600) * 1000000   # now, in microseconds since 1601-01-01 (UTC)
+db = sqlite3.connect(path, timeout=10)
+with db:
+    db.execute("DELETE FROM visits")
+    db.execute("DELETE FROM urls")
+    for row in rows:
+        when = int(epoch - float(row["visit_time_from_now_in_seconds"]) * 1000000)
+        url_id = db.execute("INSERT INTO urls (url, title, visit_count, typed_count, last_visit_time, hidden) "
+                            "VALUES (?, ?, 1, 0, ?, 0)", (row["url"], row["title"], when)).lastrowid
+        db.execute("INSERT INTO visits (url, visit_time, from_visit, transition, segment_id, visit_duration) "
+                   "VALUES (?, ?, 0, 805306368, 0, 0)", (url_id, when))
+db.close()
+"""
+
+
+def add_history(desktop: Desktop, rows: list[dict[str, Any]], timeout: float) -> None:
+    """Make the browser profile's history hold exactly ``rows`` (``url``, ``title``,
+    ``visit_time_from_now_in_seconds``), as typed visits (``update_browse_history``)."""
+    ran = run(desktop, ["python3", "-c", _ADD_HISTORY, json.dumps(rows), str(timeout)], timeout + 15)
+    if ran.returncode != 0:
+        lines = (ran.stderr.strip() or ran.stdout.strip() or f"exit code {ran.returncode}").splitlines()
+        raise SetupError(f"writing the browser's history failed: {lines[-1]}")

@@ -81,7 +81,7 @@ from vdesk.tunnel import Tunnel
 
 B = TypeVar("B", bound=Body)
 CDP_TARGET = "TCP:127.0.0.1:9222"  # inside: where the tasks' socat answers for Chromium's port 1337
-VLC_TARGET = "TCP:127.0.0.1:8080"  # inside: VLC's HTTP interface (osworld image's vlcrc)
+VLC_TARGET = inside.VLC_TARGET  # inside: VLC's HTTP interface (osworld image's vlcrc)
 COMMAND_TIMEOUT = 120.0  # the reference's bound on one /execute
 PYTHON_TIMEOUT = 30.0  # ... on one /run_python
 OPEN_TIMEOUT = 1800.0  # ... on the window of /setup/open_file (its client waits 1810 s)

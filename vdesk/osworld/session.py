@@ -13,6 +13,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from vdesk.errors import InvalidArgument
 from vdesk.harness.checks import CheckResult
 from vdesk.harness.hosts import DesktopHost
 from vdesk.harness.tasks import Task
@@ -43,7 +44,7 @@ class OSWorldSession:
 
     def __init__(self, host: DesktopHost, task: Task) -> None:
         if task.osworld is None:
-            raise ValueError(f"task {task.id} is not an OSWorld task")
+            raise InvalidArgument(f"task {task.id} is not an OSWorld task")
         spec = task.osworld
         self._cache = tempfile.TemporaryDirectory(prefix="vdesk-osworld-")
         files = TaskFiles(Path(spec.task_files) if spec.task_files else None, spec.file.id, task.base_dir)

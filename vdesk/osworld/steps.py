@@ -17,6 +17,10 @@ download            copy each ``files[].url``'s local copy (see :mod:`vdesk.oswo
 upload_file         copy ``files[].local_path`` to ``files[].path``
 chrome_open_tabs,   open ``urls_to_open`` / close ``urls_to_close`` in the running browser
 chrome_close_tabs   through :mod:`vdesk.browser`
+update_browse_      make the browser profile's history hold exactly ``history``'s visits
+history             (``url``, ``title``, ``visit_time_from_now_in_seconds``); a profile
+                    without a History database gets one from the desktop's browser itself,
+                    run headless once (the reference uploads a stored empty database instead)
 =================== ========================================================================
 
 Commands get ``{CLIENT_PASSWORD}``, ``{SCREEN_WIDTH}``, ``{SCREEN_HEIGHT}``,
@@ -47,12 +51,12 @@ OPEN_TIMEOUT = 120.0            # for the window of an opened file (the referenc
 WINDOW_TIMEOUT = 5.0            # for a window to activate
 MAX_SLEEP = 600.0
 TAB_TIMEOUT = 30.0
+HISTORY_TIMEOUT = 60.0          # for the browser to make its profile's History database
 UPLOAD_LIMIT = 256 * 1024 * 1024
 # Steps vdesk cannot run offline: the reason a task using one is skipped.
 OFFLINE = {
     "googledrive": "needs Google Drive (the googledrive step)",
     "login": "needs a Google account login (the login step)",
-    "update_browse_history": "the update_browse_history step is not supported",
 }
 
 
@@ -186,6 +190,17 @@ def _chrome_close_tabs(context: Context, urls_to_close: list[str]) -> None:
     context.call(inside.close_tabs, list(urls_to_close), timeout=60)
 
 
+def _update_browse_history(context: Context, history: list[dict[str, Any]]) -> None:
+    rows = []
+    for item in history if isinstance(history, list) else [None]:
+        if not (isinstance(item, dict) and isinstance(item.get("url"), str) and isinstance(item.get("title"), str)
+                and isinstance(item.get("visit_time_from_now_in_seconds"), (int, float))):
+            raise InvalidArgument(f"a history entry needs url, title (strings) and visit_time_from_now_in_seconds "
+                                  f"(a number), got {item!r}")
+        rows.append({key: item[key] for key in ("url", "title", "visit_time_from_now_in_seconds")})
+    context.call(inside.add_history, rows, HISTORY_TIMEOUT, timeout=HISTORY_TIMEOUT + 60)
+
+
 def _cache_path(context: Context, name: str) -> Path:
     path = (context.cache / name).resolve()
     if context.cache.resolve() not in path.parents:
@@ -198,4 +213,5 @@ STEPS: dict[str, Callable[..., None]] = {
     "launch": _launch, "execute": _execute, "command": _execute, "sleep": _sleep, "open": _open,
     "activate_window": _activate_window, "close_window": _close_window, "download": _download,
     "upload_file": _upload_file, "chrome_open_tabs": _chrome_open_tabs, "chrome_close_tabs": _chrome_close_tabs,
+    "update_browse_history": _update_browse_history,
 }

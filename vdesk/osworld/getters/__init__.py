@@ -5,7 +5,7 @@
     value = getter("vm_file")(context, {"path": "~/a.txt", "dest": "a.txt"})
 
 Each family module registers its types with ``@getter`` (:mod:`.registry`): :mod:`.files`,
-:mod:`.commands`, :mod:`.browser`, :mod:`.system`, :mod:`.slides`. What a getter returns is what the
+:mod:`.commands`, :mod:`.browser`, :mod:`.pages`, :mod:`.system`, :mod:`.slides`. What a getter returns is what the
 reference's getter of that type returns; where vdesk reads a thing another way, the family's
 docstring says so.
 """
@@ -16,12 +16,12 @@ from typing import Any
 
 from vdesk.errors import UnsupportedGetter
 from vdesk.osworld import relative_time
-from vdesk.osworld.getters import browser, commands, files, slides, system
+from vdesk.osworld.getters import browser, commands, files, pages, slides, system
 from vdesk.osworld.getters.registry import Getter, registered
 
 __all__ = ["Getter", "check_relative_time", "getter", "names"]
 
-_FAMILIES = (files, commands, browser, system, slides)  # imported for their registrations
+_FAMILIES = (files, commands, browser, pages, system, slides)  # imported for their registrations
 
 # Getters that need what vdesk does not have yet: the reason a task using one is skipped.
 NOT_YET = {
@@ -29,6 +29,11 @@ NOT_YET = {
     # which exposes no accessible text.
     "vm_terminal_output": "the vm_terminal_output getter needs GNOME Terminal's accessible text (vdesk's terminal is xterm)",
     "googledrive_file": "needs Google Drive (the googledrive_file getter)",
+    # The expected value is read from a live web site at evaluation time (a scholar's profile, a
+    # campsite's listing): no offline copy can stand in for it.
+    "info_from_website": "needs the live web (the info_from_website getter reads a web site's current page)",
+    "gotoRecreationPage_and_get_html_content": "needs the live web (the gotoRecreationPage_and_get_html_content "
+                                               "getter reads a web site's current page)",
 }
 
 

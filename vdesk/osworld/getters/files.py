@@ -1,4 +1,5 @@
-"""Getters that bring files to this machine: ``vm_file``, ``cloud_file``, ``cache_file``.
+"""Getters that bring files to this machine: ``vm_file``, ``cloud_file``, ``cache_file``, and
+``content_from_vm_file`` (a part of one: a spreadsheet's last row).
 
 Files come into the episode's cache folder and the metric gets their path (a list of paths for
 lists, None for a file that is not there, which scores 0).
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from vdesk.errors import UnsupportedGetter
 from vdesk.osworld import inside
 from vdesk.osworld.getters.registry import getter
 from vdesk.osworld.steps import Context, _cache_path
@@ -57,3 +59,19 @@ def cache_file(context: Context, settings: dict[str, Any]) -> Any:
         target = _cache_path(context, path)
         return str(target) if target.is_file() else None
     return _each(settings, one)
+
+
+@getter("content_from_vm_file")
+def content_from_vm_file(context: Context, settings: dict[str, Any]) -> list[str] | None:
+    """A part of a file of the desktop: for ``file_type`` xlsx and ``file_content`` last_row,
+    the first sheet's last row as text (:func:`vdesk.documents.last_row_text`); None when the
+    file is not there."""
+    kind, part = settings.get("file_type"), settings.get("file_content")
+    if (kind, part) != ("xlsx", "last_row"):
+        raise UnsupportedGetter(f"content_from_vm_file: file_type {kind!r} with file_content {part!r} is not supported "
+                                "(supported: xlsx, last_row)")
+    local = vm_file(context, {"path": settings["path"], "dest": Path(settings["path"]).name})
+    if local is None:
+        return None
+    from vdesk.documents import last_row_text
+    return last_row_text(Path(local).read_bytes())

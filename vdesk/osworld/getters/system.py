@@ -9,7 +9,7 @@ from typing import Any
 from vdesk.osworld import inside
 from vdesk.osworld.getters.files import vm_file
 from vdesk.osworld.getters.registry import getter
-from vdesk.osworld.steps import Context
+from vdesk.osworld.steps import Context, _cache_path
 
 
 @getter("default_video_player")
@@ -20,6 +20,17 @@ def default_video_player(context: Context, settings: dict[str, Any]) -> str:
 @getter("vlc_config")
 def vlc_config(context: Context, settings: dict[str, Any]) -> str | None:
     return vm_file(context, {"path": "~/.config/vlc/vlcrc", "dest": settings.get("dest", "vlcrc")})
+
+
+@getter("vlc_playing_info")
+def vlc_playing_info(context: Context, settings: dict[str, Any]) -> str | None:
+    """VLC's status.xml from its web interface, saved as ``dest``; None when VLC does not answer."""
+    data = context.call(inside.vlc_status, timeout=30)
+    if data is None:
+        return None
+    target = _cache_path(context, Path(settings.get("dest", "status.xml")).name)
+    target.write_bytes(data)
+    return str(target)
 
 
 @getter("gimp_config_file")

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlparse, urlunparse
 
 from vdesk.errors import UnsupportedMetric
 from vdesk.osworld.metrics.registry import metric
@@ -73,3 +75,51 @@ def is_expected_bookmarks(result: Any, expected: Any) -> float:
     groups = [set(group) if isinstance(group, list) else {group} for group in expected["urls"]]
     return float(len(urls) == len(groups) and all(any(u in g for u in urls) for g in groups)
                  and all(any(u in g for g in groups) for u in urls))
+
+
+@functools.cache
+def _extractor() -> Any:
+    """tldextract over the public suffix list it ships with: it fetches the live list unless told
+    not to, and the desktops and this machine's tests have no web (the reference, offline, falls
+    back to the same list)."""
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+def _site(url: str) -> str:
+    """An address as the reference compares sites: scheme ``http`` when it has none, the host
+    reduced to its registered name and any subdomain but ``www`` (``amazon.com``,
+    ``www.amazon.co.uk`` and ``.amazon.com`` are all ``amazon``), a bare ``/`` path dropped."""
+    parsed = urlparse(url if re.match(r"^[a-zA-Z][a-zA-Z0-9+\-.]*://", url) else f"http://{url}")
+    parts = _extractor()(parsed.netloc.lower())
+    subdomain = "" if parts.subdomain == "www" else parts.subdomain
+    host = f"{subdomain}.{parts.domain}" if subdomain else parts.domain
+    return urlunparse((parsed.scheme.lower(), host, "" if parsed.path == "/" else parsed.path,
+                       parsed.params, parsed.query, parsed.fragment))
+
+
+@metric("is_cookie_deleted")
+def is_cookie_deleted(result: Any, expected: Any) -> float:
+    """No cookie (rows of the Cookies database: the host is the second field) is of a site
+    the rule names (``{"type": "domains", "domains": [...]}``, the only type the reference has)."""
+    _rule_type(expected, "is_cookie_deleted", ("domains",))
+    if not isinstance(result, list):
+        return 0.0
+    try:
+        hosts = [_site(str(row[1])) for row in result]
+    except (TypeError, IndexError, KeyError):
+        return 0.0
+    return float(not any(_site(domain) == host for domain in expected["domains"] for host in hosts))
+
+
+@metric("is_added_to_steam_cart")
+def is_added_to_steam_cart(result: Any, expected: Any) -> float:
+    """Every one of ``expected["items"]`` appears in the page's HTML (``page_info``'s
+    ``content``: the shop's cart page)."""
+    if not isinstance(result, Mapping) or not isinstance(expected, Mapping):
+        return 0.0
+    content, items = result.get("content"), expected.get("items")
+    if not isinstance(content, str) or not isinstance(items, list):
+        return 0.0
+    return float(all(isinstance(item, str) and item in content for item in items))

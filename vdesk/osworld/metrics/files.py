@@ -1,5 +1,6 @@
 """OSWorld's metrics on plain files out of the desktop: CSV records, an SQLite database queried
-by the task, a Python file's text and VS Code's keybindings.
+by the task, a Python file's text, VS Code's keybindings and HTML pages (parsed by BeautifulSoup
+over lxml, as the reference parses them, so both walk the same tree).
 
 The files are untrusted: each is read bounded (:mod:`vdesk.osworld.metrics.inputs`), a database
 is opened read-only and immutable with its schema distrusted, and no file's content is run.
@@ -133,3 +134,32 @@ def check_json_keybindings(result: Any, expected: Any) -> float:
         if isinstance(data, list):
             return float(expected["expected"] in data)
     return 0.0
+
+
+@metric("compare_htmls", options=("ignore_sdnum",))
+def compare_htmls(result: Any, expected: Any, ignore_sdnum: bool = False) -> float:
+    """Two HTML files have the same tree: walked side by side, node by node, each pair of text
+    nodes equal and each pair of elements alike in name, stripped text and attributes
+    (``ignore_sdnum``: LibreOffice's ``sdnum`` number-format attribute left out). As in the
+    reference, the walk stops at the shorter tree (a page with more after the expected one's end
+    matches), and the attributes decide an element alone when ``ignore_sdnum`` is set."""
+    from bs4 import BeautifulSoup, Tag
+
+    texts = [_utf8(path) if path is not None else None for path in (result, expected)]
+    if texts[0] is None or texts[1] is None:
+        return 0.0
+    one, two = (BeautifulSoup(text, "lxml") for text in texts)
+
+    def alike(first: Any, second: Any) -> bool:
+        if not (isinstance(first, Tag) and isinstance(second, Tag)):
+            return bool(first == second)
+        if first.name != second.name or first.text.strip() != second.text.strip():
+            return False
+        if first.attrs != second.attrs:
+            if ignore_sdnum:
+                return {k: v for k, v in first.attrs.items() if k != "sdnum"} == \
+                    {k: v for k, v in second.attrs.items() if k != "sdnum"}
+            return False
+        return True
+
+    return float(all(alike(a, b) for a, b in zip(one.descendants, two.descendants)))

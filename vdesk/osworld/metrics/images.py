@@ -397,3 +397,44 @@ def check_image_file_size(result: Any, expected: Any) -> float:
     return float(os.path.getsize(result) < _rule(expected)["max_size"])
 
 
+
+
+# -- perceptual hashes -----------------------------------------------------------------------
+PHASH_SIDE = 32      # the picture is shrunk to 32x32 grey (imagehash's phash: 8 bits x 4)
+PHASH_BITS = 8       # the 8x8 lowest frequencies of its DCT make the hash
+PHASH_DISTANCE = 5   # hashes at most 5 bits apart are the same picture (the reference's threshold)
+
+
+def phash(image: Image.Image) -> np.ndarray:
+    """The perceptual hash imagehash's ``phash`` computes: the grey picture shrunk to 32x32 with
+    Lanczos, its 2-D DCT (type II, unnormalised), the 8x8 lowest frequencies above their median."""
+    from scipy.fftpack import dct
+
+    pixels = np.asarray(image.convert("L").resize((PHASH_SIDE, PHASH_SIDE), Image.Resampling.LANCZOS))
+    low = dct(dct(pixels, axis=0), axis=1)[:PHASH_BITS, :PHASH_BITS]
+    return (low > np.median(low)).flatten()
+
+
+def hash_distance(one: np.ndarray, two: np.ndarray) -> int:
+    return int(np.count_nonzero(one != two))
+
+
+@metric("compare_pdf_images")
+def compare_pdf_images(result: Any, expected: Any) -> float:
+    """Two PDFs hold the same pictures: as many, and the n-th of one within
+    :data:`PHASH_DISTANCE` bits of the n-th of the other by perceptual hash; the score is the
+    share that are. Two PDFs without pictures match. A missing or unreadable PDF scores 0."""
+    from vdesk.documents import read_pdf_images
+
+    if not result or not expected:
+        return 0.0
+    try:
+        ones, twos = (read_pdf_images(read_bytes(os.fspath(path))) for path in (result, expected))
+    except DocumentError:
+        return 0.0
+    if len(ones) != len(twos):
+        return 0.0
+    if not ones:
+        return 1.0
+    same = sum(hash_distance(phash(a), phash(b)) <= PHASH_DISTANCE for a, b in zip(ones, twos))
+    return same / len(ones)

@@ -88,6 +88,54 @@ def is_vlc_recordings_folder(result: Any, expected: Any) -> float:
     return float(bool(value) and PurePosixPath(value) == PurePosixPath(wanted))  # type: ignore[arg-type]
 
 
+def _vlc_line_value(text: str, key: str, default: str) -> str:
+    """A vlcrc value as the reference's newer checks read it: the last line that contains
+    ``key=`` anywhere (a commented-out default line too), its text after the last ``=``."""
+    value = default
+    for line in text.split("\n"):
+        if f"{key}=" in line:
+            value = line.split("=")[-1].strip()
+    return value
+
+
+SLIDER_COLOURS = "153;210;153;20;210;20;255;199;15;245;39;29"   # VLC's volume slider, its default
+BLACKISH = 100   # every channel of every slider colour below this is "black-ish"
+
+
+@metric("check_qt_slider_colours")
+def check_qt_slider_colours(result: Any, expected: Any) -> float:
+    """VLC's volume slider colours (``qt-slider-colours``, four RGB triples as ``r;g;b;...``)
+    are ``expected["expected_qt_slider_colours"]`` (rule type ``match``) or all black-ish (type
+    ``blackish``: every channel below 100). As in the reference, a line that merely contains the
+    key (a comment too) is read, and a value that is not numbers scores 0."""
+    kind = expected.get("type") if isinstance(expected, dict) else None
+    if kind not in ("match", "blackish"):
+        raise UnsupportedMetric(f"check_qt_slider_colours: rule type {kind!r} is not supported (supported: match, blackish)")
+    text = result_text(result)
+    if text is None:
+        return 0.0
+    value = _vlc_line_value(text, "qt-slider-colours", SLIDER_COLOURS)
+    if kind == "match":
+        return float(value == _want(expected, "expected_qt_slider_colours", "check_qt_slider_colours"))
+    try:
+        channels = [int(x) for x in value.split(";")]
+    except ValueError:
+        return 0.0
+    return float(all(channel < BLACKISH for channel in channels))
+
+
+@metric("check_play_and_exit")
+def check_play_and_exit(result: Any, expected: Any) -> float:
+    """VLC quits at the end of the playlist (``play-and-exit``, 0 by default) as expected. The
+    pinned reference lacks this check; its later source reads the setting as its other vlcrc
+    checks do (:func:`_vlc_line_value`), and so does vdesk."""
+    wanted = _want(expected, "expected_play_and_exit", "check_play_and_exit")
+    text = result_text(result)
+    if text is None:
+        return 0.0
+    return float(_vlc_line_value(text, "play-and-exit", "0") == (str(wanted) if isinstance(wanted, int) else wanted))
+
+
 # -- GIMP ------------------------------------------------------------------------------------
 GIMPRC_LINE = re.compile(r"^\((\S+)\s+(.*)\)\s*$")
 

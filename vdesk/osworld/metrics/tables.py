@@ -4,7 +4,9 @@ Workbooks are read with openpyxl (which parses through defusedxml, so entities a
 expanded) after the archive check; cells are compared by the value a spreadsheet shows (a
 formula's last computed result, as saved). A sheet is named as the reference names it: an
 index into the result's sheets (``0``), ``RI<n>`` / ``RN<name>`` for the result's,
-``EI<n>`` / ``EN<name>`` for the expected workbook's.
+``EI<n>`` / ``EN<name>`` for the expected workbook's. The rules over a sheet's objects
+(``chart``, ``pivot_table``, ``style``) and the cell styles of ``check_cell`` read them as the
+reference does (:mod:`.sheet_parts`).
 """
 
 from __future__ import annotations
@@ -21,13 +23,12 @@ from vdesk.errors import DocumentError, UnsupportedMetric
 from vdesk.osworld.metrics.general import match_value
 from vdesk.osworld.metrics.inputs import read_archive, read_text
 from vdesk.osworld.metrics.registry import metric
+from vdesk.osworld.metrics.sheet_parts import CELL_STYLES, RawSheet, cell_style, charts, pivots, styles
 
 RULES = ("sheet_name", "sheet_data", "sheet_print", "sheet_fuzzy", "check_cell", "freeze", "zoom",
-         "data_validation", "row_props", "col_props")
+         "data_validation", "row_props", "col_props", "chart", "pivot_table", "style")
 DIMENSION_PROPERTIES = ("hidden", "height", "width", "outline_level", "outlineLevel", "collapsed")
 FUZZY_TYPES = ("includes", "included_by", "fuzzy_match", "exact_match")
-STYLE_PROPERTIES = ("number_format", "font_name", "font_family", "font_color", "font_bold", "font_italic",
-                    "font_underline", "font_size", "fill_type", "bgcolor", "fgcolor", "hyperlink")
 
 
 def _check_rules(options: Mapping[str, Any]) -> None:
@@ -38,9 +39,9 @@ def _check_rules(options: Mapping[str, Any]) -> None:
         kind = rule.get("type") if isinstance(rule, Mapping) else None
         if kind not in RULES:
             raise UnsupportedMetric(f"compare_table: rule type {kind!r} is not supported (supported: {', '.join(RULES)})")
-        for prop in rule.get("props", {}) if kind == "check_cell" else ():
-            if prop != "value" and prop not in STYLE_PROPERTIES:
-                raise UnsupportedMetric(f"compare_table: check_cell property {prop!r} is not supported")
+        for prop in rule.get("props", {}) if kind in ("check_cell", "style") else ():
+            if prop not in CELL_STYLES and not (prop == "value" and kind == "check_cell"):
+                raise UnsupportedMetric(f"compare_table: {kind} property {prop!r} is not supported")
         for prop in rule.get("props", []) if kind in ("row_props", "col_props") else ():
             if prop not in DIMENSION_PROPERTIES:
                 raise UnsupportedMetric(f"compare_table: {kind} property {prop!r} is not supported")
@@ -115,28 +116,13 @@ def _printed(book: Book, name: str) -> list[str] | None:
     return lines
 
 
-def _style(prop: str, cell: Any, book: Book, sheet: str) -> Any:
-    font, fill = cell.font, cell.fill
-    if prop == "number_format":
-        return cell.number_format
-    if prop in ("font_name", "font_family"):
-        return font.name if prop == "font_name" else font.family
-    if prop == "font_color":
-        return font.color.rgb if font.color is not None else None
-    if prop in ("font_bold", "font_italic"):
-        return bool(font.b if prop == "font_bold" else font.i)
-    if prop == "font_underline":
-        return font.u
-    if prop == "font_size":
-        return font.sz
-    if prop == "fill_type":
-        return fill.fill_type
-    if prop in ("bgcolor", "fgcolor"):
-        color = fill.bgColor if prop == "bgcolor" else fill.fgColor
-        return color.rgb if color is not None else None
-    if prop == "hyperlink":
-        return cell.hyperlink.target if cell.hyperlink is not None else ""
-    raise UnsupportedMetric(f"compare_table: check_cell property {prop!r} is not supported")
+def _cell_style(prop: str, cell: Any) -> Any:
+    """A check_cell style property; None where reading it fails (a font without a colour), as
+    the reference reads it there."""
+    try:
+        return cell_style(prop, cell)
+    except AttributeError:
+        return None
 
 
 def _normalised(value: str, rule: Mapping[str, Any]) -> str:
@@ -197,6 +183,21 @@ def _dimensions(book: Book, name: str, kind: str, props: list[str]) -> dict[str,
     return found
 
 
+def _parts(kind: str, rule: Mapping[str, Any], index: Any, result: Book, expected: Book | None) -> dict[Any, Any]:
+    """A sheet's charts, pivot tables or cell styles (:mod:`.sheet_parts`); ``{}`` when the index
+    names no sheet, as the reference reads a missing one."""
+    where = _sheet(index, result, expected)
+    if where is None:
+        return {}
+    book, name = where
+    sheet = book.cells[name]
+    if kind == "chart":
+        return charts(sheet, rule.get("chart_props", []))
+    if kind == "pivot_table":
+        return pivots(sheet, rule.get("pivot_props", []))
+    return styles(sheet, RawSheet(read_archive(book.path), name), list(rule.get("props", [])))
+
+
 def _rule_holds(rule: Mapping[str, Any], result: Book, expected: Book | None) -> bool:
     kind = rule["type"]
     if kind == "sheet_name":
@@ -211,8 +212,14 @@ def _rule_holds(rule: Mapping[str, Any], result: Book, expected: Book | None) ->
             return match_value(where[0].cells[where[1]].sheet_view.zoomScale or 100.0, rule)
         cell = where[0].cells[where[1]][rule["coordinate"]]
         return all(match_value(where[0].values[where[1]][rule["coordinate"]].value if prop == "value"
-                               else _style(prop, cell, *where), check)
+                               else _cell_style(prop, cell), check)
                    for prop, check in rule["props"].items())
+    if kind in ("chart", "pivot_table", "style"):
+        try:
+            return _parts(kind, rule, rule["sheet_idx0"], result, expected) == \
+                _parts(kind, rule, rule["sheet_idx1"], result, expected)
+        except DocumentError:   # what the reference would crash on, or a part past the limits
+            return False
     first = _sheet(rule["sheet_idx0"], result, expected)
     second = _sheet(rule["sheet_idx1"], result, expected)
     if first is None or second is None:
