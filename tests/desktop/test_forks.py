@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import docker
 import pytest
@@ -182,19 +183,27 @@ def chromium() -> Iterator[Desktop]:
         yield desktop
 
 
-def test_an_apps_desktop_with_chromium_forks_with_the_same_pixels(chromium: Desktop) -> None:
-    screen = chromium.wait_until_settled(quiet=1.0, timeout=30)
-    checkpoint = chromium.checkpoint()
+@contextmanager
+def fork_of_the_screen(desktop: Desktop, window: str) -> Iterator[Desktop]:
+    """A fork of ``desktop`` (its screen still) whose first frame equals the original's but for
+    the clock, its window ``window`` focused; the fork and the checkpoint are removed after."""
+    screen = desktop.wait_until_settled(quiet=1.0, timeout=30)
+    checkpoint = desktop.checkpoint()
     try:
         (fork,) = Desktop.fork(checkpoint, timeout=120)
         with fork:
             assert same_pixels(without_clock(fork.screenshot()), without_clock(screen))
-            fork.windows.focus(fork.windows.wait_for("fork page"))
-            fork.execute([{"type": "hotkey", "inputs": {"key": "ctrl+t"}}])
-            fork.windows.wait_for("New Tab", timeout=30)  # the forked browser takes input and draws
-            assert chromium.windows.find("fork page") is not None
+            fork.windows.focus(fork.windows.wait_for(window))
+            yield fork
     finally:
-        forks.remove(chromium.client, checkpoint.name)
+        forks.remove(desktop.client, checkpoint.name)
+
+
+def test_an_apps_desktop_with_chromium_forks_with_the_same_pixels(chromium: Desktop) -> None:
+    with fork_of_the_screen(chromium, "fork page") as fork:
+        fork.execute([{"type": "hotkey", "inputs": {"key": "ctrl+t"}}])
+        fork.windows.wait_for("New Tab", timeout=30)  # the forked browser takes input and draws
+        assert chromium.windows.find("fork page") is not None
 
 
 def test_the_command_line_checkpoints_forks_lists_and_prunes() -> None:
@@ -262,15 +271,7 @@ def test_an_apps_desktop_with_calc_and_a_document_forks_with_the_same_pixels(tmp
         desktop.run(["libreoffice", "--calc", "--norestore", "/home/desk/sheet.xlsx"])
         desktop.windows.wait_for("sheet.xlsx", timeout=90)
         desktop.wait_for_text("forked cell", timeout=60)
-        screen = desktop.wait_until_settled(quiet=1.0, timeout=30)
-        checkpoint = desktop.checkpoint()
-        try:
-            (fork,) = Desktop.fork(checkpoint, timeout=120)
-            with fork:
-                assert same_pixels(without_clock(fork.screenshot()), without_clock(screen))
-                fork.windows.focus(fork.windows.wait_for("sheet.xlsx"))
-                fork.execute([{"type": "type", "inputs": {"content": "only in the fork\n"}}])
-                fork.wait_for_text("only in the fork", timeout=30)  # the forked Calc takes input
-                assert desktop.find_text("only in the fork") == []
-        finally:
-            forks.remove(desktop.client, checkpoint.name)
+        with fork_of_the_screen(desktop, "sheet.xlsx") as fork:
+            fork.execute([{"type": "type", "inputs": {"content": "only in the fork\n"}}])
+            fork.wait_for_text("only in the fork", timeout=30)  # the forked Calc takes input
+            assert desktop.find_text("only in the fork") == []
