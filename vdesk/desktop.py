@@ -200,8 +200,9 @@ class Desktop:
         return self._guard(lambda: forks.take(self.client, self.container, name))
 
     fork = _Forking()
-    """``desktop.fork(n=1)`` checkpoints this desktop and starts ``n`` forks of it;
-    ``Desktop.fork(checkpoint, n=1)`` starts ``n`` forks of a checkpoint. See :meth:`_fork_checkpoint`."""
+    """``desktop.fork(n=1)`` checkpoints this desktop and starts ``n`` forks of it (the checkpoint
+    stays, for more forks, until removed or pruned); ``Desktop.fork(checkpoint, n=1)`` starts ``n``
+    forks of a checkpoint. See :meth:`_fork_checkpoint`."""
 
     @classmethod
     def _fork_checkpoint(cls, checkpoint: Checkpoint | str, n: int = 1, *, names: list[str] | None = None,
