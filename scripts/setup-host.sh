@@ -2,9 +2,9 @@
 # The host's set-up: a Docker engine that answers, debootstrap (the image's base when no
 # registry answers), docker-compose, and for the harness chromium (the report's browser check)
 # and novnc (the page of `vdesk view`'s one-time links), and Tesseract's English model (text on
-# screen). On a Debian/Ubuntu machine where we are root, missing pieces are installed from
-# Debian's packages and dockerd is started in the background; elsewhere this says what to
-# install and stops.
+# screen), and CRIU >= 4.1 for checkpoints and forks (scripts/criu/). On a Debian/Ubuntu
+# machine where we are root, missing pieces are installed from Debian's packages and dockerd is
+# started in the background; elsewhere this says what to install and stops.
 set -euo pipefail
 
 engine_answers() { command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; }
@@ -15,6 +15,10 @@ have_tools() {
   have_debootstrap && command -v docker-compose >/dev/null 2>&1 && command -v chromium >/dev/null 2>&1 \
     && [ -d /usr/share/novnc ] && have_tessdata
 }
+
+here="$(cd "$(dirname "$0")" && pwd)"
+# Checkpoints and forks are optional: a failed CRIU build is said, and the rest goes on.
+if can_install; then "$here/criu/install-criu.sh" || echo "vdesk: CRIU was not installed: no checkpoints or forks" >&2; fi
 
 if engine_answers && have_tools; then
   exit 0

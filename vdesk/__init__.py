@@ -32,14 +32,16 @@ if TYPE_CHECKING:
                               StatsUnavailable, BrowserError, DocumentError, VNCError, VNCUnavailable,
                               PasswordRefused, ViewerRefused, ForkedProcess, HarnessError, TaskError,
                               SetupError, AgentError, RunError, BenchError, OSWorldError, FetchError,
-                              UnsupportedMetric, UnsupportedGetter, ClusterError)
+                              UnsupportedMetric, UnsupportedGetter, ClusterError, CheckpointUnavailable,
+                              CheckpointError)
+    from vdesk.forks import Checkpoint
     from vdesk.inventory import DesktopInfo
     from vdesk.operator import ExecuteRequest, Operator, ScreenContext, ScreenshotOutput
 
 __all__ = [
     "__version__",
     # the desktop
-    "Desktop", "DesktopInfo", "Limits", "Network", "Screen", "ImageSpace",
+    "Desktop", "DesktopInfo", "Limits", "Network", "Screen", "ImageSpace", "Checkpoint",
     # actions and the agent contract
     "BaseAction", "Coordinates", "ExecuteResult", "Operator", "ExecuteRequest", "ScreenContext",
     "ScreenshotOutput", "Receipt",
@@ -53,7 +55,7 @@ __all__ = [
     "TooLarge", "RecordingError", "StatsUnavailable", "BrowserError", "DocumentError", "VNCError",
     "VNCUnavailable", "PasswordRefused", "ViewerRefused", "ForkedProcess", "HarnessError", "TaskError",
     "SetupError", "AgentError", "RunError", "BenchError", "OSWorldError", "FetchError",
-    "UnsupportedMetric", "UnsupportedGetter", "ClusterError",
+    "UnsupportedMetric", "UnsupportedGetter", "ClusterError", "CheckpointUnavailable", "CheckpointError",
 ]
 
 # Where each name lives: its module is imported when the name is first asked for.
@@ -63,6 +65,7 @@ _HOMES = {
     "BaseAction": "vdesk.actions", "Coordinates": "vdesk.actions", "ExecuteResult": "vdesk.actions",
     "Operator": "vdesk.operator", "ExecuteRequest": "vdesk.operator", "ScreenContext": "vdesk.operator",
     "ScreenshotOutput": "vdesk.operator", "Receipt": "vdesk.actions", "TextBox": "vdesk.accessibility.text",
+    "Checkpoint": "vdesk.forks",
     **{name: "vdesk.errors" for name in __all__[__all__.index("VdeskError"):]},
 }
 

@@ -158,19 +158,25 @@ class RunOptions:
                 **({"VDESK_FAKETIME": self.clock.faketime} if self.clock else {})}
 
 
-def run_container(client: docker.DockerClient, image_name: str, options: RunOptions) -> Container:
-    """Start the desktop's container; a name already taken is an :class:`InvalidArgument`."""
+def container_options(image_name: str, options: RunOptions, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The engine's options for a desktop of ``image_name`` (also what a fork is created with):
+    name, labels (``labels`` added), environment, network, limits and the hardening."""
     expires_at = options.expires_at
     limits = options.limits
+    return dict(
+        name=options.name, labels={**options.labels(expires_at), **(labels or {})},
+        environment=options.variables(expires_at), auto_remove=options.leased,
+        network_mode=options.network,
+        ports={f"{VNC_PORT}/tcp": ("127.0.0.1", None)} if options.network == "bridge" else None,
+        mem_limit=limits.memory, nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
+        shm_size=limits.shm, healthcheck=HEALTH_CHECK, **hardening(image_name),
+    )
+
+
+def run_container(client: docker.DockerClient, image_name: str, options: RunOptions) -> Container:
+    """Start the desktop's container; a name already taken is an :class:`InvalidArgument`."""
     try:
-        return client.containers.run(
-            image_name, name=options.name, detach=True, labels=options.labels(expires_at),
-            environment=options.variables(expires_at), auto_remove=options.leased,
-            network_mode=options.network,
-            ports={f"{VNC_PORT}/tcp": ("127.0.0.1", None)} if options.network == "bridge" else None,
-            mem_limit=limits.memory, nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
-            shm_size=limits.shm, healthcheck=HEALTH_CHECK, **hardening(image_name),
-        )
+        return client.containers.run(image_name, detach=True, **container_options(image_name, options))
     except docker.errors.APIError as error:
         if error.status_code == 409:
             raise InvalidArgument(f"a container named {options.name!r} already exists") from None

@@ -14,7 +14,8 @@
     │   ├── EngineUnavailable     no Docker engine answers
     │   ├── ImageError            the desktop image is missing or could not be built
     │   ├── MissingDependency     an optional dependency is not installed (also an ImportError)
-    │   └── ViewerUnavailable     noVNC is not installed
+    │   ├── ViewerUnavailable     noVNC is not installed
+    │   └── CheckpointUnavailable the engine cannot checkpoint (no --experimental, CRIU, or root)
     ├── DesktopError          a desktop could not do what was asked
     │   ├── DesktopNotFound       no desktop of that name
     │   ├── DesktopStartFailed    a desktop's container (or its node's) did not start
@@ -29,7 +30,8 @@
     │   ├── RecordingError        a recording could not be written
     │   ├── StatsUnavailable      the engine reports no figures for a desktop
     │   ├── BrowserError          the desktop's browser could not be started, reached or asked
-    │   └── DocumentError         a document out of a desktop could not be read
+    │   ├── DocumentError         a document out of a desktop could not be read
+    │   └── CheckpointError       a desktop could not be checkpointed, forked or restored
     ├── VNCError              the VNC connection (frames or the viewer) failed
     │   ├── VNCUnavailable        no VNC server answered as one, or it refused the connection
     │   ├── PasswordRefused       the VNC server refused the password
@@ -107,6 +109,11 @@ class ViewerUnavailable(HostError):
     """noVNC (the viewer's web page) is not installed on this machine."""
 
 
+class CheckpointUnavailable(HostError):
+    """The engine cannot checkpoint desktops at all: the message names each missing piece
+    (dockerd's ``--experimental``, CRIU >= 4.1, this process as root on the engine's host)."""
+
+
 # -- a desktop ---------------------------------------------------------------------------------
 class DesktopError(VdeskError):
     """A desktop could not do what was asked."""
@@ -171,6 +178,11 @@ class BrowserError(DesktopError):
 
 class DocumentError(DesktopError):
     """A document could not be read: not of its format, damaged, or past a size limit."""
+
+
+class CheckpointError(DesktopError):
+    """A desktop could not be checkpointed, or a checkpoint could not be forked or restored;
+    the message says why (CRIU's own error line when it has one)."""
 
 
 # -- VNC ---------------------------------------------------------------------------------------

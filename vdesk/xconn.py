@@ -189,6 +189,12 @@ class XConnection:
         (see :mod:`vdesk.damage`)."""
         return self._on_link(lambda link: link.damage.seen())
 
+    def disconnect(self) -> None:
+        """Close the connection and its tunnel for now (a checkpoint cannot hold them); the next
+        request opens a new one."""
+        with self._lock:
+            self._drop()
+
     def close(self) -> None:
         """Close the connection and its tunnel; one the X server already closed is fine."""
         with self._lock:

@@ -95,7 +95,7 @@ def busy_commands(name: str, tmp: Path) -> list[list[str]]:
             ["eval", str(tmp / "no-suite")], ["replay", str(tmp / "no-run")], ["report", str(tmp / "no-run")],
             ["bench", "--fleet", "--counts", "x"], ["demo", "--out", "/proc/no/such"],
             ["tree", name, "--format", "table"], ["tasks", "check", str(tmp / "no-tasks")],
-            [*NO_ENGINE, "osworld-serve"]]
+            [*NO_ENGINE, "osworld-serve"], ["checkpoint", "no-such-desktop"], ["fork", "no-such-desktop"]]
 
 
 def progress_notes(command: str) -> set[str]:

@@ -58,6 +58,11 @@ NOT_RUN = {
     "from agents import": "needs a model service; tests/protocols/test_openai_agents.py runs ComputerTool",
     "import anthropic": "needs a model service; tests/protocols/test_anthropic_toolset.py runs the replies",
     "tree = desktop.accessibility_tree()": "needs Calc and a form open; tests/apps/test_accessibility.py does each line",
+    "checkpoint = desktop.checkpoint()": "tests/desktop/test_forks.py does each line, on a desktop with programs running",
+    "vdesk checkpoint NAME": "tests/desktop/test_forks.py runs checkpoint, fork, ls and prune from a shell",
+    "vdesk fork ": "tests/desktop/test_forks.py (the forks it starts are its own to remove)",
+    "vdesk ls  # desktops, then checkpoints": "tests/desktop/test_forks.py",
+    "vdesk prune  # also removes checkpoints": "tests/desktop/test_forks.py (a bare prune here would touch others' checkpoints)",
 }
 # The Python blocks this test runs, by a line each contains.
 API = "with Desktop.up(size=(1280, 800))"

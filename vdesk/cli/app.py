@@ -13,7 +13,7 @@ import typer
 import typer.core
 from typer._click.exceptions import NoSuchOption, UsageError  # typer's own click
 
-from vdesk.cli import desktops, drive, observe, protocols, runs, tasks
+from vdesk.cli import desktops, drive, forks, observe, protocols, runs, tasks
 from vdesk.cli.options import OPTIONS
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -93,7 +93,7 @@ def _global_options(
     OPTIONS.engine = engine
 
 
-for commands in (desktops.COMMANDS, drive.COMMANDS, observe.COMMANDS, runs.COMMANDS, protocols.COMMANDS):
+for commands in (desktops.COMMANDS, forks.COMMANDS, drive.COMMANDS, observe.COMMANDS, runs.COMMANDS, protocols.COMMANDS):
     for name, function in commands.items():
         app.command(name, cls=Command)(function)
 app.add_typer(tasks.app, name="tasks")

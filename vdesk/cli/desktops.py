@@ -80,15 +80,28 @@ def list_command(as_json: Annotated[bool, typer.Option("--json", help="Print JSO
     if as_json:
         say(TypeAdapter(list[DesktopInfo]).dump_json(desktops).decode())
         return
+    headers, checkpoints = checkpoint_rows()
     if not desktops:
         say("no desktops (start one with `vdesk up`)")
-        return
-    rows = []
-    for d in desktops:
-        ttl = "lease" if d.leased else ("-" if d.ttl_left is None else f"{d.ttl_left / 60:.0f} min")
-        size = f"{d.size[0]}x{d.size[1]}" + (f"@{d.scale:g}" if d.scale != 1 else "")
-        rows.append([d.name, d.status, size, d.created.strftime("%Y-%m-%d %H:%M"), ttl, d.owner, d.vnc_address or "-"])
-    say(columns(["NAME", "STATUS", "SIZE", "CREATED", "TTL LEFT", "OWNER", "VNC"], rows))
+    else:
+        rows = []
+        for d in desktops:
+            ttl = "lease" if d.leased else ("-" if d.ttl_left is None else f"{d.ttl_left / 60:.0f} min")
+            size = f"{d.size[0]}x{d.size[1]}" + (f"@{d.scale:g}" if d.scale != 1 else "")
+            rows.append([d.name, d.status, size, d.created.strftime("%Y-%m-%d %H:%M"), ttl, d.owner, d.vnc_address or "-"])
+        say(columns(["NAME", "STATUS", "SIZE", "CREATED", "TTL LEFT", "OWNER", "VNC"], rows))
+    if checkpoints:
+        say("")
+        say(columns(headers, checkpoints))
+
+
+def checkpoint_rows() -> tuple[list[str], list[list[str]]]:
+    """The checkpoints table of ``vdesk ls`` (no rows where the engine cannot checkpoint)."""
+    from vdesk import engine as engines, forks as checkpoints
+
+    found = checkpoints.list_checkpoints(engines.connect(OPTIONS.engine))
+    rows = [[c.name, c.source, f"{c.size / 2**20:.0f} MiB", c.created.strftime("%Y-%m-%d %H:%M")] for c in found]
+    return ["CHECKPOINT", "OF", "SIZE", "CREATED"], rows
 
 
 def down(
@@ -124,10 +137,14 @@ def down(
 
 def prune(names: Annotated[Optional[list[str]], typer.Argument(metavar="[NAME]...", help=(
         "Only these desktops (default: all)."))] = None) -> None:
-    """Remove expired, stopped and orphaned desktops (and nothing else)."""
+    """Remove expired, stopped and orphaned desktops, and (without names) the checkpoints
+    nobody uses: their desktop is gone and no desktop forked from them exists."""
+    from vdesk import engine as engines, forks
     from vdesk.inventory import prune_desktops
 
     removed = prune_desktops(OPTIONS.engine, only=names or None)
+    if not names:
+        removed += [f"checkpoint {name}" for name in forks.prune(engines.connect(OPTIONS.engine))]
     for name in removed:
         say(f"removed {name}")
     if not removed:

@@ -215,6 +215,8 @@ def bench(
     plot: Annotated[Optional[Path], typer.Option(metavar="PNG", help=(
         "With --fleet: draw the curve into this PNG, e.g. images/fleet.png."))] = None,
     apps: Annotated[bool, typer.Option("--apps", help="Also measure the apps desktop (apps_* rows).")] = False,
+    forks: Annotated[bool, typer.Option("--forks", help=(
+        "Also measure checkpoints and forks (fork_* rows; with --apps, of Chromium too)."))] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Measure speed and memory on real desktops (medians and p90); --fleet measures capacity."""
@@ -239,6 +241,14 @@ def bench(
         from vdesk.bench.apps import apps_measurements
 
         extra = apps_measurements(engines.connect(OPTIONS.engine), min(repeats, 10), desktops, note)
+        report = replace(report, measurements=report.measurements + extra)
+    if forks:
+        from dataclasses import replace
+
+        from vdesk import engine as engines
+        from vdesk.bench.forks import fork_measurements
+
+        extra = fork_measurements(engines.connect(OPTIONS.engine), min(repeats, 10), note, apps=apps)
         report = replace(report, measurements=report.measurements + extra)
     say(report.to_json()) if as_json else out.print(render(report))
 

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# CRIU for `vdesk checkpoint` / `vdesk fork` (see scripts/criu/README.md for why it is built
+# here): Debian sid's 4.2.1 source, with our rlimits-from-proc.patch, installed as
+# /usr/local/sbin/criu (first on dockerd's PATH, so runc uses it). Idempotent: does nothing
+# when that binary already reports this version. Root on Debian only; elsewhere it says what
+# to install and exits 0 (checkpoints are optional; vdesk says what is missing when asked).
+set -euo pipefail
+
+VERSION=4.2.1
+DEB_VERSION=4.2.1-1
+TARGET="${VDESK_CRIU_TARGET:-/usr/local/sbin/criu}"  # overridable to test the build
+HERE="$(cd "$(dirname "$0")" && pwd)"
+
+# CRIU reads this file for every dump and restore runc asks for: options Docker cannot pass.
+# Each only lets a dump succeed that would fail without it (see README.md), for any container.
+RUNC_CONF=/etc/criu/runc.conf
+runc_options() {
+  [ "$(id -u)" = 0 ] || return 0
+  mkdir -p "$(dirname "$RUNC_CONF")" && touch "$RUNC_CONF"
+  local option
+  for option in "irmap-scan-path /usr/share/dbus-1" "ghost-limit 256M" "file-locks"; do
+    grep -qx "$option" "$RUNC_CONF" || echo "$option" >>"$RUNC_CONF"
+  done
+}
+
+if [ -x "$TARGET" ] && "$TARGET" --version 2>/dev/null | grep -qx "Version: $VERSION"; then
+  runc_options
+  exit 0
+fi
+if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "vdesk: checkpoints and forks need CRIU >= 4.1 (install it as $TARGET or on dockerd's PATH)." >&2
+  exit 0
+fi
+
+echo "vdesk: building CRIU $VERSION for checkpoints and forks (about a minute) ..."
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -qq --no-install-recommends build-essential libbsd-dev libcap-dev libnet1-dev \
+  libnl-3-dev libprotobuf-c-dev libprotobuf-dev protobuf-c-compiler protobuf-compiler pkgconf \
+  uuid-dev libgnutls28-dev libnftables-dev python3-protobuf xz-utils >/dev/null
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+# Only sid's orig tarball is fetched (its .debian tarball is not on every mirror): a
+# temporary source list, so the host's own apt sources stay untouched.
+echo "deb-src http://deb.debian.org/debian sid main" >"$work/sid-src.list"
+apt_src=(-o "Dir::Etc::sourcelist=$work/sid-src.list" -o Dir::Etc::sourceparts=-
+  -o APT::Get::List-Cleanup=0 -o "Dir::State::Lists=$work/lists")
+mkdir -p "$work/lists/partial"
+apt-get update -qq "${apt_src[@]}"
+(cd "$work" && apt-get source -qq --download-only "${apt_src[@]}" "criu=$DEB_VERSION" >/dev/null 2>&1 || true)
+orig="$work/criu_$VERSION.orig.tar.xz"
+if [ ! -f "$orig" ]; then
+  echo "vdesk: could not download criu_$VERSION.orig.tar.xz from Debian's mirror." >&2
+  exit 1
+fi
+tar -C "$work" -xf "$orig"
+src="$work/criu-$VERSION"
+patch -d "$src" -p1 --quiet <"$HERE/rlimits-from-proc.patch"
+make -C "$src" -j"$(nproc)" criu >"$work/build.log" 2>&1 || { tail -n 30 "$work/build.log" >&2; exit 1; }
+install -m 0755 "$src/criu/criu" "$TARGET"
+runc_options
+"$TARGET" check >/dev/null 2>&1 || echo "vdesk: warning: '$TARGET check' fails on this kernel." >&2
+echo "vdesk: CRIU $VERSION installed as $TARGET."

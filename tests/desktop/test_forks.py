@@ -1,0 +1,277 @@
+"""Checkpoints and forks of real desktops: a fork starts with the checkpoint's pixels and its
+programs running on from their saved state, is its own desktop (input, password, container),
+many start at once, a desktop is restored in place, and the apps image's Chromium forks too."""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import docker
+import pytest
+from PIL import Image
+
+from pathlib import Path
+
+from tests.desktop.helpers import own_desktops, wait_gone
+from vdesk import forks
+from vdesk.container import VNC_TARGET
+from vdesk.desktop import Desktop
+from vdesk.errors import PasswordRefused
+from vdesk.execstream import start_exec
+from vdesk.forks import Checkpoint
+from vdesk.frames import LiveFramebuffer
+
+VDESK = str(Path(sys.executable).parent / "vdesk")
+COUNTER = ["sh", "-c", "i=0; while true; do i=$((i+1)); echo $i > /tmp/ticks; sleep 0.2; done"]
+TERMINAL_TITLE = "fork-probe"
+CLOCK_WIDTH, TASKBAR_HEIGHT = 100, 30  # the apps image's clock: the taskbar's right end
+
+
+def ticks(desktop: Desktop) -> int:
+    return int(desktop.run(["cat", "/tmp/ticks"], wait=True).check().stdout.strip() or 0)
+
+
+def wait_until(condition, timeout: float = 30.0, what: str = "condition") -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} not within {timeout:g} s"
+        time.sleep(0.05)
+
+
+def same_pixels(a: Image.Image, b: Image.Image) -> bool:
+    return a.size == b.size and a.tobytes() == b.tobytes()
+
+
+@pytest.fixture(scope="module")
+def original() -> Iterator[Desktop]:
+    """A lean desktop with a terminal that echoes what is typed and a counter writing /tmp/ticks."""
+    with Desktop.up(name="fork-original") as desktop:
+        desktop.run(["xterm", "-T", TERMINAL_TITLE, "-geometry", "60x10+40+40", "-e", "sh", "-c",
+                     "echo forked desktops; exec sleep 100000"])
+        desktop.windows.wait_for(TERMINAL_TITLE)
+        desktop.run(COUNTER)
+        wait_until(lambda: ticks(desktop) >= 5, what="the counter")
+        yield desktop
+
+
+@pytest.fixture(scope="module")
+def taken(original: Desktop) -> Iterator[tuple[Checkpoint, Image.Image, int]]:
+    """The original's checkpoint, its screen just before it, and the counter just before it."""
+    screen = original.wait_until_settled(quiet=0.3)
+    before = ticks(original)
+    checkpoint = original.checkpoint()
+    yield checkpoint, screen, before
+    forks.remove(original.client, checkpoint.name)
+
+
+def test_a_fork_shows_the_checkpoint_screen_and_its_programs_run_on(original: Desktop, taken) -> None:  # type: ignore[no-untyped-def]
+    checkpoint, screen, before = taken
+    assert checkpoint.source == original.name and checkpoint.size > 1_000_000
+    assert original.screenshot().size == screen.size  # the original runs on, reconnected
+    (fork,) = Desktop.fork(checkpoint)
+    with fork:
+        assert fork.name != original.name and fork.id != original.id
+        assert same_pixels(fork.screenshot(), screen)
+        saved = ticks(fork)
+        assert saved >= before > 1  # from its saved value, not from 1
+        wait_until(lambda: ticks(fork) > saved, what="the fork's counter to go on")
+        assert fork.windows.find(TERMINAL_TITLE) is not None
+        assert fork.info().status == "running" and fork.container.labels["vdesk.checkpoint"] == checkpoint.name
+
+
+def test_typing_into_one_fork_changes_only_that_fork(original: Desktop, taken) -> None:  # type: ignore[no-untyped-def]
+    checkpoint, screen, _ = taken
+    first, second = Desktop.fork(checkpoint, 2)
+    with first, second:
+        first.windows.focus(first.windows.wait_for(TERMINAL_TITLE))
+        first.execute([{"type": "type", "inputs": {"content": "only here"}}])
+        first.wait_for_text("only here")
+        assert not same_pixels(first.screenshot(), screen)
+        assert same_pixels(second.screenshot(), screen)
+        assert original.find_text("only here") == []
+
+
+def test_a_fork_has_its_own_vnc_password_and_refuses_the_originals(original: Desktop, taken) -> None:  # type: ignore[no-untyped-def]
+    checkpoint, _, _ = taken
+    (fork,) = Desktop.fork(checkpoint)
+    with fork:
+        assert fork.vnc_password != original.vnc_password
+        assert fork.vnc_view_password != original.vnc_view_password
+        attached = Desktop.attach(fork.name)  # reads the password the fork's files say
+        assert attached.vnc_password == fork.vnc_password
+        attached.close()
+        source = functools.partial(start_exec, fork.client.api, fork.id, ["socat", "STDIO", VNC_TARGET], label=fork.name)
+        stale = LiveFramebuffer(source, original.vnc_password, fork.name)
+        try:
+            with pytest.raises(PasswordRefused):
+                stale.connect(timeout=10)
+        finally:
+            stale.close()
+        fork.screenshot()  # its own password still opens it
+
+
+def test_eight_forks_at_once_all_healthy_all_removed(taken) -> None:  # type: ignore[no-untyped-def]
+    checkpoint, screen, _ = taken
+    client = docker.from_env()
+    desktops = Desktop.fork(checkpoint, 8)
+    try:
+        assert len({d.name for d in desktops}) == 8
+        for desktop in desktops:
+            assert same_pixels(desktop.screenshot(), screen)
+            assert desktop.run(["echo", "alive"], wait=True).check().stdout.strip() == "alive"
+    finally:
+        for desktop in desktops:
+            desktop.down()
+    assert not own_desktops(client) & {d.name for d in desktops}
+
+
+def test_restore_puts_a_desktop_back_in_place(taken) -> None:  # type: ignore[no-untyped-def]
+    checkpoint, screen, before = taken
+    (desktop,) = Desktop.fork(checkpoint)
+    with desktop:
+        name, password = desktop.name, desktop.vnc_password
+        desktop.windows.focus(desktop.windows.wait_for(TERMINAL_TITLE))
+        desktop.execute([{"type": "type", "inputs": {"content": "undone"}}])
+        desktop.wait_for_text("undone")
+        desktop.run(["touch", "/tmp/made-after"], wait=True).check()
+        desktop.run(["pkill", "-f", "echo \\$i > /tmp/ticks"], wait=True).check()  # the counter stops
+        stopped = ticks(desktop)
+        desktop.restore(checkpoint)
+        assert desktop.name == name and desktop.is_alive()
+        assert same_pixels(desktop.screenshot(), screen)
+        assert desktop.run(["test", "-e", "/tmp/made-after"], wait=True).returncode == 1
+        now = ticks(desktop)
+        wait_until(lambda: ticks(desktop) > now, what="the restored counter to run")  # its process is back
+        assert now >= before and stopped >= before
+        assert desktop.vnc_password != password
+        assert len([c for c in desktop.client.containers.list(filters={"name": name}) if c.name == name]) == 1
+
+
+def test_a_desktop_forks_itself_and_prune_leaves_a_checkpoint_in_use(original: Desktop) -> None:
+    client = original.client
+    (fork,) = original.fork(1, ttl=600)
+    try:
+        name = fork.container.labels["vdesk.checkpoint"]
+        assert 0 < forks.remaining_ttl(fork.container) <= 600  # type: ignore[operator]
+        assert name not in forks.prune(client)
+        assert name in [c.name for c in forks.list_checkpoints(client)]
+    finally:
+        fork.down()
+        forks.remove(client, name)
+
+
+def without_clock(screen: Image.Image) -> Image.Image:
+    """The screen with the taskbar's clock blanked: it shows the minute now, which may turn
+    between the checkpoint and the fork's first frame (a fork of Chromium takes seconds)."""
+    covered = screen.copy()
+    covered.paste((0, 0, 0), (screen.width - CLOCK_WIDTH, screen.height - TASKBAR_HEIGHT, screen.width, screen.height))
+    return covered
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Desktop]:
+    with Desktop.up(name="fork-chromium", image="apps", timeout=120) as desktop:
+        desktop.run(["chromium", "data:text/html,<title>fork page</title><h1>A page to fork</h1>"])
+        desktop.windows.wait_for("fork page", timeout=60)
+        desktop.wait_for_text("A page to fork", timeout=60)
+        yield desktop
+
+
+@contextmanager
+def fork_of_the_screen(desktop: Desktop, window: str) -> Iterator[Desktop]:
+    """A fork of ``desktop`` (its screen still) whose first frame equals the original's but for
+    the clock, its window ``window`` focused; the fork and the checkpoint are removed after."""
+    screen = desktop.wait_until_settled(quiet=1.0, timeout=30)
+    checkpoint = desktop.checkpoint()
+    try:
+        (fork,) = Desktop.fork(checkpoint, timeout=120)
+        with fork:
+            assert same_pixels(without_clock(fork.screenshot()), without_clock(screen))
+            fork.windows.focus(fork.windows.wait_for(window))
+            yield fork
+    finally:
+        forks.remove(desktop.client, checkpoint.name)
+
+
+def test_an_apps_desktop_with_chromium_forks_with_the_same_pixels(chromium: Desktop) -> None:
+    with fork_of_the_screen(chromium, "fork page") as fork:
+        fork.execute([{"type": "hotkey", "inputs": {"key": "ctrl+t"}}])
+        fork.windows.wait_for("New Tab", timeout=30)  # the forked browser takes input and draws
+        assert chromium.windows.find("fork page") is not None
+
+
+def test_the_command_line_checkpoints_forks_lists_and_prunes() -> None:
+    def vdesk(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([VDESK, *args], capture_output=True, text=True, timeout=300)
+
+    up = vdesk("up", "--name", "fork-cli", "--ttl", "600", "--json")
+    assert up.returncode == 0, up.stderr
+    made: list[str] = ["fork-cli"]
+    try:
+        taken = vdesk("checkpoint", "fork-cli", "--as", "fork-cli-cp")
+        assert taken.returncode == 0 and taken.stdout.startswith("fork-cli-cp "), taken.stderr
+        assert "fork-cli-cp" in vdesk("ls").stdout
+        forked = vdesk("fork", "fork-cli-cp", "-n", "2", "--json")
+        assert forked.returncode == 0, forked.stderr
+        facts = [json.loads(line) for line in forked.stdout.splitlines()]
+        made += [fact["name"] for fact in facts]
+        assert len(facts) == 2 and all(fact["checkpoint"] == "fork-cli-cp" for fact in facts)
+        assert json.loads(up.stdout)["password"] not in {fact["password"] for fact in facts}
+        shot = vdesk("run", facts[0]["name"], "--wait", "--", "echo", "forked")
+        assert shot.returncode == 0 and shot.stdout == "forked\n"
+        from_desktop = vdesk("fork", "fork-cli")  # a desktop: checkpointed first
+        assert from_desktop.returncode == 0, from_desktop.stderr
+        made.append(from_desktop.stdout.split()[0])
+        assert "checkpoint fork-cli-cp" not in vdesk("prune").stdout  # its forks still run
+        assert vdesk("down", *made).returncode == 0
+        made = []
+        pruned = vdesk("prune").stdout
+        assert "removed checkpoint fork-cli-cp" in pruned and "removed checkpoint fork-cli-" in pruned.replace(
+            "removed checkpoint fork-cli-cp", "")
+        assert "fork-cli-cp" not in vdesk("ls").stdout
+        missing = vdesk("fork", "no-such-thing")
+        assert missing.returncode == 2 and missing.stderr == "vdesk: no desktop or checkpoint named 'no-such-thing' (see `vdesk ls`)\n"
+    finally:
+        if made:
+            vdesk("down", *made)
+
+
+def test_a_fork_lives_by_its_own_time_to_live_not_the_originals() -> None:
+    client = docker.from_env()
+    with Desktop.up(name="fork-ttl", ttl=20) as short:
+        expires = int(short.container.labels["vdesk.expires-at"])
+        checkpoint = short.checkpoint()
+        try:
+            (lasting,) = Desktop.fork(checkpoint, ttl=600)
+            (brief,) = Desktop.fork(checkpoint, ttl=10)
+            with lasting, brief:
+                wait_gone(client, brief.name, 60)  # its own ten seconds
+                wait_gone(client, short.name, 60)  # the original's twenty
+                wait_until(lambda: time.time() > expires + 5, what="the original's deadline to pass")
+                assert lasting.is_alive()  # the original's watcher was not restored into it
+                assert lasting.run(["echo", "on"], wait=True).check().stdout == "on\n"
+        finally:
+            forks.remove(client, checkpoint.name)
+
+
+def test_an_apps_desktop_with_calc_and_a_document_forks_with_the_same_pixels(tmp_path: Path) -> None:
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.active["A1"] = "forked cell"
+    book.save(tmp_path / "sheet.xlsx")
+    with Desktop.up(name="fork-calc", image="apps", timeout=120) as desktop:
+        desktop.write_file("/home/desk/sheet.xlsx", (tmp_path / "sheet.xlsx").read_bytes())
+        desktop.run(["libreoffice", "--calc", "--norestore", "/home/desk/sheet.xlsx"])
+        desktop.windows.wait_for("sheet.xlsx", timeout=90)
+        desktop.wait_for_text("forked cell", timeout=60)
+        with fork_of_the_screen(desktop, "sheet.xlsx") as fork:
+            fork.execute([{"type": "type", "inputs": {"content": "only in the fork\n"}}])
+            fork.wait_for_text("only in the fork", timeout=30)  # the forked Calc takes input
+            assert desktop.find_text("only in the fork") == []
