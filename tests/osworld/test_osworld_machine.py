@@ -183,3 +183,37 @@ def test_the_video_default_is_a_fresh_ubuntus_until_someone_sets_vlc(desktop):
     assert sh(desktop, "xdg-mime query default video/mp4").stdout == "org.gnome.Totem.desktop\n"
     assert sh(desktop, "xdg-mime default vlc.desktop video/mp4").returncode == 0
     assert sh(desktop, "xdg-mime query default video/mp4").stdout == "vlc.desktop\n"
+
+
+def _terminal_task(task_id: str, typed: str) -> dict[str, object]:
+    """An OSWorld-format task judged by the terminal getter, as the reference's os tasks are: a
+    setup step opens a terminal with ctrl+alt+t, the agent types into it, the evaluator reads it."""
+    return {
+        "id": task_id, "snapshot": "os", "source": "vdesk tests", "related_apps": ["os"],
+        "instruction": "In the open terminal, print sum= followed by the sum of 20 and 22.",
+        "config": [{"type": "execute", "parameters": {"command": [
+            "python", "-c", "import pyautogui; pyautogui.hotkey('ctrl', 'alt', 't')"]}},
+            {"type": "execute", "parameters": {"command": "wmctrl -lx | grep -q gnome-terminal-server",
+                                               "shell": True, "until": {"returncode": 0}}}],
+        "evaluator": {"func": "check_include_exclude", "result": {"type": "vm_terminal_output"},
+                      "expected": {"type": "rule", "rules": {"include": ["sum=42"], "exclude": []}}},
+        "proxy": False, "fixed_ip": False, "possibility_of_env_change": "low", "trajectory": "trajectories/",
+        "solution": {"pyautogui": [f"import time\ntime.sleep(1)\npyautogui.write({typed!r})\n"]},
+    }
+
+
+def test_the_terminal_getter_judges_a_task_through_the_evaluator(tmp_path):
+    from vdesk.cli.app import invoke
+
+    tasks = {"os-terminal-right": "echo sum=$((20+22))\n", "os-terminal-wrong": "echo sum=$((20+21))\n"}
+    for task_id, typed in tasks.items():
+        path = tmp_path / "tasks" / "examples" / "os" / f"{task_id}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(_terminal_task(task_id, typed)))
+    (tmp_path / "tasks" / "test_all.json").write_text(json.dumps({"os": list(tasks)}))
+    out = tmp_path / "run"
+    invoke(["eval", str(tmp_path / "tasks"), "--parallel", "2", "--action-space", "pyautogui", "--out", str(out)])
+    episodes = {e["task_id"]: e for e in json.loads((out / "results.json").read_text())["episodes"]}
+    assert episodes["os-terminal-right"]["success"], episodes["os-terminal-right"]
+    wrong = episodes["os-terminal-wrong"]
+    assert not wrong["success"] and wrong["status"] == "finished", wrong  # judged on its merits
