@@ -7,7 +7,6 @@ mkdir -p -m 700 "$(readlink -f /run/user/1000)"   # the runtime folder's link po
 cp -rn /etc/vdesk-osworld-home/. "$HOME"/
 # The folders an Ubuntu user has (tasks upload into them and look for files there).
 mkdir -p "$HOME"/{Desktop,Documents,Downloads,Music,Pictures,Public,Templates,Videos}
-# The desktop's zone, where /etc/localtime and /etc/timezone point (see timedatectl).
-mkdir -p /tmp/vdesk-zone && ln -sfn /usr/share/zoneinfo/Etc/UTC /tmp/vdesk-zone/localtime \
-  && echo Etc/UTC > /tmp/vdesk-zone/timezone
+# The desktop's zone, where /etc/localtime, /etc/timezone and TZ point (see timedatectl).
+ln -sfn /usr/share/zoneinfo/Etc/UTC /run/user/1000/localtime && echo Etc/UTC > /run/user/1000/timezone
 exec /usr/local/bin/vdesk-apps-entrypoint "$@"

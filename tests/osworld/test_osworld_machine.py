@@ -129,6 +129,10 @@ def test_timedatectl_answers_the_desktops_zone_and_sudo_changes_it(desktop):
         assert status.splitlines()[3].strip() == "Time zone: Asia/Tokyo (JST, +0900)"
         assert is_utc_0(status) == 0.0
         assert sh(desktop, "date +%z; python -c 'import time; print(time.strftime(\"%Z\"))'").stdout == "+0900\nJST\n"
+        page = ("data:text/html,<script>document.write(Intl.DateTimeFormat().resolvedOptions().timeZone"
+                " + ' ' + new Date().getTimezoneOffset())</script>")
+        dom = sh(desktop, f'google-chrome --headless --user-data-dir=/tmp/zone-probe --dump-dom "{page}"').stdout
+        assert "<body>Asia/Tokyo -540</body>" in dom  # ICU's zone too (Chromium), not only glibc's
     finally:
         sh(desktop, "echo password | sudo -S timedatectl set-timezone Etc/UTC")
     assert sh(desktop, "date +%Z").stdout == "UTC\n"
