@@ -18,6 +18,7 @@ from vdesk.browser import Browser
 from vdesk.desktop import Desktop
 from vdesk.osworld import inside
 from vdesk.osworld.metrics import lookup
+from tests.osworld.shell import sh, until
 
 pytestmark = pytest.mark.desktop
 PREFERENCES = "/home/user/.config/google-chrome/Default/Preferences"
@@ -31,21 +32,6 @@ VOLUME = ("pulseaudio --start\npactl list sinks | grep '^[[:space:]]Volume:' | h
 def desktop() -> Iterator[Desktop]:
     with Desktop.up(size=(1920, 1080), image="osworld", timeout=180) as desktop:
         yield desktop
-
-
-def sh(desktop: Desktop, command: str, timeout: float = 60.0):  # type: ignore[no-untyped-def]
-    return desktop.run(["bash", "-c", command], wait=True, timeout=timeout)
-
-
-def until(desktop: Desktop, command: str, timeout: float = 90.0) -> str:
-    """Re-run ``command`` until it succeeds (a program starting on a loaded machine); its output."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = sh(desktop, command)
-        if result.returncode == 0:
-            return result.stdout
-        assert time.monotonic() < deadline, f"{command!r} kept failing: {result.stderr[-400:]}"
-        time.sleep(0.3)
 
 
 def launch(desktop: Desktop, *argv: str) -> None:

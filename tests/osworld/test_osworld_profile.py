@@ -3,7 +3,6 @@ gives them: proved by running, inside a real one, the commands the tasks run."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from collections.abc import Iterator
 
@@ -11,6 +10,7 @@ import pytest
 
 from vdesk.container import HARDENING, hardening
 from vdesk.desktop import Desktop
+from tests.osworld.shell import sh, until
 
 pytestmark = pytest.mark.desktop
 SIZE = (1920, 1080)
@@ -21,21 +21,6 @@ BUS = "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus"
 def desktop() -> Iterator[Desktop]:
     with Desktop.up(size=SIZE, image="osworld", timeout=180) as desktop:
         yield desktop
-
-
-def sh(desktop: Desktop, command: str, timeout: float = 60.0):  # type: ignore[no-untyped-def]
-    return desktop.run(["bash", "-c", command], wait=True, timeout=timeout)
-
-
-def until(desktop: Desktop, command: str, timeout: float = 60.0) -> str:
-    """Re-run ``command`` until it succeeds (a program starting on a loaded machine); its output."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = sh(desktop, command)
-        if result.returncode == 0:
-            return result.stdout
-        assert time.monotonic() < deadline, f"{command!r} kept failing: {result.stderr[-400:]}"
-        time.sleep(0.5)
 
 
 def test_the_user_and_home_are_the_reference_machines(desktop):
