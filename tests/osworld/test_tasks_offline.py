@@ -156,7 +156,6 @@ def skip_of(data: dict[str, Any], files: Path | None = None) -> str | None:
     ({"evaluator": {**RULE_OK, "func": "no_such_metric"}}, "metric 'no_such_metric' is not supported"),
     ({"evaluator": {**RULE_OK, "result": {"type": "vscode_config"}}}, "vscode_config getter is not supported"),
     ({"evaluator": {**RULE_OK, "options": {"no_such_option": 1}}}, "option 'no_such_option'"),
-    ({"evaluator": {**RULE_OK, "result": {"type": "vm_terminal_output"}}}, "needs GNOME Terminal"),
     ({"evaluator": {**RULE_OK, "expected": {"type": "info_from_website", "url": "https://scholar.example/"}}},
      "needs the live web"),
     ({"evaluator": {**RULE_OK, "expected": {"type": "gotoRecreationPage_and_get_html_content"}}}, "needs the live web"),

@@ -238,6 +238,21 @@ def accessibility_xml(desktop: Desktop) -> str:
     return to_xml(desktop.accessibility_tree(Limits(details=True, timeout=TREE_TIMEOUT)), OSWORLD_APP_NAMES)
 
 
+def terminal_text(desktop: Desktop, timeout: float) -> str | None:
+    """The text of the focused terminal in GNOME Terminal's active window, as the reference's
+    ``/terminal`` reads it (``vm_terminal_output``): None unless there is exactly one."""
+    from vdesk.accessibility.tree import Limits
+
+    tree = desktop.accessibility_tree(Limits(timeout=timeout, details=False), apps=("gnome-terminal-server",))
+    found: list[str] = []
+    for app in tree.applications:
+        for frame in app.root.children:
+            if frame.role == "frame" and "active" in frame.states:
+                found += [node.text or "" for node in frame.walk()
+                          if node.role == "terminal" and "focused" in node.states]
+    return found[0].rstrip() if len(found) == 1 else None
+
+
 # -- the browser ------------------------------------------------------------------------------
 def open_tabs(desktop: Desktop, urls: list[str], timeout: float) -> None:
     for url in urls:

@@ -66,7 +66,6 @@ from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from vdesk.accessibility.tree import Limits
 from vdesk.actions import validation_message
 from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
@@ -349,7 +348,7 @@ class OSWorldServer:
         return JSONResponse({"AT": await self._call(inside.accessibility_xml)})
 
     async def terminal(self, request: Request) -> Response:
-        return JSONResponse({"output": await self._call(_terminal_text), "status": "success"})
+        return JSONResponse({"output": await self._call(inside.terminal_text, TERMINAL_TIMEOUT), "status": "success"})
 
     async def platform(self, request: Request) -> Response:
         return _text("Linux")
@@ -642,17 +641,4 @@ def _wallpaper_path(desktop: Desktop) -> str | None:
     ran = inside.run(desktop, ["gsettings", "get", "org.gnome.desktop.background", "picture-uri"], 30)
     path = ran.stdout.strip().replace("file://", "").replace("'", "")
     return path if ran.returncode == 0 and path else None
-
-
-def _terminal_text(desktop: Desktop) -> str | None:
-    """The text of the focused terminal in GNOME Terminal's active window, as the reference's
-    ``/terminal`` reads it (None when there is none)."""
-    tree = desktop.accessibility_tree(Limits(timeout=TERMINAL_TIMEOUT, details=False), apps=("gnome-terminal-server",))
-    found: list[str] = []
-    for app in tree.applications:
-        for frame in app.root.children:
-            if frame.role == "frame" and "active" in frame.states:
-                found += [node.text or "" for node in frame.walk()
-                          if node.role == "terminal" and "focused" in node.states]
-    return found[0].rstrip() if len(found) == 1 else None
 

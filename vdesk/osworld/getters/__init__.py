@@ -25,9 +25,6 @@ _FAMILIES = (files, commands, browser, pages, system, slides)  # imported for th
 
 # Getters that need what vdesk does not have yet: the reason a task using one is skipped.
 NOT_YET = {
-    # The reference reads GNOME Terminal's text through AT-SPI; the desktops' terminal is xterm,
-    # which exposes no accessible text.
-    "vm_terminal_output": "the vm_terminal_output getter needs GNOME Terminal's accessible text (vdesk's terminal is xterm)",
     "googledrive_file": "needs Google Drive (the googledrive_file getter)",
     # The expected value is read from a live web site at evaluation time (a scholar's profile, a
     # campsite's listing): no offline copy can stand in for it.

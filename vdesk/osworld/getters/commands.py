@@ -1,5 +1,5 @@
 """Getters of commands' output and of the task's own values: ``vm_command_line``,
-``vm_command_error``, ``rule``, ``rule_relativeTime``."""
+``vm_command_error``, ``vm_terminal_output``, ``rule``, ``rule_relativeTime``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from vdesk.errors import CommandFailed
 from vdesk.osworld import inside, relative_time
 from vdesk.osworld.getters.registry import getter
 from vdesk.osworld.steps import COMMAND_TIMEOUT, Context
+
+TERMINAL_TIMEOUT = 20.0  # reading the terminal's accessible text, on a busy machine
 
 
 @getter("vm_command_line")
@@ -22,6 +24,13 @@ def vm_command_line(context: Context, settings: dict[str, Any]) -> str:
 def vm_command_error(context: Context, settings: dict[str, Any]) -> str:
     argv = context.argv(settings["command"], bool(settings.get("shell", False)))
     return context.call(inside.run, argv, COMMAND_TIMEOUT, timeout=COMMAND_TIMEOUT + 10).stderr
+
+
+@getter("vm_terminal_output")
+def vm_terminal_output(context: Context, settings: dict[str, Any]) -> str | None:
+    """What GNOME Terminal shows in its focused tab of the active window, read over AT-SPI as the
+    reference's ``/terminal`` reads it; None when no terminal window is active."""
+    return context.call(inside.terminal_text, TERMINAL_TIMEOUT, timeout=TERMINAL_TIMEOUT + 20)
 
 
 @getter("rule")
