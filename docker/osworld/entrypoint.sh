@@ -7,6 +7,9 @@ mkdir -p -m 700 "$(readlink -f /run/user/1000)"   # the runtime folder's link po
 cp -rn /etc/vdesk-osworld-home/. "$HOME"/
 # The folders an Ubuntu user has (tasks upload into them and look for files there).
 mkdir -p "$HOME"/{Desktop,Documents,Downloads,Music,Pictures,Public,Templates,Videos}
-# The desktop's zone, where /etc/localtime, /etc/timezone and TZ point (see timedatectl).
-ln -sfn /usr/share/zoneinfo/Etc/UTC /run/user/1000/localtime && echo Etc/UTC > /run/user/1000/timezone
+# The desktop's zone, where /etc/localtime, /etc/timezone and TZ point (see timedatectl). Not
+# UTC: OSWorld's time-zone task asks the agent to set UTC+0, so its machine is not on it, and its
+# tasks that date pages relative to "now" name America/New_York. The clock itself stays UTC.
+zone=America/New_York
+ln -sfn "/usr/share/zoneinfo/$zone" /run/user/1000/localtime && echo "$zone" > /run/user/1000/timezone
 exec /usr/local/bin/vdesk-apps-entrypoint "$@"
