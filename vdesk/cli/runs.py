@@ -217,6 +217,9 @@ def bench(
     apps: Annotated[bool, typer.Option("--apps", help="Also measure the apps desktop (apps_* rows).")] = False,
     forks: Annotated[bool, typer.Option("--forks", help=(
         "Also measure checkpoints and forks (fork_* rows; with --apps, of Chromium too)."))] = False,
+    osworld: Annotated[bool, typer.Option("--osworld", help=(
+        "Also measure the osworld desktop (osworld_* rows): up, idle memory, the browser, Writer and "
+        "Thunderbird open."))] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Measure speed and memory on real desktops (medians and p90); --fleet measures capacity."""
@@ -234,21 +237,24 @@ def bench(
     from vdesk.bench.speed import render, run_bench
 
     report = run_bench(baseline=baseline, repeats=repeats, desktops=desktops, progress=note)
-    if apps:
+    if apps or osworld or forks:
         from dataclasses import replace
 
         from vdesk import engine as engines
-        from vdesk.bench.apps import apps_measurements
 
-        extra = apps_measurements(engines.connect(OPTIONS.engine), min(repeats, 10), desktops, note)
-        report = replace(report, measurements=report.measurements + extra)
-    if forks:
-        from dataclasses import replace
+        client, extra, few = engines.connect(OPTIONS.engine), [], min(repeats, 10)
+        if apps:
+            from vdesk.bench.apps import apps_measurements
 
-        from vdesk import engine as engines
-        from vdesk.bench.forks import fork_measurements
+            extra += apps_measurements(client, few, desktops, note)
+        if osworld:
+            from vdesk.bench.osworld import osworld_measurements
 
-        extra = fork_measurements(engines.connect(OPTIONS.engine), min(repeats, 10), note, apps=apps)
+            extra += osworld_measurements(client, few, note)
+        if forks:
+            from vdesk.bench.forks import fork_measurements
+
+            extra += fork_measurements(client, few, note, apps=apps)
         report = replace(report, measurements=report.measurements + extra)
     say(report.to_json()) if as_json else out.print(render(report))
 
