@@ -48,7 +48,8 @@ def apps_measurements(client: docker.DockerClient, repeats: int, desktops: int =
     images.ensure(client, "apps", progress=progress)
     results = [_image_size(client, "lean"), _image_size(client, "apps")]
     progress(f"apps desktop: up and down, {repeats} times")
-    results += around(client, lambda: [_up(repeats)])
+    results += around(client, lambda: [up_times("apps_up", "apps", DEFAULT_SIZE, repeats, (
+        "Desktop.up(image='apps') until the first frame, its taskbar drawn, the accessibility bus up"))])
     with Desktop.up(size=DEFAULT_SIZE, image="apps", timeout=UP_TIMEOUT) as desktop:
         results += around(client, lambda: _programs(desktop, repeats, progress))
     progress("apps desktop: Chromium on a page and Calc, in a fresh desktop")
@@ -114,14 +115,14 @@ def _image_size(client: docker.DockerClient, name: str) -> Measurement:
     return Measurement.of(f"image_size_{name}", "MiB", [size], note=images.resolve(name))
 
 
-def _up(repeats: int) -> Measurement:
+def up_times(name: str, image: str, size: tuple[int, int], repeats: int, note: str) -> Measurement:
+    """``Desktop.up(image=image)`` until ready and its ``down``, ``repeats`` times: the row ``name``."""
     samples = []
     for _ in range(repeats):
         started = time.perf_counter()
-        with Desktop.up(size=DEFAULT_SIZE, image="apps", timeout=UP_TIMEOUT):
+        with Desktop.up(size=size, image=image, timeout=UP_TIMEOUT):
             samples.append((time.perf_counter() - started) * 1000)
-    return Measurement.of("apps_up", "ms", samples,
-                          note="Desktop.up(image='apps') until the first frame, its taskbar drawn, the accessibility bus up")
+    return Measurement.of(name, "ms", samples, note=note)
 
 
 def _launch(desktop: Desktop, launch: Launch, repeats: int) -> list[Measurement]:

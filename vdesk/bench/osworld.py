@@ -15,7 +15,7 @@ import time
 import docker
 
 from vdesk import images
-from vdesk.bench.apps import Launch
+from vdesk.bench.apps import Launch, up_times
 from vdesk.bench.machine import around
 from vdesk.bench.speed import IDLE_SECONDS, MEMORY_NOTE, Measurement
 from vdesk.desktop import Desktop
@@ -40,19 +40,11 @@ def osworld_measurements(client: docker.DockerClient, repeats: int, progress: Pr
     size = client.images.get(images.resolve("osworld")).attrs["Size"] / 2**20
     results = [Measurement.of("image_size_osworld", "MiB", [size], note=images.resolve("osworld"))]
     progress(f"osworld desktop: up and down, {repeats} times")
-    results += around(client, lambda: [_up(repeats)])
+    results += around(client, lambda: [up_times("osworld_up", "osworld", SIZE, repeats,
+                                                 f"Desktop.up(image='osworld') until ready; {REFERENCE}")])
     progress("osworld desktop: idle, then the browser, Writer and Thunderbird at once")
     results += around(client, _with_programs)
     return results
-
-
-def _up(repeats: int) -> Measurement:
-    samples = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        with Desktop.up(size=SIZE, image="osworld", timeout=UP_TIMEOUT):
-            samples.append((time.perf_counter() - started) * 1000)
-    return Measurement.of("osworld_up", "ms", samples, note=f"Desktop.up(image='osworld') until ready; {REFERENCE}")
 
 
 def _with_programs() -> list[Measurement]:
