@@ -100,8 +100,8 @@ class OSWorldTask(_Open):
         return list(self.config) + list(self.evaluator.postconfig)
 
 
-SkipKind = Literal["not read", "offline step", "step", "proxy", "missing file", "metric", "option", "getter"]
-SKIP_KINDS: tuple[SkipKind, ...] = ("not read", "offline step", "step", "proxy", "missing file", "metric", "option",
+SkipKind = Literal["not read", "offline step", "step", "program", "proxy", "missing file", "metric", "option", "getter"]
+SKIP_KINDS: tuple[SkipKind, ...] = ("not read", "offline step", "step", "program", "proxy", "missing file", "metric", "option",
                                     "getter")
 
 

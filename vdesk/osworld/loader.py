@@ -220,6 +220,8 @@ def _safe_skips(file: OSWorldTask, files: TaskFiles, fetching: bool, network: bo
 
 
 PROXY_REASON = "needs the reference's web proxy (proxy: true); --network grants its desktop the web"
+# Programs of OSWorld's machine the osworld image cannot have, by the name a task starts them with.
+ABSENT = {"code": "needs VS Code (`code`), which is not in Debian's archive and so not in the osworld image"}
 
 
 def skip_reasons(file: OSWorldTask, files: TaskFiles, fetching: bool = False, network: bool = False) -> list[Skip]:
@@ -232,11 +234,26 @@ def skip_reasons(file: OSWorldTask, files: TaskFiles, fetching: bool = False, ne
             skips.append(Skip(kind="offline step", reason=OFFLINE[step.type]))
         elif step.type not in STEPS:
             skips.append(Skip(kind="step", reason=f"the {step.type} step is not supported"))
+    skips += [Skip(kind="program", reason=ABSENT[name]) for name in _started(file) if name in ABSENT]
     if file.proxy and not network:
         skips.append(Skip(kind="proxy", reason=PROXY_REASON))
     skips += [Skip(kind="missing file", reason=f"task file missing: {missing} (looked in {files.where()})")
               for missing in _missing_files(file, files, fetching)]
     return list(dict.fromkeys(skips + unsupported_all(file.evaluator)))
+
+
+def _started(file: OSWorldTask) -> list[str]:
+    """The programs the task's steps start, by name (a command's first word, after ``VAR=value``s)."""
+    names = []
+    for step in file.steps():
+        command = step.parameters.get("command")
+        words = command.split() if isinstance(command, str) else command if isinstance(command, list) else []
+        words = [word for word in words if isinstance(word, str)]
+        while words and "=" in words[0]:
+            words = words[1:]
+        if words:
+            names.append(words[0].rsplit("/", 1)[-1])
+    return names
 
 
 def _missing_files(file: OSWorldTask, files: TaskFiles, fetching: bool) -> list[str]:
