@@ -349,7 +349,9 @@ def test_browser_metrics():
     assert score("is_expected_active_tab", tab, {"type": "url", "url": "https://example.org/"}) == 0.0
     tabs = [{"url": "https://a.example/"}, {"url": "https://b.example/"}]
     assert score("is_expected_tabs", tabs, {"type": "url", "urls": ["https://a.example/", "https://b.example/"]}) == 1.0
-    assert score("is_expected_tabs", tabs, {"type": "url", "urls": ["https://b.example/", "https://a.example/"]}) == 0.0
+    # in any order, as OSWorld's reference compares (each expected address found among the tabs)
+    assert score("is_expected_tabs", tabs, {"type": "url", "urls": ["https://b.example/", "https://a.example/"]}) == 1.0
+    assert score("is_expected_tabs", tabs, {"type": "url", "urls": ["https://a.example/"]}) == 0.0
     with pytest.raises(UnsupportedMetric, match="rule type 'title'"):
         score("is_expected_tabs", tabs, {"type": "title"})
 
@@ -380,7 +382,9 @@ def test_vlc_settings(tmp_path):
     assert score("check_one_instance_when_started_from_file", vlcrc,
                  {"expected_one_instance_when_started_from_file": 1}) == 1.0
     assert score("check_global_key_play_pause", vlcrc, {"expected_global_key_play_pause": 1}) == 1.0
-    assert score("is_vlc_recordings_folder", vlcrc, {"recording_file_path": "/home/user/Videos"}) == 1.0
+    # the text exactly, as OSWorld's reference compares: the trailing slash makes it another folder
+    assert score("is_vlc_recordings_folder", vlcrc, {"recording_file_path": "/home/user/Videos/"}) == 1.0
+    assert score("is_vlc_recordings_folder", vlcrc, {"recording_file_path": "/home/user/Videos"}) == 0.0
     assert score("is_vlc_recordings_folder", vlcrc, {"recording_file_path": "/home/user/Desktop"}) == 0.0
 
 

@@ -37,19 +37,23 @@ def is_expected_url_pattern_match(result: Any, expected: Any) -> float:
 
 @metric("is_expected_active_tab")
 def is_expected_active_tab(result: Any, expected: Any) -> float:
-    """The active tab's URL is ``expected["url"]`` (rule type ``url``)."""
+    """The active tab's URL is ``expected["url"]`` as the reference compares addresses (see
+    :func:`_site`: ``https://www.example.com/`` is ``https://example.com``; rule type ``url``)."""
     _rule_type(expected, "is_expected_active_tab", ("url",))
-    url = _url(result)
-    return float(url is not None and url == expected["url"])
+    if not result:
+        return 0.0
+    return float(_same_url(expected["url"], _url(result)))
 
 
 @metric("is_expected_tabs")
 def is_expected_tabs(result: Any, expected: Any) -> float:
-    """The open tabs' URLs are ``expected["urls"]``, in order (rule type ``url``)."""
+    """The open tabs' URLs are ``expected["urls"]``, as many and each found among them (in any
+    order, compared as :func:`_site` reads addresses; rule type ``url``). No tab open: 0."""
     _rule_type(expected, "is_expected_tabs", ("url",))
-    if not isinstance(result, list):
+    if not result or not isinstance(result, list):
         return 0.0
-    return float([_url(tab) for tab in result] == list(expected["urls"]))
+    urls, wanted = [_url(tab) for tab in result], list(expected["urls"])
+    return float(len(urls) == len(wanted) and all(any(_same_url(w, u) for u in urls) for w in wanted))
 
 
 BOOKMARK_RULES = ("bookmark_bar_folders_names", "bookmark_bar_websites_urls", "liked_authors_websites_urls")
@@ -97,6 +101,13 @@ def _site(url: str) -> str:
     host = f"{subdomain}.{parts.domain}" if subdomain else parts.domain
     return urlunparse((parsed.scheme.lower(), host, "" if parsed.path == "/" else parsed.path,
                        parsed.params, parsed.query, parsed.fragment))
+
+
+def _same_url(first: str | None, second: str | None) -> bool:
+    """Two addresses are the same site and page as the reference compares them (None only equals None)."""
+    if first is None or second is None:
+        return first == second
+    return _site(first) == _site(second)
 
 
 @metric("is_cookie_deleted")

@@ -204,12 +204,13 @@ def diff_text_file(result: Any, expected: Any) -> float:
 
 @metric("literal_match", options=("type", "ignore_case"))
 def literal_match(result: Any, expected: Any, type: str = "str", ignore_case: bool = False) -> float:  # noqa: A002
-    """``result`` equals ``expected`` as a string, or item by item as a list."""
-    fold = (lambda s: str(s).lower()) if ignore_case else (lambda s: s)
+    """``result`` equals ``expected`` as text (``str()`` of each, as the reference compares), or
+    item by item as a list."""
+    fold = (lambda s: str(s).lower()) if ignore_case else str
     if type == "str":
         return float(fold(result) == fold(expected))
     if type == "list":
-        if not isinstance(result, list) or not isinstance(expected, list) or len(result) != len(expected):
+        if not isinstance(result, (list, tuple)) or not isinstance(expected, (list, tuple)) or len(result) != len(expected):
             return 0.0
         return float(all(fold(a) == fold(b) for a, b in zip(result, expected)))
     raise UnsupportedMetric(f"literal_match: type {type!r} is not supported (str, list)")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import PurePosixPath
 from typing import Any
 
 from vdesk.errors import DocumentError, UnsupportedMetric
@@ -81,11 +80,17 @@ def check_global_key_play_pause(result: Any, expected: Any) -> float:
 
 @metric("is_vlc_recordings_folder")
 def is_vlc_recordings_folder(result: Any, expected: Any) -> float:
-    """VLC records into the expected folder (``input-record-path``)."""
+    """VLC records into the expected folder: the first uncommented ``input-record-path`` line's
+    value is exactly ``recording_file_path`` (a slash more or less is another folder to the
+    reference, which compares the text)."""
     wanted = _want(expected, "recording_file_path", "is_vlc_recordings_folder")
     text = result_text(result)
-    value = vlc_setting(text, "input-record-path") if text is not None else None
-    return float(bool(value) and PurePosixPath(value) == PurePosixPath(wanted))  # type: ignore[arg-type]
+    for line in (text or "").split("\n"):
+        if line.startswith("#") or not line.strip():
+            continue
+        if "input-record-path" in line:
+            return float(line.split("=")[-1].strip() == wanted)
+    return 0.0
 
 
 def _vlc_line_value(text: str, key: str, default: str) -> str:
