@@ -134,3 +134,41 @@ def test_the_browsers_tabs_bookmarks_and_address() -> None:
         Case("is_expected_url_pattern_match", {"url": "http://example.com/"}, {"expected": ["^https"]}, label="dict"),
         Case("is_expected_url_pattern_match", None, {"expected": ["x"]}, label="none"),
     ])
+
+
+NS = ('xmlns:st="https://accessibility.ubuntu.example.org/ns/state" '
+      'xmlns:cp="https://accessibility.ubuntu.example.org/ns/component"')
+TREE = (f'<desktop-frame {NS}><application name="gedit"><frame name="notes - gedit">'
+        '<text name="" st:focused="true">hello tree</text><push-button name="Save"/>'
+        '</frame></application></desktop-frame>')
+
+
+def _xcu(path: Path, values: dict[str, str]) -> str:
+    props = "".join(f'<item oor:path="/org.openoffice.Setup/L10N"><prop oor:name="{name}" oor:op="fuse">'
+                    f'<value>{value}</value></prop></item>' for name, value in values.items())
+    return _write(path, '<?xml version="1.0" encoding="UTF-8"?><oor:items '
+                        f'xmlns:oor="http://openoffice.org/2001/registry">{props}</oor:items>')
+
+
+def test_trees_fonts_locales_and_keys(tmp_path: Path) -> None:
+    locale = _xcu(tmp_path / "locale.xcu", {"ooLocale": "de-DE"})
+    both = _xcu(tmp_path / "both.xcu", {"ooSetupSystemLocale": "fr-FR", "ooLocale": "de-DE"})
+    key_set = _write(tmp_path / "vlcrc", "[core]\n#global-key-play-pause=\nglobal-key-play-pause=Ctrl+p\n")
+    key_unset = _write(tmp_path / "vlcrc2", "[core]\n#global-key-play-pause=\n")
+    text = {"selectors": ["text[st|focused=\"true\"]"], "text": "hello tree", "exact": True}
+    assert_same_verdicts([
+        Case("check_accessibility_tree", TREE, [text], label="text exact"),
+        Case("check_accessibility_tree", TREE, [{**text, "text": "hello tre"}], label="near, exact"),
+        Case("check_accessibility_tree", TREE, [{**text, "text": "hello tre", "exact": False}], label="near, fuzzy"),
+        Case("check_accessibility_tree", TREE, [{"xpath": "//push-button[@name='Save']"}], label="xpath"),
+        Case("check_accessibility_tree", TREE, [{"selectors": ["push-button[name=Open]"]}], label="absent"),
+        Case("check_font_size", {"default_font_size": 20}, {"type": "value", "value": 20}, label="value"),
+        Case("check_font_size", {"default_font_size": 20}, {"type": "range", "min": 16, "max": 20}, label="range edge"),
+        Case("check_font_size", {"default_font_size": 18}, {"type": "range", "min": 16, "max": 20}, label="in range"),
+        Case("check_libre_locale", locale, {"locale_set": ["de-*"]}, label="pattern"),
+        Case("check_libre_locale", both, {"locale_set": ["de-*"]}, label="system locale first"),
+        Case("check_libre_locale", locale, {"locale_set": ["en-US"]}, label="other"),
+        Case("check_global_key_play_pause", key_set, {"expected_global_key_play_pause": 1}, label="set"),
+        Case("check_global_key_play_pause", key_unset, {"expected_global_key_play_pause": 1}, label="unset"),
+        Case("check_global_key_play_pause", key_unset, {"expected_global_key_play_pause": 0}, label="unset wanted"),
+    ])

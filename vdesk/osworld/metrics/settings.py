@@ -4,6 +4,8 @@ VLC's ``vlcrc``, GIMP's ``gimprc``, Chrome's Preferences-derived values, LibreOf
 
 from __future__ import annotations
 
+import fnmatch
+
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -211,12 +213,14 @@ def libreoffice_setting(path: Any, item_path: str, name: str) -> str | None:
 
 @metric("check_libre_locale")
 def check_libre_locale(result: Any, expected: Any) -> float:
-    """LibreOffice's locale setting starts with one of ``locale_set``."""
+    """LibreOffice's locale — the system locale setting, else the user interface's — matches one
+    of ``locale_set``'s shell patterns (``de-*``), as the reference reads it."""
     wanted = _want(expected, "locale_set", "check_libre_locale")
     if result is None:
         return 0.0
     try:
-        locale = libreoffice_setting(result, "/org.openoffice.Setup/L10N", "ooSetupSystemLocale")
+        locale = (libreoffice_setting(result, "/org.openoffice.Setup/L10N", "ooSetupSystemLocale")
+                  or libreoffice_setting(result, "/org.openoffice.Setup/L10N", "ooLocale"))
     except DocumentError:
         return 0.0
-    return float(bool(locale) and any(str(locale).startswith(w) for w in wanted))
+    return float(bool(locale) and any(fnmatch.fnmatchcase(str(locale), str(w)) for w in wanted))
