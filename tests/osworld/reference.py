@@ -141,3 +141,9 @@ def assert_same_verdicts(cases: list[Case]) -> None:
     differ = [f"{case}: vdesk {a!r}, reference {b!r}" for case, a, b in zip(cases, ours, theirs)
               if abs(a - b) > 1e-6]
     assert not differ, "verdicts differ from OSWorld's own code:\n" + "\n".join(differ)
+
+
+def write_file(path: Path, data: str | bytes) -> str:
+    """A case's input file: ``data`` (text as UTF-8) at ``path``; its path as the metrics take it."""
+    path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+    return str(path)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.osworld.reference import Case, assert_same_verdicts
+from tests.osworld.reference import Case, assert_same_verdicts, write_file as _write
 
 
 def _docx(path: Path, paragraphs: list[str], build: Callable[[Any], None] | None = None) -> str:
@@ -493,10 +493,6 @@ def test_footers_and_default_font(tmp_path: Path) -> None:
     ]
     assert_same_verdicts(cases)
 
-
-def _write(path: Path, text: str) -> str:
-    path.write_text(text)
-    return str(path)
 
 
 def test_colours_and_highlights(tmp_path: Path) -> None:

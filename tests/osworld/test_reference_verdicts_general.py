@@ -8,12 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.osworld.reference import Case, assert_same_verdicts
+from tests.osworld.reference import Case, assert_same_verdicts, write_file as _write
 
-
-def _write(path: Path, text: str | bytes) -> str:
-    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
-    return str(path)
 
 
 def _zip(path: Path, members: dict[str, str] | dict[str, bytes]) -> str:

@@ -5,18 +5,13 @@ sizes, VS Code settings — right answers, near misses, wrong ones, missing and 
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.osworld.reference import Case, assert_same_verdicts, vdesk_scores
+from tests.osworld.reference import Case, assert_same_verdicts, vdesk_scores, write_file as _write
 
-
-def _write(path: Path, data: str | bytes) -> str:
-    path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
-    return str(path)
 
 
 def _mp3(path: Path, tags: dict[str, str | list[str]] | None) -> str:

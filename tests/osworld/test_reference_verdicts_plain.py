@@ -8,12 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.osworld.reference import Case, assert_same_verdicts
+from tests.osworld.reference import Case, assert_same_verdicts, write_file as _write
 
-
-def _write(path: Path, text: str) -> str:
-    path.write_text(text, encoding="utf-8")
-    return str(path)
 
 
 def test_text_and_list_rules() -> None:
