@@ -16,8 +16,12 @@ MAKEFLAGS += --jobs=4
 demo: venv engine image
 	$(BIN)/vdesk demo --out demo-output
 
+# The suite mostly waits on desktops (programs starting, windows showing), so its files run in
+# parallel, a file to a worker (its module fixtures stay shared); the longest start first
+# (tests/conftest.py). On two cores, four workers keep both busy; one ran it in 43 minutes.
+TEST_WORKERS ?= 4
 test: venv osworld-venv engine image docs types
-	$(BIN)/pytest -q tests
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile tests
 
 # Types ([tool.mypy] in pyproject.toml: strict on the pure core, the X connection and the MCP
 # server). Its cache (.mypy_cache) makes a run after a small change take seconds.

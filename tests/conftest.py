@@ -19,6 +19,13 @@ from vdesk.desktop import Desktop
 
 DESKTOP_FOLDERS = ("desktop", "protocols")
 
+# The files that take longest, started first: `make test` runs files in parallel (pytest-xdist,
+# a file to a worker), and a long file picked up last would run alone at the end.
+LONGEST_FIRST = ("osworld/test_examples.py", "apps/test_apps_suite.py", "desktop/test_ray.py",
+                 "osworld/test_browser_getters.py", "desktop/test_bench.py", "osworld/test_desktop_env.py",
+                 "desktop/test_hostile.py", "desktop/test_forks.py", "apps/test_frames_every_start.py",
+                 "desktop/test_cli.py", "desktop/test_lifecycle.py", "desktop/test_readme.py")
+
 # Hypothesis times each example against a 200 ms deadline by default: a speed assertion that a
 # loaded 2-core machine fails (one property writes files per example). Speed is the bench's.
 settings.register_profile("vdesk", deadline=None)
@@ -38,6 +45,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if any(folder in Path(item.fspath).parents for folder in folders):
             item.add_marker(pytest.mark.desktop)
+    here = Path(__file__).parent
+    rank = {here / name: place for place, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(Path(item.fspath), len(rank)))  # stable: a file's order stays
 
 
 @pytest.fixture(scope="session")

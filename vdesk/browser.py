@@ -37,6 +37,9 @@ DEBUG_PORT = 9222                # on the container's loopback only
 START_TIMEOUT = 30.0
 CALL_TIMEOUT = 30.0
 PROBE_TIMEOUT = 2.0              # one look at the debugging port's /json/version
+# A browser whose port answered near the caller's deadline still gets this long to accept the
+# connection: Playwright's handshake takes seconds while a loaded machine starts Chromium.
+ATTACH_MINIMUM = 10.0
 # Chromium's own sandbox cannot start under the desktop's seccomp profile and no-new-privileges:
 # the container is the sandbox. The rest keeps a fresh profile quiet and the screen the same
 # from run to run (no first-run page, no default-browser bar, no translation bubble).
@@ -193,7 +196,7 @@ class Browser:
                     raise DesktopTimeout(f"desktop {self._desktop.name}: Chromium's debugging port did not "
                                          f"answer within {timeout:g} s")
                 time.sleep(0.1)
-        remaining = max(1.0, deadline - time.monotonic())
+        remaining = max(ATTACH_MINIMUM, deadline - time.monotonic())
         self._loop.run(lambda: self._attach(endpoint, remaining), timeout=remaining + 5)
 
     def _probe(self) -> str | None:

@@ -162,11 +162,13 @@ def test_the_eval_bar_keeps_its_counts_whole_however_narrow():
 
 
 def test_empty_listings_say_so(monkeypatch, capsys):
-    # The shared engine holds other users' desktops, so the empty case is an engine with none:
-    # the listing is replaced, the command is the real one.
+    # The shared engine holds other users' desktops and checkpoints, so the empty case is an
+    # engine with none: the listings are replaced, the command is the real one.
+    import vdesk.forks
     import vdesk.inventory
 
     monkeypatch.setattr(vdesk.inventory, "list_desktops", lambda engine=None, client=None: [])
+    monkeypatch.setattr(vdesk.forks, "list_checkpoints", lambda client: [])
     assert run_cli(["ls"]) == 0
     assert capsys.readouterr().out == "no desktops (start one with `vdesk up`)\n"
     assert run_cli(["down", "--all"]) == 0

@@ -65,11 +65,12 @@ def test_pkill_chrome_ends_the_browser_and_a_relaunch_starts_from_what_it_flushe
 
 
 def test_ctrl_alt_t_opens_gnome_terminal_whose_text_the_terminal_getter_reads(desktop):
-    # The reference's postconfig, as one of its os tasks sends it.
-    keys = ("import pyautogui, time; pyautogui.hotkey('ctrl', 'alt', 't'); time.sleep(1.5); "
-            "pyautogui.write('stty size'); pyautogui.press('enter')")
-    assert sh(desktop, f'python -c "{keys}"').returncode == 0
+    # The keys of the reference's postconfig, as one of its os tasks sends them; the typing waits
+    # for the window (the postconfig sleeps instead, which a loaded machine's cold start outlasts).
+    assert sh(desktop, "python -c \"import pyautogui; pyautogui.hotkey('ctrl', 'alt', 't')\"").returncode == 0
     assert "gnome-terminal-server.Gnome-terminal" in until(desktop, "wmctrl -lx | grep -i gnome-terminal")
+    until(desktop, "xprop -id $(xdotool getactivewindow) WM_CLASS | grep -i gnome-terminal")
+    assert sh(desktop, "python -c \"import pyautogui; pyautogui.write('stty size'); pyautogui.press('enter')\"").returncode == 0
     deadline = time.monotonic() + 60
     while "\n" not in (text := inside.terminal_text(desktop, 20) or "") and time.monotonic() < deadline:
         time.sleep(0.5)

@@ -119,11 +119,13 @@ class WriteStep(_Strict):
 
 
 class WaitWindowStep(_Strict):
-    """Wait until a window whose title contains this text (or matches it, with ``regex``) is shown."""
+    """Wait until a window whose title contains this text (or matches it, with ``regex``) is shown.
+    The wait ends when the window shows; its bound is generous because a browser's or an office
+    program's cold start on a loaded 2-core machine takes well over ten seconds."""
 
     wait_window: str = Field(min_length=1)
     regex: bool = False
-    timeout: float = Field(default=10.0, gt=0, le=120)
+    timeout: float = Field(default=30.0, gt=0, le=120)
 
 
 def _task_relative(value: str) -> str:
