@@ -274,8 +274,9 @@ class Desktop:
             framing = pool.submit(self._connect_frames, timeout, first_password) if first_password else None
             try:
                 view_password = secrets.token_hex(4)
-                self._guard(lambda: self.channel.run(forks.reset_argv(ttl), stdin=f"{self._password}\n{view_password}\n",
-                                                     timeout=timeout).check())
+                password = self._password
+                assert password is not None  # a fork is made with one
+                self._guard(lambda: forks.reset(self.client.api, self.container, password, view_password, ttl, timeout))
                 self._view_password = view_password
                 self._window_manager_ready = True  # it ran at the checkpoint, and runs on
                 if framing is None or not _connected(framing):

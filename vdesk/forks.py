@@ -37,6 +37,7 @@ import re
 import secrets
 import shutil
 import subprocess
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -51,7 +52,8 @@ from pydantic import BaseModel, ConfigDict
 from vdesk.clock import ClockSettings
 from vdesk.container import LABEL, Limits, RunOptions, check_name, container_options, parse_size, remove_container
 from vdesk.coords import Screen
-from vdesk.errors import CheckpointError, CheckpointUnavailable, DesktopNotFound, InvalidArgument
+from vdesk.errors import CheckpointError, CheckpointUnavailable, DesktopNotFound, DesktopTimeout, InvalidArgument
+from vdesk.execstream import ExecStream
 
 MIN_CRIU = (4, 1)  # kernels from 6.13 on split the vDSO; older CRIU cannot dump on them
 STORE = "vdesk-checkpoints"
@@ -69,6 +71,7 @@ FORK_LABELS = ("vdesk.checkpoint", "vdesk.forked-from")
 START_TIMEOUT = 600
 CHECKPOINT_TIMEOUT = 600
 CHECKPOINT_ATTEMPTS = 3
+EXIT_CODE_WAIT = 5.0
 PASSING_FAILURES = ("Connected TCP socket", "unable to freeze", "freezer")
 HARMLESS = "Can't setup RLIMIT_NOFILE for self"  # CRIU logs it as an error on hosts without CAP_SYS_RESOURCE
 
@@ -424,6 +427,29 @@ def fork_names(source: str, n: int, names: list[str] | None) -> list[str]:
 def reset_argv(ttl: float | None) -> list[str]:
     """The command that makes a fresh fork its own (see :data:`RESET_SCRIPT`)."""
     return ["sh", "-c", RESET_SCRIPT, "vdesk-fork", str(int(ttl or 0))]
+
+
+def reset(api: docker.APIClient, container: Container, password: str, view_password: str, ttl: float | None,
+          timeout: float) -> None:
+    """Run :data:`RESET_SCRIPT` in the fresh fork ``container``: its own VNC passwords and
+    time-to-live. A plain exec, not the desktop's channel: the channel's program is an
+    interpreter that takes ~0.1 s to start, which a fork's first frame would wait for."""
+    ended, said = threading.Event(), bytearray()
+    stream = ExecStream(api, container.id, reset_argv(ttl), on_data=said.extend, on_close=ended.set,
+                        on_stderr=said.extend, label=container.name)
+    try:
+        stream.send(f"{password}\n{view_password}\n".encode())
+        stream.finish_input()
+        if not ended.wait(timeout):
+            raise DesktopTimeout(f"fork {container.name}: its new password was not set within {timeout:g} s")
+        deadline = time.monotonic() + EXIT_CODE_WAIT  # the engine records the exit code just after the end
+        while (code := stream.exit_code()) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        stream.close()
+    if code != 0:
+        raise CheckpointError(f"fork {container.name}: setting its new password failed ({code}): "
+                              f"{bytes(said).decode(errors='replace').strip() or 'no output'}")
 
 
 def remaining_ttl(container: Container) -> float | None:
