@@ -194,7 +194,8 @@ class Desktop:
         stopping it: a :class:`~vdesk.forks.Checkpoint` to :meth:`fork` or :meth:`restore` from.
         vdesk's own VNC and X connections are closed for the dump and open again on next use.
         Raises :class:`~vdesk.errors.CheckpointUnavailable` on an engine that cannot (it says
-        what is missing). Costs about a second, plus ~20 ms per MB the desktop's programs hold."""
+        what is missing). Costs runc's dump: about 0.3 s for a lean desktop, 0.65 s for 430 MB of
+        programs, on an idle 2-core machine."""
         if self._closed:
             raise DesktopGone(f"desktop {self.name} is closed")
         forks.docker_root(self.client)  # an engine that cannot checkpoint: nothing disconnected

@@ -66,8 +66,8 @@ INSTALL_HINT = "scripts/criu/install-criu.sh builds one"
 RUNTIME_HINT = "scripts/criu/install-criu.sh registers it"
 PASSWORD_FILE = "vnc-password"  # the checkpointed desktop's, beside its images (which hold it anyway)
 FORK_LABELS = ("vdesk.checkpoint", "vdesk.forked-from")
-# A restore is CRIU's work alone (~0.3 s for a lean desktop, ~1 s for Chromium's ~230 MB); a bound
-# for a hung engine or eight big forks queued on two cores.
+# A restore is CRIU's work and Docker's start (CRIU alone: 0.25-0.37 s for a lean desktop, 0.53 s for
+# 430 MB, idle); a bound for a hung engine or eight big forks queued on a busy machine.
 START_TIMEOUT = 600
 CHECKPOINT_TIMEOUT = 600
 CHECKPOINT_ATTEMPTS = 3
