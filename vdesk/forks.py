@@ -30,7 +30,6 @@ builds desktops on it (``checkpoint``, ``fork``, ``restore``).
 
 from __future__ import annotations
 
-import functools
 import glob
 import os
 import re
@@ -174,13 +173,19 @@ def criu_version() -> tuple[int, ...] | None:
 
 def docker_root(client: docker.DockerClient) -> Path:
     """Docker's state directory; checks that this engine can checkpoint and this process can
-    reach its files, else raises :class:`CheckpointUnavailable` naming what is missing."""
-    return _checked_root(client.api.base_url, client)
+    reach its files, else raises :class:`CheckpointUnavailable` naming what is missing. Asked
+    once per engine and process (by its address: each ``Desktop.fork`` makes a client of its
+    own): ``docker info`` and ``criu --version`` cost 0.1-0.2 s, a fifth of a fork."""
+    base_url = client.api.base_url
+    if base_url not in _CHECKED:
+        _CHECKED[base_url] = _checked_root(base_url, client)  # a missing piece raises, so it is asked again
+    return _CHECKED[base_url]
 
 
-@functools.lru_cache(maxsize=8)
+_CHECKED: dict[str, Path] = {}
+
+
 def _checked_root(base_url: str, client: docker.DockerClient) -> Path:
-    # Asked once per engine and process: `criu --version` and `docker info` cost 10-50 ms.
     info = client.info()
     root = str(info.get("DockerRootDir") or "/var/lib/docker")
     local = base_url.startswith("http+docker://") and os.path.isdir(os.path.join(root, "containers"))
@@ -188,7 +193,6 @@ def _checked_root(base_url: str, client: docker.DockerClient) -> Path:
     message = unavailable_message(runtime=RUNTIME in (info.get("Runtimes") or {}), writable_root=writable,
                                   root=root, criu=criu_version())
     if message:
-        _checked_root.cache_clear()  # a missing piece may be added while this process runs
         raise CheckpointUnavailable(message)
     return Path(root)
 
