@@ -53,7 +53,7 @@ fi
 if engine_answers; then exit 0; fi
 if ! pgrep -x dockerd >/dev/null 2>&1; then
   echo "vdesk: starting dockerd in the background (log: /var/log/vdesk-dockerd.log) ..."
-  nohup dockerd --experimental >/var/log/vdesk-dockerd.log 2>&1 &
+  nohup dockerd >/var/log/vdesk-dockerd.log 2>&1 &  # reads the runtime install-criu.sh put in daemon.json
 fi
 for _ in $(seq 1 60); do
   if engine_answers; then echo "vdesk: Docker engine is up."; exit 0; fi

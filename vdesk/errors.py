@@ -15,7 +15,7 @@
     │   ├── ImageError            the desktop image is missing or could not be built
     │   ├── MissingDependency     an optional dependency is not installed (also an ImportError)
     │   ├── ViewerUnavailable     noVNC is not installed
-    │   └── CheckpointUnavailable the engine cannot checkpoint (no --experimental, CRIU, or root)
+    │   └── CheckpointUnavailable the engine cannot checkpoint (no vdesk runtime, CRIU, or root)
     ├── DesktopError          a desktop could not do what was asked
     │   ├── DesktopNotFound       no desktop of that name
     │   ├── DesktopStartFailed    a desktop's container (or its node's) did not start
@@ -111,7 +111,7 @@ class ViewerUnavailable(HostError):
 
 class CheckpointUnavailable(HostError):
     """The engine cannot checkpoint desktops at all: the message names each missing piece
-    (dockerd's ``--experimental``, CRIU >= 4.1, this process as root on the engine's host)."""
+    (dockerd's runtime ``vdesk``, CRIU >= 4.1, this process as root on the engine's host)."""
 
 
 # -- a desktop ---------------------------------------------------------------------------------

@@ -1,35 +1,42 @@
 """Checkpoints of a running desktop, and new desktops (forks) started from one.
 
 A checkpoint is CRIU's image of a desktop's whole process tree and its tmpfs contents (``/tmp``,
-the home, ``/dev/shm``), taken through Docker's checkpoint command with the desktop left
+the home, ``/dev/shm``), taken by runc (the engine's own runtime) with the desktop left
 running. A fork is a new container of the same image, options and hardening, started from
-that image: it comes up with the checkpoint's screen, windows and programs mid-run, in about
-the time Docker takes to hand CRIU the files (~1 s for a lean desktop), where a fresh desktop
-plus the work to reach that state can take much longer. Only valid because a desktop's root is
-read-only: everything that changes lives in what CRIU saves.
+that image: it comes up with the checkpoint's screen, windows and programs mid-run. Only valid
+because a desktop's root is read-only: everything that changes lives in what CRIU saves.
+
+Why runc and not Docker's own checkpoint commands: Docker packs a checkpoint into a tar, hashes
+it and moves it through containerd's content store, once to take it and once per fork, which
+cost about a second plus ~20 ms per MB (a Chromium fork took 13 s, its checkpoint 18 s). Here a
+checkpoint is ``runc checkpoint`` of the container's runc state, and a fork is a container Docker
+creates and starts normally under the runtime ``vdesk`` (``scripts/criu/vdesk-runc``, registered
+with dockerd): that runtime restores the checkpoint with ``runc restore`` at the container's
+``create``, reading the files where they lie, so a fork costs CRIU's restore and Docker's start.
+Docker manages the fork like any container (exec, logs, removal, auto-remove with its lease).
 
 Checkpoints are directories in Docker's own state directory (``<DockerRootDir>/vdesk-checkpoints``,
 root only), so that they outlive the desktop they were taken of (a leased desktop's container
-is removed with everything in it). Docker has no way to hand a checkpoint to another container
-(``--checkpoint-dir`` is refused), so forks need this process on the engine's host, as root: a
-fork's copy is hard links into the new container's own checkpoint directory, plus one file of
-its own (identical copies started at once collide in containerd's content store).
+is removed with everything in it). A fork's copy is hard links in the new container's own
+directory (``containers/<id>/vdesk-fork``), which the runtime finds through a mark in
+``/run/vdesk-forks`` (root only); so forks need this process on the engine's host, as root.
 
 What a restored tree keeps that a fork must not: the original's VNC password (in Xvnc's memory
 and its files) and the original's time-to-live watcher. :data:`RESET_SCRIPT` replaces both: Xvnc
 reads its password file at each authentication, so new files mean a new password at once.
-This module is the engine's side (the store, the checks, Docker's calls); :class:`vdesk.desktop.Desktop`
+This module is the engine's side (the store, the checks, the runtime's calls); :class:`vdesk.desktop.Desktop`
 builds desktops on it (``checkpoint``, ``fork``, ``restore``).
 """
 
 from __future__ import annotations
 
-import functools
+import glob
 import os
 import re
 import secrets
 import shutil
 import subprocess
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -44,19 +51,27 @@ from pydantic import BaseModel, ConfigDict
 from vdesk.clock import ClockSettings
 from vdesk.container import LABEL, Limits, RunOptions, check_name, container_options, parse_size, remove_container
 from vdesk.coords import Screen
-from vdesk.errors import CheckpointError, CheckpointUnavailable, DesktopNotFound, InvalidArgument
+from vdesk.errors import CheckpointError, CheckpointUnavailable, DesktopNotFound, DesktopTimeout, InvalidArgument
+from vdesk.execstream import ExecStream
 
 MIN_CRIU = (4, 1)  # kernels from 6.13 on split the vDSO; older CRIU cannot dump on them
 STORE = "vdesk-checkpoints"
-FORK_FILE = "vdesk-fork"  # the one file that makes each fork's copy of a checkpoint unique
-CRIU_PLACES = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")  # dockerd's PATH
+RUNTIME = "vdesk"  # dockerd's name for scripts/criu/vdesk-runc
+MARKS = Path("/run/vdesk-forks")  # where vdesk-runc looks for the containers it restores
+FORK_DIR = "vdesk-fork"  # in a fork's container directory: images/ (links to the checkpoint), work/ (CRIU's log)
+RUNC_STATES = "/run/docker/runtime-*/moby"  # runc's state of Docker's containers, one directory per runtime
+TOOL_PLACES = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")  # dockerd's PATH
 INSTALL_HINT = "scripts/criu/install-criu.sh builds one"
+RUNTIME_HINT = "scripts/criu/install-criu.sh registers it"
+PASSWORD_FILE = "vnc-password"  # the checkpointed desktop's, beside its images (which hold it anyway)
 FORK_LABELS = ("vdesk.checkpoint", "vdesk.forked-from")
-# Docker moves a checkpoint through containerd at ~20 ms per MB, and forks started at once queue:
-# eight forks of a 230 MB Chromium desktop take minutes on two cores. A bound for a hung engine only.
+# A restore is CRIU's work and Docker's start (CRIU alone: 0.25-0.37 s for a lean desktop, 0.53 s for
+# 430 MB, idle); a bound for a hung engine or eight big forks queued on a busy machine.
 START_TIMEOUT = 600
+CHECKPOINT_TIMEOUT = 600
 CHECKPOINT_ATTEMPTS = 3
-PASSING_FAILURES = ("Connected TCP socket", "unable to freeze")
+EXIT_CODE_WAIT = 5.0
+PASSING_FAILURES = ("Connected TCP socket", "unable to freeze", "freezer")
 HARMLESS = "Can't setup RLIMIT_NOFILE for self"  # CRIU logs it as an error on hosts without CAP_SYS_RESOURCE
 
 # Run in a fresh fork (as the desktop user): $1 is the fork's time-to-live in seconds (0: none),
@@ -116,14 +131,15 @@ class Checkpoint(BaseModel):
 
 
 # -- what the engine needs -------------------------------------------------------------------------
-def unavailable_message(*, experimental: bool, writable_root: str | None, root: str, criu: tuple[int, ...] | None) -> str | None:
+def unavailable_message(*, runtime: bool, writable_root: str | None, root: str, criu: tuple[int, ...] | None) -> str | None:
     """What keeps an engine from checkpointing, as one line naming every missing piece; None
-    when nothing does (pure: unit-tested). ``writable_root`` is Docker's state directory when
-    this process can write it, ``criu`` the version of the CRIU dockerd would run."""
+    when nothing does (pure: unit-tested). ``runtime`` says whether dockerd knows the runtime
+    ``vdesk``, ``writable_root`` is Docker's state directory when this process can write it,
+    ``criu`` the version of the CRIU runc would run."""
     missing = []
-    if not experimental:
-        missing.append("dockerd runs without --experimental (start it as `dockerd --experimental`; "
-                       "scripts/setup-host.sh does)")
+    if not runtime:
+        missing.append(f"dockerd has no runtime named {RUNTIME!r}, which restores forks "
+                       f"({RUNTIME_HINT} in /etc/docker/daemon.json)")
     if criu is None:
         missing.append(f"there is no CRIU on the engine's host ({INSTALL_HINT})")
     elif criu < MIN_CRIU:
@@ -137,10 +153,14 @@ def unavailable_message(*, experimental: bool, writable_root: str | None, root: 
     return "this engine cannot checkpoint desktops: " + "; ".join(missing)
 
 
+def _tool(name: str) -> str | None:
+    """``name`` as dockerd would find it (its usual PATH first)."""
+    return shutil.which(name, path=":".join([*TOOL_PLACES, os.environ.get("PATH", "")]))
+
+
 def criu_version() -> tuple[int, ...] | None:
     """The version of the CRIU first on dockerd's usual PATH, or None when there is none."""
-    path = ":".join([*CRIU_PLACES, os.environ.get("PATH", "")])
-    criu = shutil.which("criu", path=path)
+    criu = _tool("criu")
     if criu is None:
         return None
     try:
@@ -153,21 +173,26 @@ def criu_version() -> tuple[int, ...] | None:
 
 def docker_root(client: docker.DockerClient) -> Path:
     """Docker's state directory; checks that this engine can checkpoint and this process can
-    reach its files, else raises :class:`CheckpointUnavailable` naming what is missing."""
-    return _checked_root(client.api.base_url, client)
+    reach its files, else raises :class:`CheckpointUnavailable` naming what is missing. Asked
+    once per engine and process (by its address: each ``Desktop.fork`` makes a client of its
+    own): ``docker info`` and ``criu --version`` cost 0.1-0.2 s, a fifth of a fork."""
+    base_url = client.api.base_url
+    if base_url not in _CHECKED:
+        _CHECKED[base_url] = _checked_root(base_url, client)  # a missing piece raises, so it is asked again
+    return _CHECKED[base_url]
 
 
-@functools.lru_cache(maxsize=8)
+_CHECKED: dict[str, Path] = {}
+
+
 def _checked_root(base_url: str, client: docker.DockerClient) -> Path:
-    # Asked once per engine and process: `criu --version` and `docker info` cost 10-50 ms.
     info = client.info()
     root = str(info.get("DockerRootDir") or "/var/lib/docker")
     local = base_url.startswith("http+docker://") and os.path.isdir(os.path.join(root, "containers"))
     writable = root if local and os.access(os.path.join(root, "containers"), os.W_OK) else None
-    message = unavailable_message(experimental=bool(info.get("ExperimentalBuild")), writable_root=writable,
+    message = unavailable_message(runtime=RUNTIME in (info.get("Runtimes") or {}), writable_root=writable,
                                   root=root, criu=criu_version())
     if message:
-        _checked_root.cache_clear()  # a missing piece may be added while this process runs
         raise CheckpointUnavailable(message)
     return Path(root)
 
@@ -179,23 +204,30 @@ def _store(client: docker.DockerClient) -> Path:
 
 
 # -- taking one --------------------------------------------------------------------------------------
-def take(client: docker.DockerClient, container: Container, name: str | None = None) -> Checkpoint:
+def take(client: docker.DockerClient, container: Container, name: str | None = None,
+         password: str | None = None) -> Checkpoint:
     """Checkpoint the running desktop ``container`` under ``name`` (default: its name and a random
     suffix), leaving it running. Its holder must have closed its own VNC and X connections
-    (a connection to outside the container cannot be dumped)."""
+    (a connection to outside the container cannot be dumped). ``password``, the desktop's VNC
+    password, is kept beside the images (see :func:`source_password`)."""
     store = _store(client)
     name = check_checkpoint_name(name or f"{container.name}-{secrets.token_hex(3)}")
-    if (store / name).exists():
-        raise InvalidArgument(f"a checkpoint named {name!r} already exists (see `vdesk ls`)")
-    recipe = _recipe(client, container)
-    _docker_checkpoint(client, container, name)
-    made = docker_root(client) / "containers" / container.id / "checkpoints" / name
     target = store / name
-    target.mkdir(mode=0o700)
-    os.rename(made, target / "images")  # out of the container's directory: it outlives the container
-    size = sum(entry.stat().st_size for entry in (target / "images").iterdir())
-    checkpoint = Checkpoint(name=name, source=container.name, created=datetime.now(timezone.utc), size=size, **recipe)
-    (target / "vdesk.json").write_text(checkpoint.model_dump_json())
+    try:
+        target.mkdir(mode=0o700)
+    except FileExistsError:
+        raise InvalidArgument(f"a checkpoint named {name!r} already exists (see `vdesk ls`)") from None
+    try:
+        recipe = _recipe(client, container)
+        _runc_checkpoint(container, target)
+        size = sum(entry.stat().st_size for entry in (target / "images").iterdir())
+        checkpoint = Checkpoint(name=name, source=container.name, created=datetime.now(timezone.utc), size=size, **recipe)
+        if password is not None:
+            (target / PASSWORD_FILE).write_text(password)  # the directory is root's alone, like the images
+        (target / "vdesk.json").write_text(checkpoint.model_dump_json())
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
     return checkpoint
 
 
@@ -223,39 +255,67 @@ def _recipe(client: docker.DockerClient, container: Container) -> dict[str, Any]
     )
 
 
-def _docker_checkpoint(client: docker.DockerClient, container: Container, name: str) -> None:
-    # Two failures pass by themselves: Docker's image health check opens a TCP connection to the
-    # VNC server once a minute (a dump that catches one open fails; the check lasts
-    # milliseconds), and on a busy machine runc may not get every process of a starting program
-    # frozen in time ("unable to freeze"; it thaws them again).
+def _runc_state(container: Container) -> str:
+    """The runc root that holds ``container``'s state (Docker keeps one per runtime)."""
+    for states in glob.glob(RUNC_STATES):
+        if os.path.isdir(os.path.join(states, container.id)):
+            return states
+    raise CheckpointError(f"checkpointing desktop {container.name} failed: the engine's runtime has no state for it "
+                          "(is it running?)")
+
+
+def _runc_checkpoint(container: Container, target: Path) -> None:
+    """``runc checkpoint --leave-running`` of ``container`` into ``target/images`` (CRIU's log in
+    ``target/work``). Two failures pass by themselves and are tried again: Docker's image health
+    check opens a TCP connection to the VNC server once a minute (a dump that catches one open
+    fails; the check lasts milliseconds), and on a busy machine runc may not get every process
+    of a starting program frozen in time ("unable to freeze"; it thaws them again)."""
+    runc, states = _tool("runc"), _runc_state(container)
+    if runc is None:
+        raise CheckpointUnavailable("this engine cannot checkpoint desktops: there is no runc on the engine's host")
+    argv = [runc, "--root", states, "checkpoint", "--leave-running", "--image-path", str(target / "images"),
+            "--work-path", str(target / "work"), container.id]
     for attempt in range(CHECKPOINT_ATTEMPTS):
+        shutil.rmtree(target / "images", ignore_errors=True)
         try:
-            response = client.api._post_json(client.api._url("/containers/{0}/checkpoints", container.id),
-                                              data={"CheckpointID": name, "Exit": False})
-            client.api._raise_for_status(response)
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=CHECKPOINT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise CheckpointError(f"checkpointing desktop {container.name}: runc did not finish within "
+                                  f"{CHECKPOINT_TIMEOUT} s") from None
+        if done.returncode == 0:
             return
-        except docker.errors.APIError as error:
-            said = _criu_said(str(error.explanation or error))
-            if attempt < CHECKPOINT_ATTEMPTS - 1 and any(passing in said for passing in PASSING_FAILURES):
-                time.sleep(0.5 * (attempt + 1))
-                continue
-            raise CheckpointError(f"checkpointing desktop {container.name} failed: {said}") from None
+        said = _criu_said(target / "work" / "dump.log", done.stderr)
+        if attempt < CHECKPOINT_ATTEMPTS - 1 and any(passing in said for passing in PASSING_FAILURES):
+            time.sleep(0.5 * (attempt + 1))
+            continue
+        raise CheckpointError(f"checkpointing desktop {container.name} failed: {said}")
 
 
-def _criu_said(message: str) -> str:
-    """Docker's error with CRIU's own first error line, read from the log it names, which says
-    what could not be dumped (an open connection to outside, ...)."""
-    found = re.search(r"path=\s*(\S+\.log)", message)
-    if found:
-        try:
-            errors = [line.split(") ", 1)[-1] for line in Path(found.group(1)).read_text(errors="replace").splitlines()
-                      if "Error (" in line and HARMLESS not in line]
-        except OSError:
-            errors = []
-        if errors:
-            hint = " (close VNC viewers and tunnels to it first)" if "TCP" in errors[0] or "unix" in errors[0] else ""
-            return f"CRIU: {errors[0].strip()}{hint}"
-    return " ".join(message.split())
+def _criu_said(log: Path, stderr: str) -> str:
+    """CRIU's own first error line from ``log``, which says what could not be dumped or
+    restored (an open connection to outside, ...); else runc's last line of ``stderr``."""
+    try:
+        errors = [line.split(") ", 1)[-1] for line in log.read_text(errors="replace").splitlines()
+                  if "Error (" in line and HARMLESS not in line]
+    except OSError:
+        errors = []
+    if errors:
+        hint = " (close VNC viewers and tunnels to it first)" if "TCP" in errors[0] or "unix" in errors[0] else ""
+        return f"CRIU: {errors[0].strip()}{hint}"
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return " ".join(lines[-1].split()) if lines else "runc failed without a word"
+
+
+def source_password(client: docker.DockerClient, checkpoint: Checkpoint) -> str | None:
+    """The VNC password of the desktop ``checkpoint`` was taken of, which a fork of it accepts
+    from its restore until its own is written: vdesk's frames connect with it meanwhile, so the
+    first frame does not wait for the new password (an exec, ~0.1-0.3 s). None when not kept.
+    No secret is added: the checkpoint's images hold the same password in Xvnc's memory and
+    in /tmp."""
+    try:
+        return (docker_root(client) / STORE / checkpoint.name / PASSWORD_FILE).read_text()
+    except OSError:
+        return None
 
 
 # -- the store ---------------------------------------------------------------------------------------
@@ -307,15 +367,17 @@ def prune(client: docker.DockerClient) -> list[str]:
 
 # -- starting a fork -------------------------------------------------------------------------------------
 def start(client: docker.DockerClient, checkpoint: Checkpoint, options: RunOptions) -> Container:
-    """Create a desktop's container with ``options`` and start it from ``checkpoint``; the
-    container is removed again when that fails. Its holder then runs :data:`RESET_SCRIPT`."""
+    """Create a desktop's container with ``options`` under the runtime ``vdesk`` and start it,
+    which restores ``checkpoint`` into it; the container is removed again when that fails. Its
+    holder then runs :data:`RESET_SCRIPT`."""
     root = docker_root(client)
     images = root / STORE / checkpoint.name / "images"
     if not images.is_dir():
         raise DesktopNotFound(f"no checkpoint named {checkpoint.name!r} (see `vdesk ls`)")
     labels = dict(zip(FORK_LABELS, (checkpoint.name, checkpoint.source)))
     try:
-        container = client.containers.create(checkpoint.image, **container_options(checkpoint.image_name, options, labels))
+        container = client.containers.create(checkpoint.image, runtime=RUNTIME,
+                                             **container_options(checkpoint.image_name, options, labels))
     except docker.errors.ImageNotFound:
         raise CheckpointError(f"checkpoint {checkpoint.name}: its image {checkpoint.image_name} "
                               f"({checkpoint.image[:19]}) is gone") from None
@@ -323,14 +385,16 @@ def start(client: docker.DockerClient, checkpoint: Checkpoint, options: RunOptio
         if error.status_code == 409:
             raise InvalidArgument(f"a container named {options.name!r} already exists") from None
         raise CheckpointError(f"creating fork {options.name} failed: {error.explanation}") from None
+    mark, fork = MARKS / container.id, root / "containers" / container.id / FORK_DIR
     try:
-        _link_checkpoint(images, root / "containers" / container.id / "checkpoints" / checkpoint.name, container.id)
-        response = client.api._post(client.api._url("/containers/{0}/start", container.id),
-                                    params={"checkpoint": checkpoint.name}, timeout=START_TIMEOUT)
+        _link_checkpoint(images, fork / "images")
+        MARKS.mkdir(mode=0o700, exist_ok=True)
+        mark.symlink_to(fork)
+        response = client.api._post(client.api._url("/containers/{0}/start", container.id), timeout=START_TIMEOUT)
         client.api._raise_for_status(response)
     except docker.errors.APIError as error:
+        said = _criu_said(fork / "work" / "restore.log", str(error.explanation or error))
         remove_container(container)
-        said = _criu_said(str(error.explanation or error))
         raise CheckpointError(f"starting fork {options.name} from {checkpoint.name} failed: {said}") from None
     except requests.exceptions.RequestException:
         remove_container(container)
@@ -339,16 +403,17 @@ def start(client: docker.DockerClient, checkpoint: Checkpoint, options: RunOptio
     except BaseException:
         remove_container(container)
         raise
+    finally:
+        mark.unlink(missing_ok=True)  # the runtime's start removes it; not when the restore failed
     return container
 
 
-def _link_checkpoint(images: Path, target: Path, unique: str) -> None:
-    """The checkpoint's files in ``target`` as hard links (0.1 ms, no copy), and one file that
-    only this copy has."""
+def _link_checkpoint(images: Path, target: Path) -> None:
+    """The checkpoint's files in ``target`` as hard links (0.1 ms, no copy): a fork being
+    restored keeps reading them when the checkpoint is removed meanwhile."""
     target.mkdir(parents=True, mode=0o700)
     for entry in images.iterdir():
         os.link(entry, target / entry.name)
-    (target / FORK_FILE).write_text(unique)
 
 
 def fork_names(source: str, n: int, names: list[str] | None) -> list[str]:
@@ -366,6 +431,29 @@ def fork_names(source: str, n: int, names: list[str] | None) -> list[str]:
 def reset_argv(ttl: float | None) -> list[str]:
     """The command that makes a fresh fork its own (see :data:`RESET_SCRIPT`)."""
     return ["sh", "-c", RESET_SCRIPT, "vdesk-fork", str(int(ttl or 0))]
+
+
+def reset(api: docker.APIClient, container: Container, password: str, view_password: str, ttl: float | None,
+          timeout: float) -> None:
+    """Run :data:`RESET_SCRIPT` in the fresh fork ``container``: its own VNC passwords and
+    time-to-live. A plain exec, not the desktop's channel: the channel's program is an
+    interpreter that takes ~0.1 s to start, which a fork's first frame would wait for."""
+    ended, said = threading.Event(), bytearray()
+    stream = ExecStream(api, container.id, reset_argv(ttl), on_data=said.extend, on_close=ended.set,
+                        on_stderr=said.extend, label=container.name)
+    try:
+        stream.send(f"{password}\n{view_password}\n".encode())
+        stream.finish_input()
+        if not ended.wait(timeout):
+            raise DesktopTimeout(f"fork {container.name}: its new password was not set within {timeout:g} s")
+        deadline = time.monotonic() + EXIT_CODE_WAIT  # the engine records the exit code just after the end
+        while (code := stream.exit_code()) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        stream.close()
+    if code != 0:
+        raise CheckpointError(f"fork {container.name}: setting its new password failed ({code}): "
+                              f"{bytes(said).decode(errors='replace').strip() or 'no output'}")
 
 
 def remaining_ttl(container: Container) -> float | None:

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # CRIU for `vdesk checkpoint` / `vdesk fork` (see scripts/criu/README.md for why it is built
 # here): Debian sid's 4.2.1 source, with our rlimits-from-proc.patch, installed as
-# /usr/local/sbin/criu (first on dockerd's PATH, so runc uses it). Idempotent: does nothing
-# when that binary already reports this version. Root on Debian only; elsewhere it says what
-# to install and exits 0 (checkpoints are optional; vdesk says what is missing when asked).
+# /usr/local/sbin/criu (first on dockerd's PATH, so runc uses it); and the runtime that restores
+# forks (vdesk-runc), registered with dockerd as `vdesk`. Idempotent: builds nothing when that
+# binary already reports this version. Root on Debian only; elsewhere it says what to install
+# and exits 0 (checkpoints are optional; vdesk says what is missing when asked).
 set -euo pipefail
 
 VERSION=4.2.1
@@ -23,8 +24,36 @@ runc_options() {
   done
 }
 
+# The runtime `vdesk` (vdesk-runc: runc, but a fork is restored at its create) in dockerd's
+# daemon.json, keeping what else the file says; a running dockerd reloads it on SIGHUP, which
+# touches no running container (only the runtimes list and a few settings are re-read).
+RUNTIME=/usr/local/sbin/vdesk-runc
+DAEMON_JSON=/etc/docker/daemon.json
+fork_runtime() {
+  [ "$(id -u)" = 0 ] || return 0
+  install -m 0755 "$HERE/vdesk-runc" "$RUNTIME"
+  mkdir -p "$(dirname "$DAEMON_JSON")"
+  local changed
+  changed=$(python3 - "$DAEMON_JSON" "$RUNTIME" <<'PY'
+import json, os, sys
+path, runtime = sys.argv[1], sys.argv[2]
+config = json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) else {}
+if config.get("runtimes", {}).get("vdesk", {}).get("path") == runtime:
+    print("no")
+else:
+    config.setdefault("runtimes", {})["vdesk"] = {"path": runtime}
+    with open(path + ".new", "w") as out:
+        json.dump(config, out, indent=2)
+    os.replace(path + ".new", path)
+    print("yes")
+PY
+)
+  if [ "$changed" = yes ] && pid=$(pgrep -o -x dockerd); then kill -HUP "$pid"; fi
+}
+
 if [ -x "$TARGET" ] && "$TARGET" --version 2>/dev/null | grep -qx "Version: $VERSION"; then
   runc_options
+  fork_runtime
   exit 0
 fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
@@ -59,5 +88,6 @@ patch -d "$src" -p1 --quiet <"$HERE/rlimits-from-proc.patch"
 make -C "$src" -j"$(nproc)" criu >"$work/build.log" 2>&1 || { tail -n 30 "$work/build.log" >&2; exit 1; }
 install -m 0755 "$src/criu/criu" "$TARGET"
 runc_options
+fork_runtime
 "$TARGET" check >/dev/null 2>&1 || echo "vdesk: warning: '$TARGET check' fails on this kernel." >&2
 echo "vdesk: CRIU $VERSION installed as $TARGET."

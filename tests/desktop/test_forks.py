@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import secrets
 import subprocess
 import sys
 import time
@@ -30,6 +31,7 @@ from vdesk.frames import LiveFramebuffer
 VDESK = str(Path(sys.executable).parent / "vdesk")
 COUNTER = ["sh", "-c", "i=0; while true; do i=$((i+1)); echo $i > /tmp/ticks; sleep 0.2; done"]
 TERMINAL_TITLE = "fork-probe"
+RUN = secrets.token_hex(2)  # in the desktops' names: two runs of this file on one engine do not collide
 CLOCK_WIDTH, TASKBAR_HEIGHT = 100, 30  # the apps image's clock: the taskbar's right end
 
 
@@ -51,7 +53,7 @@ def same_pixels(a: Image.Image, b: Image.Image) -> bool:
 @pytest.fixture(scope="module")
 def original() -> Iterator[Desktop]:
     """A lean desktop with a terminal that echoes what is typed and a counter writing /tmp/ticks."""
-    with Desktop.up(name="fork-original") as desktop:
+    with Desktop.up(name=f"fork-original-{RUN}") as desktop:
         desktop.run(["xterm", "-T", TERMINAL_TITLE, "-geometry", "60x10+40+40", "-e", "sh", "-c",
                      "echo forked desktops; exec sleep 100000"])
         desktop.windows.wait_for(TERMINAL_TITLE)
@@ -83,6 +85,27 @@ def test_a_fork_shows_the_checkpoint_screen_and_its_programs_run_on(original: De
         wait_until(lambda: ticks(fork) > saved, what="the fork's counter to go on")
         assert fork.windows.find(TERMINAL_TITLE) is not None
         assert fork.info().status == "running" and fork.container.labels["vdesk.checkpoint"] == checkpoint.name
+
+
+def test_a_fork_forks_in_turn_and_its_fork_refuses_both_earlier_passwords(original: Desktop, taken) -> None:  # type: ignore[no-untyped-def]
+    checkpoint, screen, before = taken
+    (child,) = Desktop.fork(checkpoint)
+    with child:
+        (grandchild,) = child.fork(1)  # its container runs under the fork runtime: checkpointed all the same
+        with grandchild:
+            assert same_pixels(grandchild.screenshot(), screen)
+            assert ticks(grandchild) >= before
+            assert grandchild.vnc_password not in {child.vnc_password, original.vnc_password}
+            for stale_password in (child.vnc_password, original.vnc_password):
+                source = functools.partial(start_exec, grandchild.client.api, grandchild.id, ["socat", "STDIO", VNC_TARGET],
+                                           label=grandchild.name)
+                stale = LiveFramebuffer(source, stale_password, grandchild.name)
+                try:
+                    with pytest.raises(PasswordRefused):
+                        stale.connect(timeout=10)
+                finally:
+                    stale.close()
+        forks.remove(child.client, grandchild.container.labels["vdesk.checkpoint"])
 
 
 def test_typing_into_one_fork_changes_only_that_fork(original: Desktop, taken) -> None:  # type: ignore[no-untyped-def]
@@ -176,7 +199,7 @@ def without_clock(screen: Image.Image) -> Image.Image:
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Desktop]:
-    with Desktop.up(name="fork-chromium", image="apps", timeout=120) as desktop:
+    with Desktop.up(name=f"fork-chromium-{RUN}", image="apps", timeout=120) as desktop:
         desktop.run(["chromium", "data:text/html,<title>fork page</title><h1>A page to fork</h1>"])
         desktop.windows.wait_for("fork page", timeout=60)
         desktop.wait_for_text("A page to fork", timeout=60)
@@ -210,31 +233,32 @@ def test_the_command_line_checkpoints_forks_lists_and_prunes() -> None:
     def vdesk(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([VDESK, *args], capture_output=True, text=True, timeout=300)
 
-    up = vdesk("up", "--name", "fork-cli", "--ttl", "600", "--json")
+    cli, cp = f"fork-cli-{RUN}", f"fork-cli-{RUN}-cp"
+    up = vdesk("up", "--name", cli, "--ttl", "600", "--json")
     assert up.returncode == 0, up.stderr
-    made: list[str] = ["fork-cli"]
+    made: list[str] = [cli]
     try:
-        taken = vdesk("checkpoint", "fork-cli", "--as", "fork-cli-cp")
-        assert taken.returncode == 0 and taken.stdout.startswith("fork-cli-cp "), taken.stderr
-        assert "fork-cli-cp" in vdesk("ls").stdout
-        forked = vdesk("fork", "fork-cli-cp", "-n", "2", "--json")
+        taken = vdesk("checkpoint", cli, "--as", cp)
+        assert taken.returncode == 0 and taken.stdout.startswith(f"{cp} "), taken.stderr
+        assert cp in vdesk("ls").stdout
+        forked = vdesk("fork", cp, "-n", "2", "--json")
         assert forked.returncode == 0, forked.stderr
         facts = [json.loads(line) for line in forked.stdout.splitlines()]
         made += [fact["name"] for fact in facts]
-        assert len(facts) == 2 and all(fact["checkpoint"] == "fork-cli-cp" for fact in facts)
+        assert len(facts) == 2 and all(fact["checkpoint"] == cp for fact in facts)
         assert json.loads(up.stdout)["password"] not in {fact["password"] for fact in facts}
         shot = vdesk("run", facts[0]["name"], "--wait", "--", "echo", "forked")
         assert shot.returncode == 0 and shot.stdout == "forked\n"
-        from_desktop = vdesk("fork", "fork-cli")  # a desktop: checkpointed first
+        from_desktop = vdesk("fork", cli)  # a desktop: checkpointed first
         assert from_desktop.returncode == 0, from_desktop.stderr
         made.append(from_desktop.stdout.split()[0])
-        assert "checkpoint fork-cli-cp" not in vdesk("prune").stdout  # its forks still run
+        assert f"checkpoint {cp}" not in vdesk("prune").stdout  # its forks still run
         assert vdesk("down", *made).returncode == 0
         made = []
         pruned = vdesk("prune").stdout
-        assert "removed checkpoint fork-cli-cp" in pruned and "removed checkpoint fork-cli-" in pruned.replace(
-            "removed checkpoint fork-cli-cp", "")
-        assert "fork-cli-cp" not in vdesk("ls").stdout
+        assert f"removed checkpoint {cp}" in pruned and f"removed checkpoint {cli}-" in pruned.replace(
+            f"removed checkpoint {cp}", "")
+        assert cp not in vdesk("ls").stdout
         missing = vdesk("fork", "no-such-thing")
         assert missing.returncode == 2 and missing.stderr == "vdesk: no desktop or checkpoint named 'no-such-thing' (see `vdesk ls`)\n"
     finally:
@@ -244,7 +268,7 @@ def test_the_command_line_checkpoints_forks_lists_and_prunes() -> None:
 
 def test_a_fork_lives_by_its_own_time_to_live_not_the_originals() -> None:
     client = docker.from_env()
-    with Desktop.up(name="fork-ttl", ttl=20) as short:
+    with Desktop.up(name=f"fork-ttl-{RUN}", ttl=20) as short:
         expires = int(short.container.labels["vdesk.expires-at"])
         checkpoint = short.checkpoint()
         try:
@@ -266,7 +290,7 @@ def test_an_apps_desktop_with_calc_and_a_document_forks_with_the_same_pixels(tmp
     book = openpyxl.Workbook()
     book.active["A1"] = "forked cell"
     book.save(tmp_path / "sheet.xlsx")
-    with Desktop.up(name="fork-calc", image="apps", timeout=120) as desktop:
+    with Desktop.up(name=f"fork-calc-{RUN}", image="apps", timeout=120) as desktop:
         desktop.write_file("/home/desk/sheet.xlsx", (tmp_path / "sheet.xlsx").read_bytes())
         desktop.run(["libreoffice", "--calc", "--norestore", "/home/desk/sheet.xlsx"])
         desktop.windows.wait_for("sheet.xlsx", timeout=90)

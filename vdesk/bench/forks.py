@@ -1,8 +1,8 @@
 """``vdesk bench --forks``: what checkpoints and forks cost, against a fresh desktop brought to
 the same state (see :mod:`vdesk.forks`).
 
-The state is a terminal showing text (lean image) or Chromium showing a local page (apps
-image). For each: the checkpoint, its size, a fork until its first frame, the same state
+The state is a terminal showing text (lean image), Chromium showing a local page or Calc
+showing a document (apps image). For each: the checkpoint, its size, a fork until its first frame, the same state
 reached by ``Desktop.up`` plus starting the program and waiting for its window, the memory of
 a fork, and (for the terminal) eight forks started at once. Every desktop and checkpoint made is removed.
 """
@@ -41,15 +41,19 @@ STATES = (
     State("lean", "lean", ("xterm", "-T", "bench-fork", "-e", "sh", "-c", "echo a forked terminal; exec sleep 100000"),
           "bench-fork"),
     State("chromium", "apps", ("chromium", "data:text/html,<title>bench page</title><h1>A local page</h1>"), "bench page"),
+    # A document in Calc: a setup of several seconds, the case forks are for. The CSV filter
+    # named on the command line skips the import dialog.
+    State("calc", "apps", ("sh", "-c", "printf 'forked,cell\\n1,2\\n' > /home/desk/bench.csv && exec libreoffice --calc "
+                           "--norestore --infilter=CSV:44,34,76 /home/desk/bench.csv"), "bench.csv"),
 )
 
 
 def fork_measurements(client: docker.DockerClient, repeats: int, progress: Progress = print,
                       apps: bool = True) -> list[Measurement]:
-    """The fork_* rows for the lean state and (with ``apps``) Chromium's; each row records the
-    machine around it."""
+    """The fork_* rows for the lean state and (with ``apps``) Chromium's and Calc's; each row
+    records the machine around it."""
     results: list[Measurement] = []
-    for state in STATES[: 2 if apps else 1]:
+    for state in STATES if apps else STATES[:1]:
         progress(f"forks: {state.label} desktop, {repeats} times each")
         results += around(client, lambda: _fresh(state, repeats))
         with Desktop.up(size=DEFAULT_SIZE, image=state.image, timeout=APPS_UP_TIMEOUT) as desktop:
