@@ -58,7 +58,7 @@ ARGUMENTS: dict[str, Callable[[], object]] = {
     "limits: memory without a unit": lambda: Limits(memory="lots"),
     "limits: cpus zero": lambda: Limits(cpus=0),
     "limits: pids negative": lambda: Limits(pids=-5),
-    "up: limits of the wrong type": up(limits={"memory": "1g"}),
+    "up: limits of the wrong type": up(limits="1g"),  # a mapping of them is read as Limits
     "attach: bad name": lambda: Desktop.attach("../etc", engine=NO_ENGINE),
     "remove: bad name": lambda: remove_desktops(["ok", "not ok"], engine=NO_ENGINE),
     "parse_size: words": lambda: parse_size("big"),

@@ -31,7 +31,7 @@ def test_the_public_surface_holds_what_a_user_reaches_for_first() -> None:
 
     assert Desktop.__module__ == "vdesk.desktop" and Operator.__module__ == "vdesk.operator"
     assert [cls.__module__ for cls in (BaseAction, Coordinates, ExecuteResult, ImageSpace, Limits, ScreenContext)] == [
-        "vdesk.actions", "vdesk.actions", "vdesk.actions", "vdesk.coords", "vdesk.container", "vdesk.operator"]
+        "vdesk.actions", "vdesk.actions", "vdesk.actions", "vdesk.coords", "vdesk.spec", "vdesk.operator"]
     assert vdesk.__version__ and len(set(vdesk.__all__)) == len(vdesk.__all__)
 
 

@@ -18,8 +18,8 @@ from PIL import Image
 
 from vdesk.coords import Screen
 from vdesk.desktop import Desktop
-from vdesk.harness.tasks import DesktopSettings
 from vdesk.images import IMAGE
+from vdesk.spec import DesktopSpec
 
 T = TypeVar("T")
 
@@ -66,7 +66,7 @@ class LocalHost:
 
 
 # Opens a desktop for a task's settings; leaving the context releases it (or leaves it to its owner).
-DesktopSource = Callable[[DesktopSettings], AbstractContextManager[DesktopHost]]
+DesktopSource = Callable[[DesktopSpec], AbstractContextManager[DesktopHost]]
 
 
 def fresh_desktops(image: str = IMAGE, environment: Mapping[str, str] | None = None) -> DesktopSource:
@@ -74,9 +74,8 @@ def fresh_desktops(image: str = IMAGE, environment: Mapping[str, str] | None = N
     the environment lets it go."""
 
     @contextmanager
-    def open_desktop(settings: DesktopSettings) -> Iterator[DesktopHost]:
-        desktop = Desktop.up(settings.dimensions, scale=settings.scale, network=settings.network,
-                             image=settings.image or image, environment=dict(environment or {}), clock=settings.clock)
+    def open_desktop(settings: DesktopSpec) -> Iterator[DesktopHost]:
+        desktop = Desktop.up(settings.over(image, dict(environment or {})))
         try:
             yield LocalHost(desktop)
         finally:

@@ -28,7 +28,6 @@ from pathlib import Path
 from PIL import Image
 
 from vdesk.actions import ExecuteResult
-from vdesk.coords import Screen
 from vdesk.errors import VdeskError
 from vdesk.harness.agents.base import Agent, AgentReply
 from vdesk.harness.checks import CheckResult
@@ -217,7 +216,7 @@ def run_episode(agent: Agent, task: Task, *, max_steps: int | None = None, timeo
     settings = task.desktop
     try:
         agent.reset(task)
-        screen = Screen(*settings.dimensions, settings.scale)
+        screen = settings.screen
         space = agent.image_space(screen) or screen.image()
         if out is not None:
             info = RunInfo(task_id=task.id, agent=agent.name, image_size=space.size, screen_size=screen.size,
