@@ -35,7 +35,7 @@ if TYPE_CHECKING:
                               CheckpointError)
     from vdesk.forks import Checkpoint
     from vdesk.inventory import DesktopInfo
-    from vdesk.operator import ExecuteRequest, Operator, ScreenContext, ScreenshotOutput
+    from vdesk.integrations.operator import ExecuteRequest, Operator, ScreenContext, ScreenshotOutput
     from vdesk.spec import DesktopSpec, Limits, Network
 
 __all__ = [
@@ -63,8 +63,8 @@ _HOMES = {
     "Desktop": "vdesk.desktop", "DesktopSpec": "vdesk.spec", "DesktopInfo": "vdesk.inventory", "Limits": "vdesk.spec",
     "Network": "vdesk.spec", "Screen": "vdesk.coords", "ImageSpace": "vdesk.coords", "Box": "vdesk.coords",
     "BaseAction": "vdesk.actions", "Coordinates": "vdesk.actions", "ExecuteResult": "vdesk.actions",
-    "Operator": "vdesk.operator", "ExecuteRequest": "vdesk.operator", "ScreenContext": "vdesk.operator",
-    "ScreenshotOutput": "vdesk.operator", "Receipt": "vdesk.actions", "TextBox": "vdesk.accessibility.text",
+    "Operator": "vdesk.integrations.operator", "ExecuteRequest": "vdesk.integrations.operator", "ScreenContext": "vdesk.integrations.operator",
+    "ScreenshotOutput": "vdesk.integrations.operator", "Receipt": "vdesk.actions", "TextBox": "vdesk.accessibility.text",
     "Checkpoint": "vdesk.forks",
     **{name: "vdesk.errors" for name in __all__[__all__.index("VdeskError"):]},
 }

@@ -18,6 +18,7 @@ import functools
 import itertools
 import os
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -38,7 +39,7 @@ from vdesk.accessibility import marks as set_of_marks, text as text_on_screen
 from vdesk.accessibility.text import Pattern as TextPattern, TextBox, TextLine
 from vdesk.accessibility.tree import (Limits as TreeLimits, Node, Tree, describe_query, mark_covered, TreeReader,
                                       silent_windows)
-from vdesk.actions import BaseAction, Coordinates, ElementQuery, ExecuteResult, Receipt, parse_batch
+from vdesk.actions import Batch, BaseAction, Coordinates, ElementQuery, ExecuteResult, Receipt, parse_batch
 from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
 from vdesk.clipboard import Clipboard
 from vdesk.clock import ClockSettings
@@ -604,15 +605,19 @@ class Desktop:
             self._window_manager_ready = True
             return
 
-    def execute(self, actions: Any, *, image: ImageSpace | None = None, settle: bool = False,
-                receipt: bool = True) -> ExecuteResult:
-        """Validate the whole batch (names, inputs, keys, every point against the screen), then
-        run it in order: pointer and keys over X (:mod:`vdesk.xtest`), typing through the channel.
+    def execute(self, actions: Batch, *, image: ImageSpace | None = None, settle: bool = False,
+                receipt: bool = True, cancel: threading.Event | None = None) -> ExecuteResult:
+        """The one door for actions: validate the whole batch once (names, inputs, keys, every
+        point against the screen), then run it in order as the planner chains it (pointer and
+        keys over X, :mod:`vdesk.xtest`; typing through the channel), so a reply's actions go
+        in one call and adjacent ones join into one burst.
 
-        ``actions`` are BaseActions or their dicts or JSON; ``raw`` points are pixels of
-        ``image`` (default: a screenshot at the logical size). A malformed action fails the
-        whole batch before anything runs. What goes wrong with the batch comes back as
-        ``status="failed"``, never raised (a bad ``image`` is an :class:`InvalidArgument`).
+        ``actions`` are BaseActions or their dicts, or the JSON of such a list; ``raw`` points
+        are pixels of ``image`` (default: a screenshot at the logical size), and so are the
+        receipt's regions. A malformed action fails the whole batch before anything runs. What
+        goes wrong with the batch comes back as ``status="failed"``, never raised (a bad
+        ``image`` is an :class:`InvalidArgument`). ``cancel``, once set, stops the batch between
+        two chained bursts (``executed`` says how many actions ran; the result is failed).
 
         With ``settle=True`` it returns once the screen held still for ``SETTLE_QUIET`` after
         the last action, or after ``SETTLE_TIMEOUT`` (and a round trip) on a screen that never
@@ -635,7 +640,8 @@ class Desktop:
         started = time.perf_counter()
         image = _image_space(image) if image is not None else None
         try:
-            planned = plan(self._resolve_elements(parse_batch(actions)), self.screen, image)
+            batch = self._resolve_elements(parse_batch(actions))
+            planned = plan(batch, self.screen, image)
         except (InvalidAction, CommandFailed, DesktopTimeout) as error:  # nothing ran (the tree could not be read)
             return ExecuteResult(status="failed", error_message=str(error))
         result = ExecuteResult()
@@ -644,12 +650,15 @@ class Desktop:
             before = self._frame_before() if receipt and sends else None
             if sends:
                 self._receipt_before = before  # a batch without a receipt leaves nothing to read later
-            for step in self._run(planned.steps):
+            for step in self._run(planned.steps, cancel):
                 result.executed = step.action + 1
                 if isinstance(step, Mark) and step.kind == "finished":
                     result.finished, result.finished_content = True, step.content
                 elif isinstance(step, Mark):
                     result.call_user = step.content or ""
+            if result.executed < len(batch) and cancel is not None and cancel.is_set():
+                result.status = "failed"
+                result.error_message = f"cancelled after {result.executed} of {len(batch)} actions"
             typed = [step.text for step in planned.steps if isinstance(step, TypeText)]
             into_focus = self._typed_into_focus(typed[-1]) if settle and before is not None and typed else (None, None)
             if settle:
@@ -659,12 +668,14 @@ class Desktop:
             if before is not None:
                 result.receipt = self._receipt(before, after, result.settled)
                 result.receipt.typed, result.receipt.focused = into_focus
+                if image is not None:
+                    result.receipt = result.receipt.in_image(self.screen, image)
         except VdeskError as error:
             result.status, result.error_message = "failed", str(error)
         result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
 
-    def receipt(self, *, wait: float = 0.0) -> Receipt:
+    def receipt(self, *, wait: float = 0.0, image: ImageSpace | None = None) -> Receipt:
         """The last batch's receipt read now: its frame from before the batch against a fresh
         frame (one round trip), for a program that answers after :meth:`execute` returned.
 
@@ -673,6 +684,7 @@ class Desktop:
         (``settled`` is None: ``changed`` or ``unknown``; ``typed`` is not read again). What
         changed since the batch for any reason counts. Raises :class:`InvalidArgument` when the
         last batch that sent something took no receipt (``receipt=False``) or there was none.
+        ``image``: the regions in pixels of that image, as :meth:`execute` gives them.
         """
         if not (isinstance(wait, (int, float)) and not isinstance(wait, bool) and 0 <= wait <= 3600):
             raise InvalidArgument(f"wait must be between 0 and 3600 seconds, got {wait!r}")
@@ -680,7 +692,8 @@ class Desktop:
         if before is None:
             raise InvalidArgument("no receipt to read: the last batch ran with receipt=False, or none ran yet")
         after = self._with_frames(lambda frames: _first_difference(frames, before, wait))
-        return self._receipt(before, after, None)
+        found = self._receipt(before, after, None)
+        return found.in_image(self.screen, _image_space(image)) if image is not None else found
 
     # -- what is on screen, beyond pixels -----------------------------------------------------
     def accessibility_tree(self, limits: TreeLimits = TreeLimits(), *, apps: Sequence[str] = (),
@@ -844,8 +857,10 @@ class Desktop:
         regions = [region.logical(self.screen.scale).pixels() for region in found]
         return Receipt(changed=bool(regions), regions=regions, settled=settled)
 
-    def _run(self, steps: list[Step]) -> Iterator[Step]:
-        for batch in chained(steps):
+    def _run(self, steps: list[Step], cancel: threading.Event | None = None) -> Iterator[Step]:
+        for number, batch in enumerate(chained(steps)):
+            if cancel is not None and number and cancel.is_set():
+                return  # between two bursts: nothing is left half sent
             if isinstance(batch, Input):
                 self._guard(lambda: self._input.send(batch.events))
             elif isinstance(batch, TypeText) and batch.paste:  # a removed desktop is gone, not a lost channel

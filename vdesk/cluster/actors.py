@@ -34,7 +34,7 @@ from vdesk.actions import ExecuteResult
 from vdesk.desktop import Desktop
 from vdesk.errors import (ClusterError, DesktopGone, DesktopLost, DesktopStartFailed, DesktopTimeout,
                          InvalidArgument, VdeskError, first_line)
-from vdesk.operator import encode
+from vdesk.frames import encode
 from vdesk.spec import DesktopSpec
 from vdesk.usage import Usage, container_usage
 

@@ -48,7 +48,8 @@ from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, Sta
                                  UploadStep, WaitIdleStep, WaitWindowStep, WriteStep, in_home, load_task, parse_task)
 from vdesk.idle import wait_idle
 from vdesk.images import IMAGE
-from vdesk.operator import Operator, ScreenContext, encode, screen_context
+from vdesk.frames import encode
+from vdesk.integrations.operator import ScreenContext, screen_context
 from vdesk.osworld.session import OSWorldSession
 from vdesk.spec import DesktopSpec
 from vdesk.video import record
@@ -455,7 +456,7 @@ def settle(desktop: Desktop, quiet: float, timeout: float) -> None:
 
 def execute_action(desktop: Desktop, image: ImageSpace, action: BaseAction) -> ExecuteResult:
     """Run one action, its ``raw`` points read as pixels of ``image``."""
-    return Operator(desktop, image).execute({"actions": [action]})
+    return desktop.execute([action], image=image)
 
 
 def setup_timeout(task: Task) -> float:
