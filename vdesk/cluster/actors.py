@@ -30,7 +30,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from vdesk.channel import Completed
 from vdesk.cluster.membership import RESOURCE
 from vdesk.coords import Screen
-from vdesk.actions import ExecuteResult
+from vdesk.actions import Batch, ExecuteResult
 from vdesk.desktop import Desktop
 from vdesk.errors import (ClusterError, DesktopGone, DesktopLost, DesktopStartFailed, DesktopTimeout,
                          InvalidArgument, VdeskError, first_line)
@@ -90,7 +90,7 @@ class DesktopActor:
                    size: tuple[int, int] | None = None) -> bytes:
         return encode(self._desktop.screenshot(size, fresh=fresh), format, quality)
 
-    def execute(self, actions: Any, settle: bool = False) -> ExecuteResult:
+    def execute(self, actions: Batch, settle: bool = False) -> ExecuteResult:
         return self._desktop.execute(actions, settle=settle)
 
     def wait_until_settled(self, quiet: float = 0.03, timeout: float = 10.0,
@@ -194,7 +194,7 @@ class RemoteDesktop:
         return _decode(self._call("wait_for_change", timeout, region, timeout))
 
     # -- programs and actions -----------------------------------------------------------------
-    def execute(self, actions: Any, *, settle: bool = False) -> ExecuteResult:
+    def execute(self, actions: Batch, *, settle: bool = False) -> ExecuteResult:
         return self._call("execute", CALL_TIMEOUT, actions, settle)
 
     def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0,

@@ -47,7 +47,7 @@ from vdesk.harness.desktop_files import pack, unpack_into
 from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, StartStep, Task,
                                  UploadStep, WaitIdleStep, WaitWindowStep, WriteStep, in_home, load_task, parse_task)
 from vdesk.idle import wait_idle
-from vdesk.images import IMAGE
+from vdesk.images import DEFAULT as DEFAULT_IMAGE
 from vdesk.frames import encode
 from vdesk.integrations.operator import ScreenContext, screen_context
 from vdesk.osworld.session import OSWorldSession
@@ -207,7 +207,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
     def __init__(self, task: Task | str | Path | Mapping[str, Any] | None = None, *,
                  image_size: tuple[int, int] | None = None, render_mode: str | None = None,
                  observation: str = "screenshot", action_format: str = "base",
-                 max_steps: int | None = None, time_limit: float | None = None, image: str = IMAGE,
+                 max_steps: int | None = None, time_limit: float | None = None, image: str = DEFAULT_IMAGE,
                  source: DesktopSource | None = None, environment: Mapping[str, str] | None = None,
                  step_quiet: float = STEP_QUIET, final_quiet: float = FINAL_QUIET,
                  video: Path | None = None) -> None:

@@ -18,7 +18,7 @@ from PIL import Image
 
 from vdesk.coords import Screen
 from vdesk.desktop import Desktop
-from vdesk.images import IMAGE
+from vdesk.images import DEFAULT as DEFAULT_IMAGE
 from vdesk.spec import DesktopSpec
 
 T = TypeVar("T")
@@ -69,7 +69,7 @@ class LocalHost:
 DesktopSource = Callable[[DesktopSpec], AbstractContextManager[DesktopHost]]
 
 
-def fresh_desktops(image: str = IMAGE, environment: Mapping[str, str] | None = None) -> DesktopSource:
+def fresh_desktops(image: str = DEFAULT_IMAGE, environment: Mapping[str, str] | None = None) -> DesktopSource:
     """A new local desktop for each task (of the task's image, else ``image``), removed when
     the environment lets it go."""
 

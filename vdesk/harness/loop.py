@@ -34,7 +34,7 @@ from vdesk.harness.checks import CheckResult
 from vdesk.harness.env import DesktopEnv, Observation
 from vdesk.harness.record import CheckRecord, Outcome, Recorder, RunInfo, StepRecord, frame_hash
 from vdesk.harness.tasks import Task
-from vdesk.images import IMAGE
+from vdesk.images import DEFAULT as DEFAULT_IMAGE
 
 
 class Status(str, Enum):
@@ -202,7 +202,7 @@ class PausedEpisode:
 
 def run_episode(agent: Agent, task: Task, *, max_steps: int | None = None, timeout: float | None = None,
                 cancel: threading.Event | None = None, out: Path | None = None,
-                image: str = IMAGE, env: DesktopEnv | None = None) -> EpisodeResult:
+                image: str = DEFAULT_IMAGE, env: DesktopEnv | None = None) -> EpisodeResult:
     """Run one episode of ``task`` with ``agent`` on a fresh desktop.
 
     ``max_steps`` and ``timeout`` (seconds, counted from the end of setup) default to the
