@@ -21,8 +21,7 @@ from vdesk.version import __version__
 if TYPE_CHECKING:
     from vdesk.accessibility.text import TextBox
     from vdesk.actions import BaseAction, Coordinates, ExecuteResult, Receipt
-    from vdesk.container import Limits, Network
-    from vdesk.coords import ImageSpace, Screen
+    from vdesk.coords import Box, ImageSpace, Screen
     from vdesk.desktop import Desktop
     from vdesk.errors import (VdeskError, UsageError, InvalidArgument, InvalidAction, UnknownKey,
                               ParseError, ResetNeeded, HostError, EngineUnavailable, ImageError,
@@ -36,12 +35,13 @@ if TYPE_CHECKING:
                               CheckpointError)
     from vdesk.forks import Checkpoint
     from vdesk.inventory import DesktopInfo
-    from vdesk.operator import ExecuteRequest, Operator, ScreenContext, ScreenshotOutput
+    from vdesk.integrations.operator import ExecuteRequest, Operator, ScreenContext, ScreenshotOutput
+    from vdesk.spec import DesktopSpec, Limits, Network
 
 __all__ = [
     "__version__",
     # the desktop
-    "Desktop", "DesktopInfo", "Limits", "Network", "Screen", "ImageSpace", "Checkpoint",
+    "Desktop", "DesktopSpec", "DesktopInfo", "Limits", "Network", "Screen", "ImageSpace", "Box", "Checkpoint",
     # actions and the agent contract
     "BaseAction", "Coordinates", "ExecuteResult", "Operator", "ExecuteRequest", "ScreenContext",
     "ScreenshotOutput", "Receipt",
@@ -60,11 +60,11 @@ __all__ = [
 
 # Where each name lives: its module is imported when the name is first asked for.
 _HOMES = {
-    "Desktop": "vdesk.desktop", "DesktopInfo": "vdesk.inventory", "Limits": "vdesk.container",
-    "Network": "vdesk.container", "Screen": "vdesk.coords", "ImageSpace": "vdesk.coords",
+    "Desktop": "vdesk.desktop", "DesktopSpec": "vdesk.spec", "DesktopInfo": "vdesk.inventory", "Limits": "vdesk.spec",
+    "Network": "vdesk.spec", "Screen": "vdesk.coords", "ImageSpace": "vdesk.coords", "Box": "vdesk.coords",
     "BaseAction": "vdesk.actions", "Coordinates": "vdesk.actions", "ExecuteResult": "vdesk.actions",
-    "Operator": "vdesk.operator", "ExecuteRequest": "vdesk.operator", "ScreenContext": "vdesk.operator",
-    "ScreenshotOutput": "vdesk.operator", "Receipt": "vdesk.actions", "TextBox": "vdesk.accessibility.text",
+    "Operator": "vdesk.integrations.operator", "ExecuteRequest": "vdesk.integrations.operator", "ScreenContext": "vdesk.integrations.operator",
+    "ScreenshotOutput": "vdesk.integrations.operator", "Receipt": "vdesk.actions", "TextBox": "vdesk.accessibility.text",
     "Checkpoint": "vdesk.forks",
     **{name: "vdesk.errors" for name in __all__[__all__.index("VdeskError"):]},
 }

@@ -9,6 +9,9 @@ Coordinates are resolved to pixels later, by :mod:`vdesk.coords`, against a real
 
 from __future__ import annotations
 
+import json
+import math
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Annotated, Any, Literal
 
@@ -304,11 +307,21 @@ class BaseAction(BaseModel):
         return cls.parse({"type": type, "inputs": inputs, "meta": meta})
 
 
-def parse_batch(items: Any) -> list[BaseAction]:
-    """Validate a whole batch; the first bad action fails it, naming its index."""
-    if isinstance(items, (dict, BaseAction)):
+Batch = Sequence[BaseAction | Mapping[str, object]] | str
+"""What the door for actions takes: BaseActions or their dicts, or the JSON of such a list."""
+
+
+def parse_batch(items: Batch | BaseAction | Mapping[str, object]) -> list[BaseAction]:
+    """Validate a whole batch (a list or JSON text of one; one action alone is a batch of one);
+    the first bad action fails it, naming its index. BaseActions pass as they are."""
+    if isinstance(items, (str, bytes)):
+        try:
+            items = json.loads(items)
+        except ValueError as error:
+            raise InvalidAction(f"actions must be a list of actions or its JSON, got text that is not JSON ({error})") from None
+    if isinstance(items, (Mapping, BaseAction)):
         items = [items]
-    if not isinstance(items, list):
+    if not isinstance(items, (list, tuple)):
         raise InvalidAction(f"actions must be a list of actions, got {type(items).__name__}")
     batch = []
     for index, item in enumerate(items):
@@ -380,6 +393,15 @@ class Receipt(BaseModel):
         where = ", ".join(f"[{left}, {top}, {right}, {bottom}]" for left, top, right, bottom in self.regions)
         still = {True: "", None: " (not waited for: more may come)", False: " (still changing)"}[self.settled]
         return f"the screen changed in {where}{still}{typed}"
+
+    def in_image(self, screen: Screen, image: ImageSpace) -> Receipt:
+        """This receipt's regions (logical pixels of ``screen``) in pixels of the image an agent is shown."""
+        if image.size == screen.size:
+            return self
+        sx, sy = image.width / screen.width, image.height / screen.height
+        regions = [(math.floor(left * sx), math.floor(top * sy), math.ceil(right * sx), math.ceil(bottom * sy))
+                   for left, top, right, bottom in self.regions]
+        return self.model_copy(update={"regions": regions})
 
 
 class ExecuteResult(BaseModel):

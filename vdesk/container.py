@@ -1,5 +1,6 @@
-"""A desktop's container: its run options (size, name, network, time-to-live, limits), the
-labels that make it findable, the hardening every desktop gets, and starting it.
+"""A desktop's container: its run options (a :class:`~vdesk.spec.DesktopSpec`, a name, a
+password, a lease), the labels that make it findable, the hardening every desktop gets, and
+starting it.
 
 Everything a caller can get wrong is checked here, before anything reaches an engine, and
 refused with :class:`~vdesk.errors.InvalidArgument` naming the bad value.
@@ -8,7 +9,6 @@ refused with :class:`~vdesk.errors.InvalidArgument` naming the bad value.
 from __future__ import annotations
 
 import getpass
-import math
 import os
 import re
 import socket
@@ -16,33 +16,28 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from numbers import Integral, Real
-from typing import Any, Literal, get_args
+from typing import Any
 
 import docker
 import docker.errors
 from docker.models.containers import Container
-from docker.utils import parse_bytes
 
 from vdesk import images
 from vdesk.clock import ClockSettings
 from vdesk.coords import Screen
 from vdesk.errors import DesktopStartFailed, InvalidArgument
 from vdesk.lease import GRACE_SECONDS
+from vdesk.spec import DesktopSpec
+# A desktop's settings live in vdesk.spec; these are still imported from here by older callers.
+from vdesk.spec import DEFAULT_SIZE as DEFAULT_SIZE, Limits as Limits, Network as Network  # noqa: F401
+from vdesk.spec import parse_size as parse_size, screen_of as screen_of  # noqa: F401
 
 LABEL = "vdesk"
-DEFAULT_SIZE = (1280, 800)
-MAX_SIZE = (7680, 4320)
 VNC_PORT = 5900
 # nodelay: the RFB client sends small requests back to back; Nagle would hold the second one
 # for the peer's delayed acknowledgement (~40 ms per fresh frame).
 VNC_TARGET = f"TCP:127.0.0.1:{VNC_PORT},nodelay"
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$")
-MAX_TTL = 10**9
-
-Network = Literal["none", "bridge"]
-"""A desktop's network: ``none`` (the default: no network at all) or Docker's ``bridge``."""
-NETWORKS: tuple[str, ...] = get_args(Network)
 
 # What every desktop runs with: a read-only root, private writable /tmp and home, no
 # capabilities, no privilege gain; the entrypoint is its own init and stops on SIGTERM.
@@ -73,31 +68,6 @@ def hardening(image_name: str) -> dict[str, Any]:
     return {**HARDENING, "security_opt": [], "cap_add": SUDO_CAPABILITIES}
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits of a desktop's container: memory and shared memory as Docker writes
-    sizes (``"2g"``, ``"256m"``), CPUs (may be fractional), processes."""
-
-    memory: str = "2g"
-    cpus: float = 2.0
-    pids: int = 512
-    shm: str = "256m"
-
-    def __post_init__(self) -> None:
-        for name in ("memory", "shm"):
-            value = getattr(self, name)
-            try:
-                valid = isinstance(value, (str, int)) and not isinstance(value, bool) and parse_bytes(value) > 0
-            except docker.errors.DockerException:
-                valid = False
-            if not valid:
-                raise InvalidArgument(f"limits.{name} must be a size such as '2g' or '256m', got {value!r}")
-        if isinstance(self.cpus, bool) or not isinstance(self.cpus, Real) or not 0 < self.cpus <= 1024:
-            raise InvalidArgument(f"limits.cpus must be a positive number of CPUs, got {self.cpus!r}")
-        if isinstance(self.pids, bool) or not isinstance(self.pids, Integral) or self.pids < 1:
-            raise InvalidArgument(f"limits.pids must be a whole number of processes, at least 1, got {self.pids!r}")
-
-
 def this_user() -> str:
     """``user@host`` of this process: a desktop's owner label is that and the process id."""
     return f"{getpass.getuser()}@{socket.gethostname()}"
@@ -105,34 +75,27 @@ def this_user() -> str:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How one desktop's container is started; checked when made."""
+    """How one desktop's container is started: its :class:`~vdesk.spec.DesktopSpec` (checked
+    when made) and what only this one container has (name, password, lease, clock, owner)."""
 
     name: str
-    screen: Screen
+    spec: DesktopSpec
     password: str
-    network: Network = "none"
-    ttl: float | None = None  # seconds; None or 0: no time-to-live
     leased: bool = True
-    limits: Limits = Limits()
-    environment: Mapping[str, str] = field(default_factory=dict)
-    clock: ClockSettings | None = None
+    clock: ClockSettings | None = None  # the spec's clock, as the image's libfaketime sets it
     owner: str = field(default_factory=lambda: f"{this_user()}:{os.getpid()}")
 
     def __post_init__(self) -> None:
         check_name(self.name)
-        if self.network not in NETWORKS:
-            raise InvalidArgument(f"network must be 'none' or 'bridge', got {self.network!r}")
-        ttl = self.ttl
-        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, Real) or not 0 <= ttl <= MAX_TTL):
-            # The comparison also refuses nan and inf.
-            raise InvalidArgument(f"ttl must be 0 (none) or a number of seconds up to 1e9, got {ttl}")
-        if not isinstance(self.limits, Limits):
-            raise InvalidArgument(f"limits must be a Limits, got {type(self.limits).__name__}")
+
+    @property
+    def screen(self) -> Screen:
+        return self.spec.screen
 
     @property
     def expires_at(self) -> int:
         """The Unix time the desktop stops itself at; 0 for never."""
-        return int(time.time() + self.ttl) if self.ttl else 0
+        return int(time.time() + self.spec.ttl) if self.spec.ttl else 0
 
     def labels(self, expires_at: int) -> dict[str, str]:
         """What ``vdesk ls`` and prune read back from the container."""
@@ -150,7 +113,7 @@ class RunOptions:
     def variables(self, expires_at: int) -> dict[str, str]:
         """The entrypoint's environment, over the caller's own variables."""
         width, height = self.screen.physical_size
-        return {**self.environment, "VDESK_WIDTH": str(width), "VDESK_HEIGHT": str(height),
+        return {**self.spec.environment, "VDESK_WIDTH": str(width), "VDESK_HEIGHT": str(height),
                 "VDESK_DPI": str(round(96 * self.screen.scale)), "VDESK_VNC_PASSWORD": self.password,
                 "VDESK_EXPIRES_AT": str(expires_at), "VDESK_LEASED": "1" if self.leased else "0",
                 "VDESK_LEASE_GRACE": str(GRACE_SECONDS),
@@ -162,12 +125,12 @@ def container_options(image_name: str, options: RunOptions, labels: Mapping[str,
     """The engine's options for a desktop of ``image_name`` (also what a fork is created with):
     name, labels (``labels`` added), environment, network, limits and the hardening."""
     expires_at = options.expires_at
-    limits = options.limits
+    limits, network = options.spec.limits, options.spec.network
     return dict(
         name=options.name, labels={**options.labels(expires_at), **(labels or {})},
         environment=options.variables(expires_at), auto_remove=options.leased,
-        network_mode=options.network,
-        ports={f"{VNC_PORT}/tcp": ("127.0.0.1", None)} if options.network == "bridge" else None,
+        network_mode=network,
+        ports={f"{VNC_PORT}/tcp": ("127.0.0.1", None)} if network == "bridge" else None,
         mem_limit=limits.memory, nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
         shm_size=limits.shm, healthcheck=HEALTH_CHECK, **hardening(image_name),
     )
@@ -229,34 +192,8 @@ def stop_reason(container: Container) -> str:
 
 
 # -- checking what callers pass ------------------------------------------------------------------
-def screen_of(size: Any, scale: Any = 1.0) -> Screen:
-    """The screen of a desktop of logical ``size`` (width, height) at HiDPI ``scale``."""
-    if not (isinstance(size, (tuple, list)) and len(size) == 2
-            and all(isinstance(v, Integral) and not isinstance(v, bool) for v in size)):
-        raise InvalidArgument(f"size must be a pair of whole numbers (width, height), got {size!r}")
-    width, height = int(size[0]), int(size[1])
-    max_width, max_height = MAX_SIZE
-    if not (64 <= width <= max_width and 64 <= height <= max_height):
-        raise InvalidArgument(f"size {width}x{height} is outside 64x64..{max_width}x{max_height}")
-    if isinstance(scale, bool) or not isinstance(scale, Real) or not math.isfinite(scale):
-        raise InvalidArgument(f"scale must be a number between 0.5 and 4, got {scale!r}")
-    screen = Screen(width, height, float(scale))  # refuses a scale outside 0.5..4
-    physical_width, physical_height = screen.physical_size
-    if physical_width > max_width or physical_height > max_height:
-        raise InvalidArgument(f"size {width}x{height} at scale {scale:g} exceeds {max_width}x{max_height} pixels")
-    return screen
-
-
 def check_name(name: Any) -> str:
     """``name`` if it is a valid desktop (container) name."""
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):  # match() would let a trailing newline through
         raise InvalidArgument(f"invalid desktop name {name!r}: use letters, digits, '_', '.', '-' (max 63)")
     return name
-
-
-def parse_size(text: str) -> tuple[int, int]:
-    """``"1280x800"`` → ``(1280, 800)``; raises :class:`InvalidArgument` naming the bad text."""
-    match = re.fullmatch(r"([0-9]{1,6})[x×]([0-9]{1,6})", text.strip()) if isinstance(text, str) else None
-    if not match:  # at most 6 digits: int() refuses more than 4300
-        raise InvalidArgument(f"invalid size {text!r}: write WIDTHxHEIGHT, e.g. 1280x800")
-    return int(match.group(1)), int(match.group(2))

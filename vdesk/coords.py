@@ -18,8 +18,10 @@ and 0.575 × 800 computed in floating point is 459.99…, one pixel short of 460
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Literal
 
 from vdesk.errors import InvalidAction, InvalidArgument
 
@@ -73,6 +75,128 @@ class ImageSpace:
     @property
     def size(self) -> tuple[int, int]:
         return (self.width, self.height)
+
+
+Space = Literal["logical", "physical", "image"]
+"""Which pixels a :class:`Box` is in: the logical screen's, the X framebuffer's, or an image's."""
+
+
+@dataclass(frozen=True, eq=False)
+class Box:
+    """A rectangle of pixels, ``left`` and ``top`` inside it, ``right`` and ``bottom`` just
+    outside, in the pixels of ``space``. Both views: ``left, top, right, bottom`` (what OCR and
+    a frame's changes give) and ``x, y, width, height`` (what an accessibility tree gives);
+    iterating gives the first, as the ``(left, top, right, bottom)`` tuples it replaces."""
+
+    left: float
+    top: float
+    right: float
+    bottom: float
+    space: Space = "logical"
+
+    @classmethod
+    def from_xywh(cls, x: float, y: float, width: float, height: float, space: Space = "logical") -> Box:
+        return cls(x, y, x + width, y + height, space)
+
+    @classmethod
+    def of(cls, value: Box | Sequence[float], space: Space = "logical") -> Box:
+        """``value`` as a box of ``space``: a Box of that space, or ``(left, top, right, bottom)``;
+        raises :class:`InvalidArgument` naming anything else."""
+        if isinstance(value, Box):
+            if value.space != space:
+                raise InvalidArgument(f"a box of {space} pixels is needed here, got one of {value.space} pixels")
+            return value
+        if not (isinstance(value, (tuple, list)) and len(value) == 4
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
+                and value[0] <= value[2] and value[1] <= value[3]):
+            raise InvalidArgument(f"a region must be (left, top, right, bottom) with left <= right and top <= bottom, "
+                                  f"got {value!r}")
+        return cls(value[0], value[1], value[2], value[3], space)
+
+    @property
+    def x(self) -> float:
+        return self.left
+
+    @property
+    def y(self) -> float:
+        return self.top
+
+    @property
+    def width(self) -> float:
+        return self.right - self.left
+
+    @property
+    def height(self) -> float:
+        return self.bottom - self.top
+
+    @property
+    def ltrb(self) -> tuple[float, float, float, float]:
+        return (self.left, self.top, self.right, self.bottom)
+
+    @property
+    def xywh(self) -> tuple[float, float, float, float]:
+        return (self.left, self.top, self.width, self.height)
+
+    # A (left, top, right, bottom) tuple's ways, which OCR's boxes and regions were until they
+    # were Boxes: unpacking, indexing and comparing with such a tuple keep working.
+    def __iter__(self) -> Iterator[float]:
+        return iter(self.ltrb)
+
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, index: int) -> float:
+        return self.ltrb[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Box):
+            return (self.ltrb, self.space) == (other.ltrb, other.space)
+        if isinstance(other, tuple):
+            return self.ltrb == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.ltrb)
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        return ((self.left + self.right) / 2, (self.top + self.bottom) / 2)
+
+    @property
+    def empty(self) -> bool:
+        return self.right <= self.left or self.bottom <= self.top
+
+    def contains(self, x: float, y: float) -> bool:
+        return self.left <= x < self.right and self.top <= y < self.bottom
+
+    def inside(self, other: Box) -> bool:
+        """True when this box lies wholly within ``other``."""
+        return (other.left <= self.left and other.top <= self.top
+                and self.right <= other.right and self.bottom <= other.bottom)
+
+    def shifted(self, dx: float, dy: float) -> Box:
+        return replace(self, left=self.left + dx, top=self.top + dy, right=self.right + dx, bottom=self.bottom + dy)
+
+    def physical(self, scale: float) -> Box:
+        """This logical box in physical pixels, each edge rounded to the nearest."""
+        return Box(round(self.left * scale), round(self.top * scale), round(self.right * scale),
+                   round(self.bottom * scale), "physical")
+
+    def logical(self, scale: float) -> Box:
+        """This physical box as the logical pixels that cover it."""
+        return Box(math.floor(self.left / scale), math.floor(self.top / scale),
+                   math.ceil(self.right / scale), math.ceil(self.bottom / scale), "logical")
+
+    def pixels(self) -> tuple[int, int, int, int]:
+        """The edges as whole pixels (what PIL crops by)."""
+        return (round(self.left), round(self.top), round(self.right), round(self.bottom))
+
+
+def union(boxes: Iterable[Box]) -> Box:
+    """The smallest box around ``boxes`` (at least one, all of one space)."""
+    each = list(boxes)
+    return Box(min(b.left for b in each), min(b.top for b in each), max(b.right for b in each),
+               max(b.bottom for b in each), each[0].space)
 
 
 def _positive_whole(value: object) -> bool:

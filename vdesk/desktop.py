@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 import os
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -36,18 +36,16 @@ from Xlib.display import Display as XDisplay
 
 from vdesk import engine as engines, forks, images as desktop_image, video
 from vdesk.accessibility import marks as set_of_marks, text as text_on_screen
-from vdesk.accessibility.bounds import Bounds
-from vdesk.accessibility.text import Bounds as TextBounds, Pattern as TextPattern, TextBox, TextLine
+from vdesk.accessibility.text import Pattern as TextPattern, TextBox, TextLine
 from vdesk.accessibility.tree import (Limits as TreeLimits, Node, Tree, describe_query, mark_covered, TreeReader,
                                       silent_windows)
-from vdesk.actions import BaseAction, Coordinates, ElementQuery, ExecuteResult, Receipt, parse_batch
+from vdesk.actions import Batch, BaseAction, Coordinates, ElementQuery, ExecuteResult, Receipt, parse_batch
 from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
 from vdesk.clipboard import Clipboard
-from vdesk.clock import ClockSettings, parse_clock
-from vdesk.container import (DEFAULT_SIZE, VNC_TARGET, Limits, Network, RunOptions, check_name, last_log,
-                             parse_size, published_port, remove_container, run_container, screen_of,
-                             stop_reason)
-from vdesk.coords import ImageSpace, Screen
+from vdesk.clock import ClockSettings
+from vdesk.container import (VNC_TARGET, RunOptions, check_name, last_log, published_port, remove_container,
+                             run_container, stop_reason)
+from vdesk.coords import Box, ImageSpace, Screen
 from vdesk.errors import ChannelLost, CommandFailed, DesktopGone, ForkedProcess, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
 from vdesk.execstream import plain_sockets, start_exec
 from vdesk.files import Files
@@ -58,6 +56,7 @@ from vdesk.keymap import ScratchKeymap, XKeyboardMapping
 from vdesk.lease import Lease
 from vdesk.plan import Input, Mark, Sleep, Step, TypeText, chained, plan
 from vdesk.progress import Progress
+from vdesk.spec import DEFAULT_SIZE, DesktopSpec, Limits, Network, parse_size
 from vdesk.tunnel import Tunnel
 from vdesk.windows import Windows
 from vdesk.xconn import XConnection, open_display
@@ -65,7 +64,7 @@ from vdesk.xtest import XTest
 
 if TYPE_CHECKING:  # imported on first use: the VNC client library takes ~0.3 s to load, Playwright more
     from vdesk.browser import Browser
-    from vdesk.frames import Frame, LiveFramebuffer, OpenExec, Region
+    from vdesk.frames import Frame, LiveFramebuffer, OpenExec
 
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
 WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
@@ -120,35 +119,47 @@ class Desktop:
 
     # -- lifecycle ----------------------------------------------------------------------------
     @classmethod
-    def up(cls, size: tuple[int, int] = DEFAULT_SIZE, *, scale: float = 1.0, name: str | None = None,
-           image: str = "lean", engine: str | None = None,
-           network: Network = "none", ttl: float | None = None, lease: bool = True,
-           limits: Limits = Limits(), timeout: float = 30.0,
+    def up(cls, size: tuple[int, int] | DesktopSpec = DEFAULT_SIZE, *, scale: float | None = None,
+           name: str | None = None, image: str | None = None, engine: str | None = None,
+           network: Network | None = None, ttl: float | None = None, lease: bool = True,
+           limits: Limits | None = None, timeout: float = 30.0,
            environment: dict[str, str] | None = None, clock: str | datetime | None = None,
            announce: Callable[[Desktop], None] | None = None) -> Desktop:
         """Start a desktop and return once X answers and the first VNC frame arrived (on the
         apps image, once its session and taskbar are up too).
 
-        ``image`` is ``"lean"`` (xterm and openbox, the default), ``"apps"`` (a browser, an
-        office suite and more), ``"osworld"`` (the apps plus what OSWorld's tasks assume,
-        see :mod:`vdesk.images`) or a Docker image name. ``lease=True`` (the default) ties the
-        desktop to this process: it is removed when the process ends, however it ends. ``ttl``
-        (seconds) stops it after that long regardless. ``network="none"`` (the default) gives
-        it no network at all. ``clock`` (``"2026-01-01 00:00:00"``, UTC) sets the time every
-        program in the desktop sees at the start; it runs on from there (needs an image with
-        libfaketime: the apps image; see :mod:`vdesk.clock`). A bad size, scale, name,
-        network, ttl, limits or clock raises :class:`InvalidArgument` before any container starts.
-        ``announce(desktop)`` runs once it is up; until it (or, without it, this method)
-        returns, Ctrl-C or SIGTERM at any moment removes the desktop again: it is either up
-        and announced, or gone.
+        What desktop is a :class:`~vdesk.spec.DesktopSpec`, given whole
+        (``Desktop.up(DesktopSpec(size=(1024, 768), image="apps"))``) or as its keywords
+        (``Desktop.up((1024, 768), image="apps")``), not both; what a keyword left out means
+        is the spec's default. ``image`` is ``"lean"`` (xterm and openbox, the default),
+        ``"apps"`` (a browser, an office suite and more), ``"osworld"`` (the apps plus what
+        OSWorld's tasks assume, see :mod:`vdesk.images`) or a Docker image name.
+        ``network="none"`` (the default) gives it no network at all. ``ttl`` (seconds) stops it
+        after that long regardless. ``clock`` (``"2026-01-01 00:00:00"``, UTC) sets the time
+        every program in the desktop sees at the start; it runs on from there (needs an image
+        with libfaketime: the apps image; see :mod:`vdesk.clock`). A bad setting or name raises
+        :class:`InvalidArgument` before any container starts.
+
+        ``lease=True`` (the default) ties the desktop to this process: it is removed when the
+        process ends, however it ends. ``announce(desktop)`` runs once it is up; until it (or,
+        without it, this method) returns, Ctrl-C or SIGTERM at any moment removes the desktop
+        again: it is either up and announced, or gone.
         """
-        options = RunOptions(
-            name=name or f"vdesk-{secrets.token_hex(4)}", screen=screen_of(size, scale),
-            password=secrets.token_urlsafe(12)[:8],  # VNC authentication uses at most 8 characters
-            network=network, ttl=ttl, leased=lease, limits=limits, environment=environment or {})
-        start = parse_clock(clock) if clock is not None else None
+        keywords = {key: value for key, value in dict(scale=scale, image=image, network=network, ttl=ttl,
+                                                     limits=limits, environment=environment, clock=clock).items()
+                    if value is not None}
+        if isinstance(size, DesktopSpec):
+            if keywords:
+                raise InvalidArgument(f"give the desktop's settings as a DesktopSpec or as keywords, not both "
+                                      f"(got {', '.join(keywords)} beside a DesktopSpec)")
+            spec = size
+        else:
+            spec = DesktopSpec(size=size, **keywords)
+        options = RunOptions(name=name or f"vdesk-{secrets.token_hex(4)}", spec=spec, leased=lease,
+                             password=secrets.token_urlsafe(12)[:8])  # VNC authentication uses at most 8 characters
+        start = spec.start_time()
         client = engines.connect(engine)
-        image_name = desktop_image.ensure(client, image, source=_local_engine() if engine else None)
+        image_name = desktop_image.ensure(client, spec.image_name, source=_local_engine() if engine else None)
         image_labels = client.images.get(image_name).labels or {}
         if start is not None:
             options = replace(options, clock=ClockSettings.starting(start, image_name, image_labels))
@@ -459,21 +470,21 @@ class Desktop:
         except DesktopTimeout:
             pass
 
-    def wait_for_change(self, region: Region | None = None, timeout: float = 10.0) -> Image.Image:
+    def wait_for_change(self, region: Box | Sequence[float] | None = None, timeout: float = 10.0) -> Image.Image:
         """Return the first frame that differs from the current one, within ``region``
-        (logical pixels: left, top, right, bottom) if given."""
-        physical = _region(region, self.screen.scale) if region else None
+        (a logical Box, or (left, top, right, bottom) in logical pixels) if given."""
+        physical = Box.of(region).physical(self.screen.scale) if region else None
         frame = self._with_frames(lambda frames: frames.wait_for_change(physical, timeout))
         return self.to_image(frame.image)
 
     # -- text on screen (see vdesk.accessibility.text) -----------------------------------------
-    def read_text(self, region: TextBounds | None = None) -> list[TextLine]:
+    def read_text(self, region: Box | Sequence[int] | None = None) -> list[TextLine]:
         """The lines of text on the screen now (OCR of a fresh frame), within ``region``
         (logical pixels: left, top, right, bottom) if given; bounds in logical pixels."""
         frame = self._with_frames(lambda frames: frames.fresh())
         return text_on_screen.read(frame.image, scale=self.screen.scale, region=region)
 
-    def find_text(self, pattern: TextPattern, region: TextBounds | None = None) -> list[TextBox]:
+    def find_text(self, pattern: TextPattern, region: Box | Sequence[int] | None = None) -> list[TextBox]:
         """The boxes where text matching ``pattern`` is on the screen now, top to bottom.
 
         ``pattern`` is a plain string (matched literally, any whitespace standing for any) or a
@@ -482,7 +493,7 @@ class Desktop:
         text_on_screen.compile_pattern(pattern)  # a bad pattern fails before any frame is read
         return text_on_screen.find(self.read_text(region), pattern)
 
-    def wait_for_text(self, pattern: TextPattern, *, region: TextBounds | None = None, timeout: float = 10.0,
+    def wait_for_text(self, pattern: TextPattern, *, region: Box | Sequence[int] | None = None, timeout: float = 10.0,
                       progress: Progress | None = None) -> list[TextBox]:
         """Wait until text matching ``pattern`` (see :meth:`find_text`) is on screen; return its
         boxes. Each new frame of the live framebuffer is read as it comes (the newest one when
@@ -491,7 +502,7 @@ class Desktop:
         text_on_screen.compile_pattern(pattern)
         return self._guard(lambda: self._wait_for_text(pattern, region, timeout, progress))
 
-    def _wait_for_text(self, pattern: TextPattern, region: TextBounds | None, timeout: float,
+    def _wait_for_text(self, pattern: TextPattern, region: Box | Sequence[int] | None, timeout: float,
                        progress: Progress | None) -> list[TextBox]:
         started = time.monotonic()
         deadline, told = started + timeout, started
@@ -606,15 +617,19 @@ class Desktop:
             self._window_manager_ready = True
             return
 
-    def execute(self, actions: Any, *, image: ImageSpace | None = None, settle: bool = False,
-                receipt: bool = True) -> ExecuteResult:
-        """Validate the whole batch (names, inputs, keys, every point against the screen), then
-        run it in order: pointer and keys over X (:mod:`vdesk.xtest`), typing through the channel.
+    def execute(self, actions: Batch, *, image: ImageSpace | None = None, settle: bool = False,
+                receipt: bool = True, cancel: threading.Event | None = None) -> ExecuteResult:
+        """The one door for actions: validate the whole batch once (names, inputs, keys, every
+        point against the screen), then run it in order as the planner chains it (pointer and
+        keys over X, :mod:`vdesk.xtest`; typing through the channel), so a reply's actions go
+        in one call and adjacent ones join into one burst.
 
-        ``actions`` are BaseActions or their dicts or JSON; ``raw`` points are pixels of
-        ``image`` (default: a screenshot at the logical size). A malformed action fails the
-        whole batch before anything runs. What goes wrong with the batch comes back as
-        ``status="failed"``, never raised (a bad ``image`` is an :class:`InvalidArgument`).
+        ``actions`` are BaseActions or their dicts, or the JSON of such a list; ``raw`` points
+        are pixels of ``image`` (default: a screenshot at the logical size), and so are the
+        receipt's regions. A malformed action fails the whole batch before anything runs. What
+        goes wrong with the batch comes back as ``status="failed"``, never raised (a bad
+        ``image`` is an :class:`InvalidArgument`). ``cancel``, once set, stops the batch between
+        two chained bursts (``executed`` says how many actions ran; the result is failed).
 
         With ``settle=True`` it returns once the screen held still for ``SETTLE_QUIET`` after
         the last action, or after ``SETTLE_TIMEOUT`` (and a round trip) on a screen that never
@@ -637,7 +652,8 @@ class Desktop:
         started = time.perf_counter()
         image = _image_space(image) if image is not None else None
         try:
-            planned = plan(self._resolve_elements(parse_batch(actions)), self.screen, image)
+            batch = self._resolve_elements(parse_batch(actions))
+            planned = plan(batch, self.screen, image)
         except (InvalidAction, CommandFailed, DesktopTimeout) as error:  # nothing ran (the tree could not be read)
             return ExecuteResult(status="failed", error_message=str(error))
         result = ExecuteResult()
@@ -646,12 +662,15 @@ class Desktop:
             before = self._frame_before() if receipt and sends else None
             if sends:
                 self._receipt_before = before  # a batch without a receipt leaves nothing to read later
-            for step in self._run(planned.steps):
+            for step in self._run(planned.steps, cancel):
                 result.executed = step.action + 1
                 if isinstance(step, Mark) and step.kind == "finished":
                     result.finished, result.finished_content = True, step.content
                 elif isinstance(step, Mark):
                     result.call_user = step.content or ""
+            if result.executed < len(batch) and cancel is not None and cancel.is_set():
+                result.status = "failed"
+                result.error_message = f"cancelled after {result.executed} of {len(batch)} actions"
             typed = [step.text for step in planned.steps if isinstance(step, TypeText)]
             into_focus = self._typed_into_focus(typed[-1]) if settle and before is not None and typed else (None, None)
             if settle:
@@ -661,12 +680,14 @@ class Desktop:
             if before is not None:
                 result.receipt = self._receipt(before, after, result.settled)
                 result.receipt.typed, result.receipt.focused = into_focus
+                if image is not None:
+                    result.receipt = result.receipt.in_image(self.screen, image)
         except VdeskError as error:
             result.status, result.error_message = "failed", str(error)
         result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
 
-    def receipt(self, *, wait: float = 0.0) -> Receipt:
+    def receipt(self, *, wait: float = 0.0, image: ImageSpace | None = None) -> Receipt:
         """The last batch's receipt read now: its frame from before the batch against a fresh
         frame (one round trip), for a program that answers after :meth:`execute` returned.
 
@@ -675,6 +696,7 @@ class Desktop:
         (``settled`` is None: ``changed`` or ``unknown``; ``typed`` is not read again). What
         changed since the batch for any reason counts. Raises :class:`InvalidArgument` when the
         last batch that sent something took no receipt (``receipt=False``) or there was none.
+        ``image``: the regions in pixels of that image, as :meth:`execute` gives them.
         """
         if not (isinstance(wait, (int, float)) and not isinstance(wait, bool) and 0 <= wait <= 3600):
             raise InvalidArgument(f"wait must be between 0 and 3600 seconds, got {wait!r}")
@@ -682,7 +704,8 @@ class Desktop:
         if before is None:
             raise InvalidArgument("no receipt to read: the last batch ran with receipt=False, or none ran yet")
         after = self._with_frames(lambda frames: _first_difference(frames, before, wait))
-        return self._receipt(before, after, None)
+        found = self._receipt(before, after, None)
+        return found.in_image(self.screen, _image_space(image)) if image is not None else found
 
     # -- what is on screen, beyond pixels -----------------------------------------------------
     def accessibility_tree(self, limits: TreeLimits = TreeLimits(), *, apps: Sequence[str] = (),
@@ -731,13 +754,12 @@ class Desktop:
         for title, region in self._treeless_windows(tree):
             sources[title] = "ocr"
             for line in text_on_screen.read(frame.image, scale=self.screen.scale, region=region):
-                left, top, right, bottom = line.bounds
-                boxes.append(set_of_marks.TextBox(line.text, Bounds(left, top, right - left, bottom - top)))
+                boxes.append(TextBox(line.text, line.bounds, min(word.confidence for word in line.words)))
         found = set_of_marks.number(tree, self.screen.size, boxes)
         self._marks = set_of_marks.Marks(found, set_of_marks.draw(shot, found), sources)
         return self._marks
 
-    def _treeless_windows(self, tree: Tree) -> list[tuple[str, TextBounds]]:
+    def _treeless_windows(self, tree: Tree) -> list[tuple[str, Box]]:
         """The windows on screen without a usable tree, as (title, region in logical pixels)."""
         empty_titles = {top.name for app in tree.applications if app.empty for top in app.root.children}
         width, height = self.screen.size
@@ -747,7 +769,7 @@ class Desktop:
             left, top = max(0, round(window.x / s)), max(0, round(window.y / s))
             right, bottom = min(width, round((window.x + window.width) / s)), min(height, round((window.y + window.height) / s))
             if right > left and bottom > top:
-                found.append((window.title, (left, top, right, bottom)))
+                found.append((window.title, Box(left, top, right, bottom)))
         return found
 
     def find(self, role: str | None = None, name: str | None = None, index: int | None = None) -> Node:
@@ -844,11 +866,13 @@ class Desktop:
 
         # No update painted anything since `before`: nothing to compare.
         found = changed_regions(before.image, after.image) if after.version != before.version else []
-        regions = [_logical_box(region, self.screen.scale) for region in found]
+        regions = [region.logical(self.screen.scale).pixels() for region in found]
         return Receipt(changed=bool(regions), regions=regions, settled=settled)
 
-    def _run(self, steps: list[Step]) -> Iterator[Step]:
-        for batch in chained(steps):
+    def _run(self, steps: list[Step], cancel: threading.Event | None = None) -> Iterator[Step]:
+        for number, batch in enumerate(chained(steps)):
+            if cancel is not None and number and cancel.is_set():
+                return  # between two bursts: nothing is left half sent
             if isinstance(batch, Input):
                 self._guard(lambda: self._input.send(batch.events))
             elif isinstance(batch, TypeText) and batch.paste:  # a removed desktop is gone, not a lost channel
@@ -969,23 +993,6 @@ def _image_space(size: tuple[int, int] | ImageSpace) -> ImageSpace:
     if not (isinstance(size, (tuple, list)) and len(size) == 2):
         raise InvalidArgument(f"an image size must be (width, height) or an ImageSpace, got {size!r}")
     return ImageSpace(*size)
-
-
-def _region(region: Region, scale: float) -> Region:
-    """A region of the logical screen (left, top, right, bottom) in physical pixels."""
-    if not (isinstance(region, (tuple, list)) and len(region) == 4
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in region)
-            and region[0] <= region[2] and region[1] <= region[3]):
-        raise InvalidArgument(f"a region must be (left, top, right, bottom) with left <= right and top <= bottom, "
-                              f"got {region!r}")
-    left, top, right, bottom = (round(v * scale) for v in region)
-    return left, top, right, bottom
-
-
-def _logical_box(region: Region, scale: float) -> tuple[int, int, int, int]:
-    """A region of physical pixels as the logical pixels that cover it."""
-    left, top, right, bottom = region
-    return (math.floor(left / scale), math.floor(top / scale), math.ceil(right / scale), math.ceil(bottom / scale))
 
 
 def _connected(framing: Future[None]) -> bool:

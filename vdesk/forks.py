@@ -49,10 +49,10 @@ from docker.models.containers import Container
 from pydantic import BaseModel, ConfigDict
 
 from vdesk.clock import ClockSettings
-from vdesk.container import LABEL, Limits, RunOptions, check_name, container_options, parse_size, remove_container
-from vdesk.coords import Screen
+from vdesk.container import LABEL, RunOptions, check_name, container_options, remove_container
 from vdesk.errors import CheckpointError, CheckpointUnavailable, DesktopNotFound, DesktopTimeout, InvalidArgument
 from vdesk.execstream import ExecStream
+from vdesk.spec import DesktopSpec, Limits, parse_size
 
 MIN_CRIU = (4, 1)  # kernels from 6.13 on split the vDSO; older CRIU cannot dump on them
 STORE = "vdesk-checkpoints"
@@ -125,9 +125,10 @@ class Checkpoint(BaseModel):
     def run_options(self, name: str, password: str, *, leased: bool, ttl: float | None) -> RunOptions:
         """How a fork named ``name`` is created: this checkpoint's options, its own password, lease and TTL."""
         clock = ClockSettings.from_labels(self.clock)
-        return RunOptions(name=name, screen=Screen(*self.screen), password=password, network=self.network,  # type: ignore[arg-type]
-                          ttl=ttl, leased=leased, limits=Limits(**self.limits), environment=self.environment,
-                          clock=clock)
+        width, height, scale = self.screen
+        spec = DesktopSpec(size=(width, height), scale=scale, image=self.image_name, network=self.network,
+                           ttl=ttl, limits=Limits(**self.limits), environment=self.environment)
+        return RunOptions(name=name, spec=spec, password=password, leased=leased, clock=clock)
 
 
 # -- what the engine needs -------------------------------------------------------------------------

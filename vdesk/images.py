@@ -42,7 +42,8 @@ APPS_REPOSITORY = "vdesk/desktop-apps"
 APPS_IMAGE = f"{APPS_REPOSITORY}:{__version__}"
 OSWORLD_REPOSITORY = "vdesk/desktop-osworld"
 OSWORLD_IMAGE = f"{OSWORLD_REPOSITORY}:{__version__}"
-IMAGE_NAMES = {"lean": IMAGE, "apps": APPS_IMAGE, "osworld": OSWORLD_IMAGE}
+DEFAULT = "lean"  # the image a desktop gets when none is named
+IMAGE_NAMES = {DEFAULT: IMAGE, "apps": APPS_IMAGE, "osworld": OSWORLD_IMAGE}
 APPS_FOLDER = "apps"
 OSWORLD_FOLDER = "osworld"
 # Each derived image: the folder of its build context and the image it is built FROM.

@@ -25,14 +25,14 @@ import pytest
 from vdesk.container import parse_size, screen_of
 from vdesk.desktop import Desktop
 from vdesk.errors import VdeskError
-from vdesk.images import IMAGE
+from vdesk.images import DEFAULT as DEFAULT_IMAGE
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("vdesk", "vdesk desktops")
     group.addoption("--vdesk-size", default="1280x800", help="logical screen size of desktops")
     group.addoption("--vdesk-scale", default=1.0, type=float, help="HiDPI scale of desktops")
-    group.addoption("--vdesk-image", default=IMAGE, help="desktop image")
+    group.addoption("--vdesk-image", default=DEFAULT_IMAGE, help="desktop image")
     group.addoption("--vdesk-frames", default="vdesk-failures", help="folder for frames of failing tests")
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from vdesk.desktop import Desktop, parse_clock
+from vdesk.clock import parse_clock
+from vdesk.desktop import Desktop
 from vdesk.errors import InvalidArgument
 
 pytestmark = pytest.mark.desktop

@@ -28,7 +28,7 @@ from vdesk.adapters.openai import OpenAIComputer, call_output
 from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
 from vdesk.errors import InvalidAction
-from vdesk.operator import Operator
+from vdesk.integrations.operator import Operator
 
 FIXTURES = Path(__file__).parents[1] / "unit" / "fixtures"
 PARK = (3, 797)  # where the pointer waits between cases: no case expects motion to end there

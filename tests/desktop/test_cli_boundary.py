@@ -219,7 +219,7 @@ def test_a_command_imports_only_what_it_uses(shared_desktop):
     assert not heavy & imported_modules("--version")
     click = '{"type": "click", "inputs": {"point": {"raw": {"x": 5, "y": 5}}}}'
     loaded = imported_modules("exec", shared_desktop.name, click)
-    assert "docker" in loaded and "vdesk.operator" in loaded  # it did the work
+    assert "docker" in loaded and "vdesk.integrations.operator" in loaded  # it did the work
     assert not {"vncdotool", "twisted", "rich", "yaml", "vdesk.harness"} & loaded
 
 

@@ -15,7 +15,7 @@ from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopTimeout
 from vdesk.frames import LiveFramebuffer
-from vdesk.operator import Operator
+from vdesk.integrations.operator import Operator
 
 WHITE = (255, 255, 255)
 

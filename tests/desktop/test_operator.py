@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import re
 import threading
 import time
@@ -18,7 +19,7 @@ from PIL import Image
 from tests.desktop.probe import Event, EventProbe
 from vdesk.actions import UNSUPPORTED_ON_DESKTOP
 from vdesk.desktop import Desktop
-from vdesk.operator import Operator
+from vdesk.integrations.operator import Operator
 
 
 def raw(x: int, y: int) -> dict:
@@ -134,6 +135,23 @@ def test_execute_runs_the_batch_in_order(shared_desktop, probe):
     assert summary(probe.events()) == [
         "button_press 1 10 10", "button_release 1 10 10", "key_press a", "key_release a",
         "button_press 3 20 20", "button_release 3 20 20", "key_press b", "key_release b"]
+
+
+def test_the_door_stops_a_cancelled_batch_between_two_bursts(shared_desktop, probe):
+    cancel = threading.Event()
+    cancel.set()  # the first burst still goes: a cancel lands between two, never inside one
+    batch = [{"type": "click", "inputs": {"point": raw(10, 10)}}, {"type": "wait", "inputs": {"time": 0.1}},
+             {"type": "hotkey", "inputs": {"key": "b"}}]
+    result = shared_desktop.execute(batch, cancel=cancel)
+    assert result.status == "failed" and result.executed == 1, result
+    assert "cancelled after 1 of 3 actions" in result.error_message
+    assert summary(probe.events()) == ["button_press 1 10 10", "button_release 1 10 10"]
+
+
+def test_the_door_takes_a_batch_as_json_text(shared_desktop, probe):
+    result = shared_desktop.execute(json.dumps([{"type": "hotkey", "inputs": {"key": "a"}}]))
+    assert result.status == "success", result.error_message
+    assert summary(probe.events()) == ["key_press a", "key_release a"]
 
 
 MALFORMED = {

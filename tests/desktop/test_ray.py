@@ -27,7 +27,7 @@ import pytest
 import ray
 
 from vdesk.desktop import Desktop
-from vdesk.errors import DesktopGone, VdeskError
+from vdesk.errors import DesktopGone, InvalidArgument, VdeskError
 from vdesk.harness.agents import ScriptedAgent
 from vdesk.harness.record import episode_folders, load_run
 from vdesk.harness.report import write_report
@@ -290,8 +290,10 @@ def test_killing_the_actor_removes_its_desktop(cluster):
 
 
 def test_a_desktop_that_cannot_start_says_why(cluster):
-    with pytest.raises(VdeskError, match="did not start on the node.*outside"):
+    with pytest.raises(InvalidArgument, match="size 10x10 is outside"):  # refused here, before any actor
         RemoteDesktop.up(DesktopSpec(size=(10, 10)))
+    with pytest.raises(VdeskError, match="did not start on the node.*no-such-image"):
+        RemoteDesktop.up(DesktopSpec(image="vdesk/no-such-image:0"))
 
 
 def test_an_item_past_its_timeout_fails_and_leaves_nothing(cluster):

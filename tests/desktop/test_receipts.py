@@ -19,7 +19,7 @@ from vdesk.actions import Receipt
 from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
 from vdesk.errors import InvalidArgument
-from vdesk.operator import Operator
+from vdesk.integrations.operator import Operator
 
 EMPTY = {"raw": {"x": 1200, "y": 760}}  # the bare root window: nothing of the tests' reaches there
 # Prints a new line (and scrolls) about 50 times a second: a screen that never rests, and never

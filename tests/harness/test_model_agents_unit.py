@@ -16,7 +16,7 @@ from vdesk.harness.agents.models import (AgentError, AnthropicAgent, AnthropicSe
                                        OpenAIComputerAgent, OpenAISettings)
 from vdesk.harness.env import Observation
 from vdesk.actions import ExecuteResult
-from vdesk.operator import ScreenContext
+from vdesk.integrations.operator import ScreenContext
 
 SCREEN = ScreenContext(screen_width=800, screen_height=600, scale_x=1, scale_y=1)
 

@@ -51,7 +51,7 @@ max_steps: 3
 time_limit: 9
 """)
     task = load_task(path)
-    assert task.desktop.dimensions == (1024, 768) and task.desktop.scale == 2
+    assert task.desktop.size == (1024, 768) and task.desktop.scale == 2
     assert [type(step) for step in task.setup[1:]] == [StartStep, WriteStep, WaitWindowStep]
     assert task.base_dir == tmp_path.resolve() and task.reference_files() == ["ref.png"]
     assert task.max_steps == 3 and task.time_limit == 9

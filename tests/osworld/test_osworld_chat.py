@@ -14,7 +14,7 @@ from vdesk.errors import AgentError
 from vdesk.harness.agents.models import ChatSettings
 from vdesk.harness.agents.osworld_chat import OSWorldChatAgent
 from vdesk.harness.env import Observation
-from vdesk.operator import screen_context
+from vdesk.integrations.operator import screen_context
 from vdesk.osworld.loader import osworld_task
 
 

@@ -11,11 +11,11 @@ from pydantic import ValidationError
 from PIL import Image
 
 from vdesk.accessibility import marks as set_of_marks
-from vdesk.accessibility.bounds import Bounds
+from vdesk.accessibility.text import TextBox
 from vdesk.accessibility.osworld_xml import NAMESPACES, linearize, tag_of, to_xml
 from vdesk.accessibility.tree import Tree, _application, _RawApp, json_text, mark_covered
 from vdesk.actions import BaseAction, ElementQuery
-from vdesk.coords import Screen
+from vdesk.coords import Box, Screen
 from vdesk.errors import InvalidAction
 from vdesk.plan import plan
 from vdesk.windows import Window
@@ -53,8 +53,8 @@ def calc_tree() -> Tree:
 def test_a_displaced_copy_of_its_parents_box_is_moved_back_with_its_subtree():
     tree = calc_tree()
     bold = tree.find("toggle button", "Bold")
-    assert bold.bounds == Bounds(328, 89, 33, 35)  # 62 + 27: where it is drawn
-    assert tree.find("menu", "File").bounds == Bounds(0, 21, 37, 27)  # the native menu bar is left alone
+    assert bold.bounds == Box.from_xywh(328, 89, 33, 35)  # 62 + 27: where it is drawn
+    assert tree.find("menu", "File").bounds == Box.from_xywh(0, 21, 37, 27)  # the native menu bar is left alone
 
 
 def test_menus_inside_an_empty_menu_bar_are_not_on_screen():
@@ -66,7 +66,7 @@ def test_menus_inside_an_empty_menu_bar_are_not_on_screen():
 def test_bounds_are_logical_pixels_on_a_hidpi_screen():
     app = _application(libreoffice(), 2.0)
     bold = Tree([app]).find("toggle button", "Bold")
-    assert bold.bounds == Bounds(164, 31 + 13.5, 16.5, 17.5)
+    assert bold.bounds == Box.from_xywh(164, 31 + 13.5, 16.5, 17.5)
 
 
 def test_a_query_that_matches_nothing_names_itself_and_the_closest_candidates():
@@ -83,7 +83,7 @@ def test_several_matches_need_an_index():
     tree = Tree([_application(app, 1.0)])
     with pytest.raises(InvalidAction, match="2 elements match"):
         tree.find("push button", "OK")
-    assert tree.find("push button", "OK", index=1).bounds == Bounds(20, 0, 10, 10)
+    assert tree.find("push button", "OK", index=1).bounds == Box.from_xywh(20, 0, 10, 10)
     with pytest.raises(InvalidAction, match="2 matches"):
         tree.find("push button", "OK", index=2)
 
@@ -122,7 +122,7 @@ def test_the_table_lists_interesting_nodes_within_its_bound():
 
 def test_marks_number_clickable_nodes_once_and_draw_them():
     tree = calc_tree()
-    boxes = [set_of_marks.TextBox("Ready", Bounds(500, 700, 40, 12))]
+    boxes = [TextBox("Ready", Box.from_xywh(500, 700, 40, 12))]
     found = set_of_marks.number(tree, (1280, 800), boxes)
     assert [(m.role, m.name, m.source) for m in found] == [
         ("menu", "File", "tree"), ("toggle button", "Bold", "tree"), ("text", "Ready", "ocr")]

@@ -22,7 +22,8 @@ from vdesk.desktop import Desktop
 from vdesk.errors import (EngineUnavailable, InvalidAction, InvalidArgument, ParseError, UnknownKey,
                           VdeskError)
 from vdesk.inventory import list_desktops, prune_desktops, remove_desktops
-from vdesk.operator import ExecuteRequest, Operator, encode
+from vdesk.frames import encode
+from vdesk.integrations.operator import ExecuteRequest, Operator
 from vdesk.plan import plan
 
 NO_ENGINE = "unix:///nonexistent/vdesk-test.sock"
@@ -58,7 +59,7 @@ ARGUMENTS: dict[str, Callable[[], object]] = {
     "limits: memory without a unit": lambda: Limits(memory="lots"),
     "limits: cpus zero": lambda: Limits(cpus=0),
     "limits: pids negative": lambda: Limits(pids=-5),
-    "up: limits of the wrong type": up(limits={"memory": "1g"}),
+    "up: limits of the wrong type": up(limits="1g"),  # a mapping of them is read as Limits
     "attach: bad name": lambda: Desktop.attach("../etc", engine=NO_ENGINE),
     "remove: bad name": lambda: remove_desktops(["ok", "not ok"], engine=NO_ENGINE),
     "parse_size: words": lambda: parse_size("big"),
@@ -109,7 +110,7 @@ ACTIONS: dict[str, Callable[[], object]] = {
     "plan: off the screen": lambda: plan(parse_batch([{"type": "click", "inputs": {"point": [5000, 1]}}]),
                                          Screen(1280, 800)),
     "request: bad actions": lambda: ExecuteRequest.of({"actions": [{"type": "swipe"}]}),
-    "request: a field of the wrong type": lambda: ExecuteRequest.of({"actions": [], "thought": ["a", "list"]}),
+    "request: actions not a list": lambda: ExecuteRequest.of({"actions": 42}),
     "uitars: no action": lambda: uitars.parse("I am not sure what to do."),
     "uitars: off the grid": lambda: uitars.parse("click(start_box='(1200,5)')"),
     "anthropic: unknown action": lambda: anthropic.translate({"action": "teleport"}),

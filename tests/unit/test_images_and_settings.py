@@ -8,7 +8,7 @@ import pytest
 
 from vdesk import images
 from vdesk.errors import InvalidArgument
-from vdesk.harness.tasks import DesktopSettings
+from vdesk.spec import DesktopSpec
 
 
 def test_image_names_resolve_to_vdesks_images_or_pass_through():
@@ -52,8 +52,8 @@ def test_the_osworld_image_is_made_stale_by_its_own_files_and_those_it_is_built_
 
 
 def test_a_task_may_ask_for_the_apps_image_and_a_clock():
-    settings = DesktopSettings.model_validate({"image": "apps", "clock": "2026-01-01 00:00:00"})
+    settings = DesktopSpec.model_validate({"image": "apps", "clock": "2026-01-01 00:00:00"})
     assert (settings.image, settings.clock) == ("apps", "2026-01-01 00:00:00")
-    assert DesktopSettings().image is None and DesktopSettings().clock is None
+    assert DesktopSpec().image is None and DesktopSpec().clock is None
     with pytest.raises(ValueError, match="invalid clock"):
-        DesktopSettings.model_validate({"clock": "soon"})
+        DesktopSpec.model_validate({"clock": "soon"})

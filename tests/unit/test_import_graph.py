@@ -295,7 +295,13 @@ def test_no_module_imports_the_package_face() -> None:
 
 def test_the_desktop_does_not_import_the_operator() -> None:
     edges, _ = graph()
-    assert "vdesk.operator" not in edges["vdesk.desktop"]
+    assert "vdesk.integrations.operator" not in edges["vdesk.desktop"]
+
+
+def test_what_only_encodes_frames_does_not_import_the_agent_contract() -> None:
+    edges, _ = graph()
+    for module in ("vdesk.cluster.actors", "vdesk.mcp.tools", "vdesk.osworld.server", "vdesk.bench.speed"):
+        assert "vdesk.integrations.operator" not in edges[module], module
 
 
 def test_the_mcp_server_layers_call_only_down() -> None:

@@ -29,9 +29,9 @@ def test_every_public_name_imports_from_the_package(name: str) -> None:
 def test_the_public_surface_holds_what_a_user_reaches_for_first() -> None:
     from vdesk import BaseAction, Coordinates, Desktop, ExecuteResult, ImageSpace, Limits, Operator, ScreenContext
 
-    assert Desktop.__module__ == "vdesk.desktop" and Operator.__module__ == "vdesk.operator"
+    assert Desktop.__module__ == "vdesk.desktop" and Operator.__module__ == "vdesk.integrations.operator"
     assert [cls.__module__ for cls in (BaseAction, Coordinates, ExecuteResult, ImageSpace, Limits, ScreenContext)] == [
-        "vdesk.actions", "vdesk.actions", "vdesk.actions", "vdesk.coords", "vdesk.container", "vdesk.operator"]
+        "vdesk.actions", "vdesk.actions", "vdesk.actions", "vdesk.coords", "vdesk.spec", "vdesk.integrations.operator"]
     assert vdesk.__version__ and len(set(vdesk.__all__)) == len(vdesk.__all__)
 
 

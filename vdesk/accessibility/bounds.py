@@ -18,40 +18,17 @@ on screen, whatever they say.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Protocol
 
+from vdesk.coords import Box
+
 MAX_OFFSET = 200  # logical px: a larger displacement is not this mistake
-
-
-@dataclass(frozen=True)
-class Bounds:
-    """A node's box in logical pixels (the screenshot's and the actions' coordinates)."""
-
-    x: float
-    y: float
-    width: float
-    height: float
-
-    @property
-    def centre(self) -> tuple[float, float]:
-        return (self.x + self.width / 2, self.y + self.height / 2)
-
-    def shifted(self, dx: float, dy: float) -> Bounds:
-        return Bounds(self.x + dx, self.y + dy, self.width, self.height)
-
-    def contains(self, x: float, y: float) -> bool:
-        return self.x <= x < self.x + self.width and self.y <= y < self.y + self.height
-
-    @property
-    def empty(self) -> bool:
-        return self.width <= 0 or self.height <= 0
 
 
 class Boxed(Protocol):
     """What a correction needs of a tree node (:class:`vdesk.accessibility.tree.Node`)."""
 
-    bounds: Bounds | None
+    bounds: Box | None  # logical pixels
 
     @property
     def children(self) -> list[Boxed]: ...

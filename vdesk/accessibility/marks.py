@@ -14,9 +14,10 @@ from typing import Literal
 
 from PIL import Image, ImageDraw, ImageFont
 
-from vdesk.accessibility.bounds import Bounds
 from vdesk.accessibility.osworld_xml import tag_of
+from vdesk.accessibility.text import TextBox
 from vdesk.accessibility.tree import Node, Tree
+from vdesk.coords import Box
 from vdesk.errors import InvalidAction
 
 Source = Literal["tree", "ocr"]
@@ -39,7 +40,7 @@ class Mark:
     number: int
     role: str
     name: str
-    bounds: Bounds
+    bounds: Box
     source: Source
     app: str = ""
     text: str = ""
@@ -71,14 +72,6 @@ class Marks:
         return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class TextBox:
-    """A box of text found on screen (logical pixels), for windows without a tree."""
-
-    text: str
-    bounds: Bounds
-
-
 def interactive(node: Node, screen: tuple[int, int]) -> bool:
     """Showing, inside the screen, of a kind a person acts on (or focusable and named)."""
     box = node.bounds
@@ -97,7 +90,7 @@ def number(tree: Tree, screen: tuple[int, int], text_boxes: Iterable[TextBox] = 
     marks: list[Mark] = []
     seen: set[tuple[int, int, int, int]] = set()
 
-    def add(role: str, name: str, box: Bounds, source: Source, app: str = "", text: str = "") -> None:
+    def add(role: str, name: str, box: Box, source: Source, app: str = "", text: str = "") -> None:
         key = (round(box.x), round(box.y), round(box.width), round(box.height))
         if key in seen or len(marks) >= MAX_MARKS:
             return

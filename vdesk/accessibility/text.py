@@ -28,19 +28,19 @@ import math
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PIL import Image, ImageFilter
 
+from vdesk.coords import Box, union
 from vdesk.errors import InvalidArgument, MissingDependency
 
 if TYPE_CHECKING:  # loaded on first read: the engine takes ~0.1 s to load its model
     import tesserocr
 
-Bounds = tuple[int, int, int, int]  # left, top, right, bottom in logical pixels (right, bottom exclusive)
 Pattern = str | re.Pattern[str]
 
 LANGUAGE = "eng"
@@ -57,13 +57,16 @@ class TextBox:
     """Text read on screen: a word, or a match of a pattern (which may span words)."""
 
     text: str
-    bounds: Bounds
-    confidence: float  # 0..1, the engine's (the lowest of the words for a match)
+    bounds: Box  # logical pixels, whole ones
+    confidence: float = 1.0  # 0..1, the engine's (the lowest of the words for a match)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.bounds, Box):  # given as (left, top, right, bottom)
+            object.__setattr__(self, "bounds", Box.of(self.bounds))
 
     @property
     def centre(self) -> tuple[float, float]:
-        left, top, right, bottom = self.bounds
-        return ((left + right) / 2, (top + bottom) / 2)
+        return self.bounds.centre
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class TextLine:
         return " ".join(word.text for word in self.words)
 
     @property
-    def bounds(self) -> Bounds:
+    def bounds(self) -> Box:
         return union(word.bounds for word in self.words)
 
 
@@ -103,10 +106,11 @@ def describe(pattern: Pattern) -> str:
     return f"/{pattern.pattern}/" if isinstance(pattern, re.Pattern) else repr(pattern)
 
 
-def find(lines: Iterable[TextLine], pattern: Pattern, region: Bounds | None = None) -> list[TextBox]:
+def find(lines: Iterable[TextLine], pattern: Pattern, region: Box | Sequence[int] | None = None) -> list[TextBox]:
     """Every match of ``pattern`` in ``lines`` (top to bottom, left to right), each a box
     around the words it touches; with ``region``, only matches whose box lies inside it."""
     regex = compile_pattern(pattern)
+    within = Box.of(region) if region is not None else None
     found = []
     for line in lines:
         text, spans = _joined(line)
@@ -117,7 +121,7 @@ def find(lines: Iterable[TextLine], pattern: Pattern, region: Bounds | None = No
                        if start < match.end() and end > match.start()]
             box = TextBox(match.group(), union(word.bounds for word in touched),
                           min(word.confidence for word in touched))
-            if region is None or inside(box.bounds, region):
+            if within is None or box.bounds.inside(within):
                 found.append(box)
     return found
 
@@ -130,17 +134,8 @@ def _joined(line: TextLine) -> tuple[str, list[tuple[int, int]]]:
     return line.text, spans
 
 
-def union(boxes: Iterable[Bounds]) -> Bounds:
-    lefts, tops, rights, bottoms = zip(*boxes)
-    return min(lefts), min(tops), max(rights), max(bottoms)
-
-
-def inside(box: Bounds, region: Bounds) -> bool:
-    return region[0] <= box[0] and region[1] <= box[1] and box[2] <= region[2] and box[3] <= region[3]
-
-
 # -- reading --------------------------------------------------------------------------------
-def read(image: Image.Image, *, scale: float = 1.0, region: Bounds | None = None) -> list[TextLine]:
+def read(image: Image.Image, *, scale: float = 1.0, region: Box | Sequence[int] | None = None) -> list[TextLine]:
     """The lines of text in ``image``, a frame at ``scale`` physical pixels per logical pixel
     (a screenshot at the logical size has scale 1), within ``region`` (logical pixels) if
     given; bounds are logical pixels of the whole screen."""
@@ -159,11 +154,11 @@ def read(image: Image.Image, *, scale: float = 1.0, region: Bounds | None = None
     return _lines(tsv, pixels_per_logical=factor * scale, offset=(left, top))
 
 
-def _checked_region(region: Bounds, size: tuple[int, int], scale: float) -> Bounds:
-    if not (isinstance(region, (tuple, list)) and len(region) == 4
+def _checked_region(region: Box | Sequence[int], size: tuple[int, int], scale: float) -> tuple[int, int, int, int]:
+    if not (isinstance(region, (Box, tuple, list)) and len(region) == 4
             and all(isinstance(v, int) and not isinstance(v, bool) for v in region)):
         raise InvalidArgument(f"a region must be (left, top, right, bottom) in whole pixels, got {region!r}")
-    left, top, right, bottom = region
+    left, top, right, bottom = (int(v) for v in Box.of(region))
     width, height = math.floor(size[0] / scale), math.floor(size[1] / scale)
     if not (0 <= left < right <= width and 0 <= top < bottom <= height):
         raise InvalidArgument(f"region {list(region)} must lie within the {width}x{height} screen "
@@ -180,8 +175,8 @@ def _lines(tsv: str, pixels_per_logical: float, offset: tuple[int, int]) -> list
         if len(fields) != 12 or fields[0] != _WORD_LEVEL or not fields[11].strip():
             continue
         x, y, w, h = (int(v) for v in fields[6:10])
-        bounds = (offset[0] + math.floor(x / pixels_per_logical), offset[1] + math.floor(y / pixels_per_logical),
-                  offset[0] + math.ceil((x + w) / pixels_per_logical), offset[1] + math.ceil((y + h) / pixels_per_logical))
+        bounds = Box(offset[0] + math.floor(x / pixels_per_logical), offset[1] + math.floor(y / pixels_per_logical),
+                     offset[0] + math.ceil((x + w) / pixels_per_logical), offset[1] + math.ceil((y + h) / pixels_per_logical))
         confidence = min(max(float(fields[10]) / 100, 0.0), 1.0)
         grouped.setdefault((fields[2], fields[3], fields[4]), []).append(TextBox(fields[11].strip(), bounds, confidence))
     return [TextLine(tuple(words)) for words in grouped.values()]

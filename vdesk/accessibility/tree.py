@@ -25,10 +25,10 @@ from typing import Any
 import docker
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vdesk.accessibility.bounds import Bounds, correct_offsets, hide_inside_empty_menu_bars
+from vdesk.accessibility.bounds import correct_offsets, hide_inside_empty_menu_bars
 from vdesk.actions import validation_message
 from vdesk.channel import ReplyLines
-from vdesk.coords import Screen
+from vdesk.coords import Box, Screen
 from vdesk.errors import CommandFailed, DesktopTimeout, InvalidAction, InvalidArgument
 from vdesk.execstream import ExecStream
 from vdesk.windows import Window
@@ -50,7 +50,7 @@ class Node:
     value: float | None = None
     states: frozenset[str] = frozenset()
     description: str = ""
-    bounds: Bounds | None = None
+    bounds: Box | None = None  # logical pixels
     attributes: dict[str, str] = field(default_factory=dict)
     actions: list[tuple[str, str, str]] = field(default_factory=list)  # name, description, key binding
     value_range: tuple[float | None, float | None, float | None] = (None, None, None)  # min, max, step
@@ -358,7 +358,7 @@ def _node(raw: _RawNode, scale: float, app: str) -> Node:
     bounds = None
     if raw.bounds is not None and "showing" in raw.states:
         x, y, w, h = (v / scale for v in raw.bounds)
-        bounds = Bounds(x, y, w, h)
+        bounds = Box.from_xywh(x, y, w, h)
     value = raw.value.value if raw.value else None
     return Node(role=raw.role, name=raw.name.strip(), text=raw.text, value=value, states=frozenset(raw.states),
                 description=raw.description, bounds=bounds, attributes=dict(raw.attributes),
@@ -371,7 +371,7 @@ def mark_covered(tree: Tree, stack: list[Window], scale: float) -> None:
     """Mark the nodes whose centre another window covers. ``stack`` is bottom to top; an
     application's top-level node is matched to its window by title (an unmatched one, a
     popup menu say, is taken to be on top)."""
-    boxes = [(w.title, Bounds(w.x / scale, w.y / scale, w.width / scale, w.height / scale))
+    boxes = [(w.title, Box.from_xywh(w.x / scale, w.y / scale, w.width / scale, w.height / scale))
              for w in stack if w.viewable]
     for app in tree.applications:
         for top in app.root.children:

@@ -39,7 +39,6 @@ coordinates back to the screen, and answers each call with a :class:`ToolResult`
 from __future__ import annotations
 
 import base64
-import json
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -52,7 +51,8 @@ from vdesk import keys
 from vdesk.actions import BaseAction, validation_message
 from vdesk.coords import ImageSpace, anthropic_target, image_pixel
 from vdesk.errors import InvalidAction, InvalidArgument
-from vdesk.operator import ExecuteRequest, Operator, encode
+from vdesk.frames import encode
+from vdesk.integrations.operator import ExecuteRequest, Operator
 
 if TYPE_CHECKING:
     from vdesk.desktop import Desktop
@@ -610,7 +610,7 @@ class AnthropicComputer:
 
     def _execute(self, actions: list[BaseAction], tool_input: Any) -> str | None:
         """Run the actions (the raw tool input goes with them); the error message, if any."""
-        request = ExecuteRequest(actions=actions, raw_content=json.dumps(tool_input, default=str))
+        request = ExecuteRequest(actions=actions)
         result = self.operator.execute(request)
         if result.status != "success":
             return result.error_message or "the action failed"

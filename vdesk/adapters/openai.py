@@ -30,7 +30,6 @@ a screenshot, as the OpenAI loop expects.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -40,7 +39,7 @@ from vdesk import keys
 from vdesk.actions import BaseAction, validation_message
 from vdesk.coords import ImageSpace
 from vdesk.errors import ActionFailed, InvalidAction, VdeskError
-from vdesk.operator import ExecuteRequest, Operator, ScreenshotOutput
+from vdesk.integrations.operator import ExecuteRequest, Operator, ScreenshotOutput
 
 if TYPE_CHECKING:
     from vdesk.desktop import Desktop
@@ -357,7 +356,7 @@ class OpenAIComputer:
       anything reaches the desktop; the caller tells the model (the wire format has no error
       field for a ``computer_call_output``);
     * the **desktop's** — the action or the screenshot failed while running — come back as a
-      :class:`~vdesk.operator.ScreenshotOutput` with ``status="failed"`` and ``error_message``,
+      :class:`~vdesk.integrations.operator.ScreenshotOutput` with ``status="failed"`` and ``error_message``,
       as the operator contract folds them.
 
         computer = OpenAIComputer(desktop)
@@ -386,7 +385,7 @@ class OpenAIComputer:
         call = translate_call(action) if is_item else translate(action)
         self.operator.plan(call.actions)  # resolves every point: raises before anything runs
         if call.actions:
-            request = ExecuteRequest(actions=call.actions, raw_content=json.dumps(action, default=str))
+            request = ExecuteRequest(actions=call.actions)
             result = self.operator.execute(request)
             if result.status != "success":
                 return ScreenshotOutput(status="failed", error_message=result.error_message)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from vdesk.actions import ACTION_ALIASES, UNSUPPORTED_ON_DESKTOP, ActionType, BaseAction, ExecuteResult
 from vdesk.coords import ImageSpace, smart_resize
 from vdesk.errors import InvalidAction, InvalidArgument, ParseError
-from vdesk.operator import ExecuteRequest, Operator
+from vdesk.integrations.operator import ExecuteRequest, Operator
 
 if TYPE_CHECKING:
     from vdesk.desktop import Desktop
@@ -88,16 +88,14 @@ def run_reply(desktop: Desktop, text: str, mode: Mode = "grid", *,
     Coordinates are read against the screenshot size the operator hands out
     (``operator.image``; default: an operator at the logical screen size).
     A malformed reply runs nothing and comes back as ``status="failed"`` with the
-    :class:`~vdesk.errors.ParseError` message quoting the part at fault. The raw reply, each
-    action as written and the model's thought go with the actions in the request.
+    :class:`~vdesk.errors.ParseError` message quoting the part at fault.
     """
     operator = operator or Operator(desktop)
     try:
         reply = parse(text, mode=mode, image=operator.image)
     except InvalidAction as error:
         return ExecuteResult(status="failed", error_message=str(error))
-    request = ExecuteRequest(actions=reply.actions, raw_content=text,
-                             raw_action_strings=list(reply.action_strings), thought=reply.thought)
+    request = ExecuteRequest(actions=reply.actions)
     return operator.execute(request, settle=settle)
 
 

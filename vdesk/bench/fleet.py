@@ -151,9 +151,10 @@ def _local_way() -> _Way:
 
 
 def _ray_way() -> _Way:
-    from vdesk.cluster.actors import DesktopSpec, RemoteDesktop
+    from vdesk.cluster.actors import RemoteDesktop
+    from vdesk.spec import DesktopSpec
 
-    spec = DesktopSpec(size=DEFAULT_SIZE, timeout=UP_TIMEOUT)
+    spec = DesktopSpec(size=DEFAULT_SIZE)
     return _Way("ray", lambda: RemoteDesktop.up(spec, timeout=UP_TIMEOUT + 30),
                 lambda desktop: desktop.usage(), lambda desktop: desktop.close())
 

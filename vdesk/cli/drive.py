@@ -83,7 +83,7 @@ def exec_command(
         raise InvalidArgument("no actions given: pass ACTION arguments or -f FILE")
     from vdesk.adapters.formats import parse_payloads
     from vdesk.desktop import Desktop
-    from vdesk.operator import ExecuteResult
+    from vdesk.integrations.operator import ExecuteResult
 
     with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
         try:

@@ -51,15 +51,16 @@ def mcp(
     """
     from vdesk.container import parse_size
     from vdesk.mcp.http import serve_http
-    from vdesk.mcp.pool import DesktopSpec, ServerOptions
+    from vdesk.mcp.pool import ServerOptions
+    from vdesk.spec import DesktopSpec
     from vdesk.mcp.stdio import serve_stdio
 
     if transport not in ("stdio", "http"):
         raise InvalidArgument(f"--transport must be stdio or http, got {transport!r}")
     if not 0 <= port <= 65535:
         raise InvalidArgument(f"--port must be 0..65535, got {port}")
-    spec = DesktopSpec(size=parse_size(size), image="apps" if apps else "lean", attach=attach, engine=OPTIONS.engine)
-    options = ServerOptions(desktop=spec, share=share, max_desktops=max_desktops, allow_commands=allow_commands,
+    spec = DesktopSpec(size=parse_size(size), image="apps" if apps else None)
+    options = ServerOptions(desktop=spec, attach=attach, engine=OPTIONS.engine, share=share, max_desktops=max_desktops, allow_commands=allow_commands,
                             idle_timeout=idle_timeout)
     if transport == "stdio":
         serve_stdio(options)  # stdout is the protocol's: nothing else may be printed there

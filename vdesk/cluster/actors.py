@@ -25,19 +25,17 @@ from typing import Any, Literal, TypeVar
 import ray
 import ray.exceptions
 from PIL import Image
-from pydantic import BaseModel, ConfigDict, Field
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from vdesk.channel import Completed
 from vdesk.cluster.membership import RESOURCE
 from vdesk.coords import Screen
-from vdesk.actions import ExecuteResult
-from vdesk.container import DEFAULT_SIZE, Limits, Network
+from vdesk.actions import Batch, ExecuteResult
 from vdesk.desktop import Desktop
 from vdesk.errors import (ClusterError, DesktopGone, DesktopLost, DesktopStartFailed, DesktopTimeout,
                          InvalidArgument, VdeskError, first_line)
-from vdesk.images import IMAGE
-from vdesk.operator import encode
+from vdesk.frames import encode
+from vdesk.spec import DesktopSpec
 from vdesk.usage import Usage, container_usage
 
 UP_TIMEOUT = 120.0     # seconds for an actor to be placed, start its worker and bring a desktop up
@@ -61,22 +59,6 @@ log = logging.getLogger(__name__)
 
 
 # -- what crosses the wire --------------------------------------------------------------------
-class DesktopSpec(BaseModel):
-    """How to start a desktop on a node: the arguments of :meth:`Desktop.up` that make sense remotely."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    size: tuple[int, int] = DEFAULT_SIZE
-    scale: float = 1.0
-    image: str = IMAGE
-    network: Network = "none"
-    ttl: float | None = None
-    memory: str = Limits.memory
-    cpus: float = Limits.cpus
-    timeout: float = Field(default=60.0, gt=0)  # for Desktop.up on the node
-    environment: dict[str, str] = Field(default_factory=dict)
-    clock: str | None = None  # see Desktop.up
-
-
 @dataclass(frozen=True)
 class RemoteInfo:
     """Where a hosted desktop lives."""
@@ -96,11 +78,8 @@ class DesktopActor:
     and its lease is held by this worker process.
     """
 
-    def __init__(self, spec: DesktopSpec) -> None:
-        self._desktop = Desktop.up(
-            spec.size, scale=spec.scale, image=spec.image, network=spec.network, ttl=spec.ttl,
-            limits=Limits(memory=spec.memory, cpus=spec.cpus), timeout=spec.timeout,
-            environment=dict(spec.environment), clock=spec.clock)
+    def __init__(self, spec: DesktopSpec, timeout: float) -> None:
+        self._desktop = Desktop.up(spec, timeout=timeout)
 
     def where(self) -> RemoteInfo:
         """Which desktop this is and where it lives; answering at all says the actor is alive."""
@@ -111,7 +90,7 @@ class DesktopActor:
                    size: tuple[int, int] | None = None) -> bytes:
         return encode(self._desktop.screenshot(size, fresh=fresh), format, quality)
 
-    def execute(self, actions: Any, settle: bool = False) -> ExecuteResult:
+    def execute(self, actions: Batch, settle: bool = False) -> ExecuteResult:
         return self._desktop.execute(actions, settle=settle)
 
     def wait_until_settled(self, quiet: float = 0.03, timeout: float = 10.0,
@@ -176,7 +155,8 @@ class RemoteDesktop:
                                    "max_task_retries": 0}
         if node_id is not None:
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
-        actor = actor_class().options(**options).remote(spec or DesktopSpec())
+        # The desktop's own wait on the node ends first, so its error (not a bare timeout) comes back.
+        actor = actor_class().options(**options).remote(spec or DesktopSpec(), max(timeout - CALL_SLACK, 1.0))
         try:
             on_actor(actor)
             info = _ask(actor.where.remote, timeout, "starting a desktop on the cluster")
@@ -214,7 +194,7 @@ class RemoteDesktop:
         return _decode(self._call("wait_for_change", timeout, region, timeout))
 
     # -- programs and actions -----------------------------------------------------------------
-    def execute(self, actions: Any, *, settle: bool = False) -> ExecuteResult:
+    def execute(self, actions: Batch, *, settle: bool = False) -> ExecuteResult:
         return self._call("execute", CALL_TIMEOUT, actions, settle)
 
     def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0,

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vdesk.cluster.actors import DesktopSpec, RemoteDesktop
+from vdesk.cluster.actors import RemoteDesktop
 from vdesk.cluster.membership import connect
 from vdesk.cluster.scheduler import Attempt, EpisodeOutcome, Hooks, run_episodes
 from vdesk.errors import InvalidArgument
@@ -31,6 +31,7 @@ from vdesk.harness.loop import EpisodeResult, Status
 from vdesk.harness.record import AttemptRecord, Outcome, write_outcome
 from vdesk.harness.suite import Episodes, SuiteEvent, skipped
 from vdesk.harness.tasks import Task
+from vdesk.spec import DesktopSpec
 
 LOST_DIR = ".lost"
 RETRIES = 1
@@ -111,9 +112,7 @@ class ClusterPlacement:
 
 def desktop_spec(task: Task, *, image: str, environment: Mapping[str, str] | None) -> DesktopSpec:
     """How the desktop of ``task`` starts on a node."""
-    settings = task.desktop
-    return DesktopSpec(size=settings.dimensions, scale=settings.scale, network=settings.network,
-                       image=settings.image or image, environment=dict(environment or {}), clock=settings.clock)
+    return task.desktop.over(image, dict(environment or {}))
 
 
 def episode_timeout(tasks: Sequence[Task]) -> float:

@@ -20,10 +20,11 @@ from typing import Any, Generic, TypeVar
 import ray
 import ray.exceptions
 
-from vdesk.cluster.actors import LOST_ERRORS, UP_TIMEOUT, DesktopLost, DesktopSpec, RemoteDesktop, kill
+from vdesk.cluster.actors import LOST_ERRORS, UP_TIMEOUT, DesktopLost, RemoteDesktop, kill
 from vdesk.cluster.membership import RESOURCE, Node, connect, desktop_nodes, leave
 from vdesk.errors import ClusterError, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError, first_line
 from vdesk.progress import Progress
+from vdesk.spec import DesktopSpec
 
 ABANDON_GRACE = 30.0   # seconds an item may run past its timeout (after its desktop was killed)
 INTERRUPT_GRACE = 15.0 # seconds the items' threads get to leave Ray alone after an interrupt

@@ -38,18 +38,20 @@ from PIL import Image
 from vdesk.accessibility.osworld_xml import linearize
 from vdesk.actions import MAX_TYPED_CHARS, BaseAction, ExecuteResult, parse_batch
 from vdesk.adapters.formats import model_format, parse_payloads
-from vdesk.coords import ImageSpace, Screen
+from vdesk.coords import ImageSpace
 from vdesk.desktop import WM_READY_TIMEOUT, XDOTOOL_TIMEOUT, Desktop
 from vdesk.errors import DesktopTimeout, InvalidArgument, ResetNeeded, SetupError, VdeskError
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
 from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
 from vdesk.harness.desktop_files import pack, unpack_into
-from vdesk.harness.tasks import (BrowserStep, DesktopSettings, RunStep, ServeStep, SetupStep, StartStep, Task,
+from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, StartStep, Task,
                                  UploadStep, WaitIdleStep, WaitWindowStep, WriteStep, in_home, load_task, parse_task)
 from vdesk.idle import wait_idle
-from vdesk.images import IMAGE
-from vdesk.operator import Operator, ScreenContext, encode, screen_context
+from vdesk.images import DEFAULT as DEFAULT_IMAGE
+from vdesk.frames import encode
+from vdesk.integrations.operator import ScreenContext, screen_context
 from vdesk.osworld.session import OSWorldSession
+from vdesk.spec import DesktopSpec
 from vdesk.video import record
 
 ENV_ID = "vdesk/Desktop-v0"
@@ -205,7 +207,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
     def __init__(self, task: Task | str | Path | Mapping[str, Any] | None = None, *,
                  image_size: tuple[int, int] | None = None, render_mode: str | None = None,
                  observation: str = "screenshot", action_format: str = "base",
-                 max_steps: int | None = None, time_limit: float | None = None, image: str = IMAGE,
+                 max_steps: int | None = None, time_limit: float | None = None, image: str = DEFAULT_IMAGE,
                  source: DesktopSource | None = None, environment: Mapping[str, str] | None = None,
                  step_quiet: float = STEP_QUIET, final_quiet: float = FINAL_QUIET,
                  video: Path | None = None) -> None:
@@ -224,8 +226,8 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         self.video = video
         self.step_quiet = step_quiet
         self.final_quiet = final_quiet
-        settings = self.default_task.desktop if self.default_task else DesktopSettings()
-        self.gym_image = ImageSpace(*image_size) if image_size else Screen(*settings.dimensions, settings.scale).image()
+        settings = self.default_task.desktop if self.default_task else DesktopSpec()
+        self.gym_image = ImageSpace(*image_size) if image_size else settings.screen.image()
         self.action_space = spaces.Text(max_length=MAX_ACTION_CHARS, min_length=0, charset=ACTION_CHARSET)
         self.observation_space = self._observation_space(self.gym_image)
         self._opened = ExitStack()
@@ -284,7 +286,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         of the frames the agent is shown (default: the logical screen), and what its ``raw``
         points refer to."""
         self.close()
-        settings = task.desktop if task else DesktopSettings()
+        settings = task.desktop if task else DesktopSpec()
         self._desktop = self._opened.enter_context(self.source(settings))
         if self.video is not None:
             self._record(self._desktop, self.video)
@@ -454,7 +456,7 @@ def settle(desktop: Desktop, quiet: float, timeout: float) -> None:
 
 def execute_action(desktop: Desktop, image: ImageSpace, action: BaseAction) -> ExecuteResult:
     """Run one action, its ``raw`` points read as pixels of ``image``."""
-    return Operator(desktop, image).execute({"actions": [action]})
+    return desktop.execute([action], image=image)
 
 
 def setup_timeout(task: Task) -> float:

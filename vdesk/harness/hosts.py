@@ -18,8 +18,8 @@ from PIL import Image
 
 from vdesk.coords import Screen
 from vdesk.desktop import Desktop
-from vdesk.harness.tasks import DesktopSettings
-from vdesk.images import IMAGE
+from vdesk.images import DEFAULT as DEFAULT_IMAGE
+from vdesk.spec import DesktopSpec
 
 T = TypeVar("T")
 
@@ -66,17 +66,16 @@ class LocalHost:
 
 
 # Opens a desktop for a task's settings; leaving the context releases it (or leaves it to its owner).
-DesktopSource = Callable[[DesktopSettings], AbstractContextManager[DesktopHost]]
+DesktopSource = Callable[[DesktopSpec], AbstractContextManager[DesktopHost]]
 
 
-def fresh_desktops(image: str = IMAGE, environment: Mapping[str, str] | None = None) -> DesktopSource:
+def fresh_desktops(image: str = DEFAULT_IMAGE, environment: Mapping[str, str] | None = None) -> DesktopSource:
     """A new local desktop for each task (of the task's image, else ``image``), removed when
     the environment lets it go."""
 
     @contextmanager
-    def open_desktop(settings: DesktopSettings) -> Iterator[DesktopHost]:
-        desktop = Desktop.up(settings.dimensions, scale=settings.scale, network=settings.network,
-                             image=settings.image or image, environment=dict(environment or {}), clock=settings.clock)
+    def open_desktop(settings: DesktopSpec) -> Iterator[DesktopHost]:
+        desktop = Desktop.up(settings.over(image, dict(environment or {})))
         try:
             yield LocalHost(desktop)
         finally:

@@ -28,14 +28,13 @@ from pathlib import Path
 from PIL import Image
 
 from vdesk.actions import ExecuteResult
-from vdesk.coords import Screen
 from vdesk.errors import VdeskError
 from vdesk.harness.agents.base import Agent, AgentReply
 from vdesk.harness.checks import CheckResult
 from vdesk.harness.env import DesktopEnv, Observation
 from vdesk.harness.record import CheckRecord, Outcome, Recorder, RunInfo, StepRecord, frame_hash
 from vdesk.harness.tasks import Task
-from vdesk.images import IMAGE
+from vdesk.images import DEFAULT as DEFAULT_IMAGE
 
 
 class Status(str, Enum):
@@ -203,7 +202,7 @@ class PausedEpisode:
 
 def run_episode(agent: Agent, task: Task, *, max_steps: int | None = None, timeout: float | None = None,
                 cancel: threading.Event | None = None, out: Path | None = None,
-                image: str = IMAGE, env: DesktopEnv | None = None) -> EpisodeResult:
+                image: str = DEFAULT_IMAGE, env: DesktopEnv | None = None) -> EpisodeResult:
     """Run one episode of ``task`` with ``agent`` on a fresh desktop.
 
     ``max_steps`` and ``timeout`` (seconds, counted from the end of setup) default to the
@@ -217,7 +216,7 @@ def run_episode(agent: Agent, task: Task, *, max_steps: int | None = None, timeo
     settings = task.desktop
     try:
         agent.reset(task)
-        screen = Screen(*settings.dimensions, settings.scale)
+        screen = settings.screen
         space = agent.image_space(screen) or screen.image()
         if out is not None:
             info = RunInfo(task_id=task.id, agent=agent.name, image_size=space.size, screen_size=screen.size,

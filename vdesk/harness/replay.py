@@ -28,7 +28,7 @@ from vdesk.harness.record import FINAL_FRAME, Outcome, episode_folders, load_run
 from vdesk.harness.folders import Existing
 from vdesk.harness.runner import run_suite
 from vdesk.harness.suite import SuiteEvent, SuiteSummary
-from vdesk.images import IMAGE
+from vdesk.images import DEFAULT as DEFAULT_IMAGE
 
 FRAME_TOLERANCE = 2  # levels (of 255) a channel of a final frame's pixel may differ by
 
@@ -74,7 +74,7 @@ def default_replay_dir(run: Path) -> Path:
     return run.parent / f"{run.name}.replay"
 
 
-def replay(run: str | Path, *, out: Path | None = None, parallel: int = 1, image: str = IMAGE,
+def replay(run: str | Path, *, out: Path | None = None, parallel: int = 1, image: str = DEFAULT_IMAGE,
            cancel: threading.Event | None = None,
            on_event: Callable[[SuiteEvent], None] | None = None, replace: bool = False) -> ReplayReport:
     """Re-execute the trajectories of ``run`` (an episode folder or a suite run) on fresh

@@ -25,12 +25,12 @@ from vdesk.harness.env import DesktopEnv
 from vdesk.harness.folders import Existing, prepare_run_folder
 from vdesk.harness.suite import AgentFactory, Episodes, Placement, SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import Task
-from vdesk.images import IMAGE, resolve
+from vdesk.images import DEFAULT as DEFAULT_IMAGE, IMAGE, resolve
 from vdesk.progress import Progress
 
 
 def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, parallel: int = 1,
-              image: str = IMAGE, cancel: threading.Event | None = None,
+              image: str = DEFAULT_IMAGE, cancel: threading.Event | None = None,
               on_event: Callable[[SuiteEvent], None] | None = None, placement: Placement | None = None,
               environment: Mapping[str, str] | None = None, video: bool = False,
               observation: str = "screenshot", existing: Existing = "refuse",
@@ -77,7 +77,7 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
     return summary
 
 
-def check_observation(tasks: Sequence[Task], observation: str, image: str = IMAGE) -> None:
+def check_observation(tasks: Sequence[Task], observation: str, image: str = DEFAULT_IMAGE) -> None:
     """Refuse, before any desktop starts, an observation that reads the accessibility tree for
     tasks whose desktops run the lean image: it has no accessibility bus."""
     if observation == "screenshot":

@@ -132,7 +132,7 @@ class Episodes:
 
     def _unrun(self, task: Task, status: Status, error: str) -> EpisodeResult:
         """A run folder saying why ``task`` did not start a desktop: ``status`` and ``error``."""
-        size = task.desktop.dimensions
+        size = task.desktop.size
         recorder = Recorder(self.out / task.id, task, RunInfo(task_id=task.id, agent=self.agent, image_size=size,
                                                               screen_size=size, scale=task.desktop.scale))
         outcome = Outcome(task_id=task.id, agent=self.agent, status=status.value, success=False,

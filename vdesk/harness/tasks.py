@@ -27,6 +27,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -36,10 +37,9 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, 
 
 from vdesk.accessibility.text import compile_pattern
 from vdesk.actions import BaseAction, parse_batch
-from vdesk.clock import parse_clock
-from vdesk.container import Network, parse_size
 from vdesk.errors import InvalidAction, InvalidArgument, TaskError
 from vdesk.osworld.format import OSWorldSpec
+from vdesk.spec import DesktopSpec
 
 Command = Union[str, Annotated[list[str], Field(min_length=1)]]
 TASK_SUFFIXES = (".yaml", ".yml", ".json")
@@ -52,49 +52,19 @@ class _Strict(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _known_keys(cls, data: Any) -> Any:
-        """An unknown key is named with the closest known one (``stdot``: did you mean ``stdout``?)."""
-        if isinstance(data, dict):
-            known = list(cls.model_fields)
-            for key in data:
-                if isinstance(key, str) and key not in known:
-                    close = difflib.get_close_matches(key, known, n=1)
-                    hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(known)})"
-                    raise ValueError(f"unknown key {key!r} in {_what(cls)}{hint}")
-        return data
+        return _known_keys(data, cls.model_fields, _what(cls))
 
 
-# -- desktop settings -------------------------------------------------------------------------
-class DesktopSettings(_Strict):
-    """The desktop an episode runs on."""
-
-    size: str = "1280x800"
-    scale: float = Field(default=1.0, ge=0.5, le=4)
-    network: Network = "none"
-    image: str | None = Field(default=None, min_length=1)  # "lean", "apps" or a Docker image; None: the run's
-    clock: str | None = None  # the desktop's time at the start, "YYYY-MM-DD HH:MM:SS" (UTC)
-
-    @field_validator("clock")
-    @classmethod
-    def _clock(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                parse_clock(value)
-            except InvalidArgument as error:
-                raise ValueError(str(error)) from None
-        return value
-
-    @field_validator("size")
-    @classmethod
-    def _size(cls, value: str) -> str:
-        try:
-            parse_size(value)
-        except InvalidArgument as error:
-            raise ValueError(str(error)) from None
-        return value
-
-    @property
-    def dimensions(self) -> tuple[int, int]:
-        return parse_size(self.size)
+def _known_keys(data: Any, known: Iterable[str], what: str) -> Any:
+    """``data``, where an unknown key is named with the closest known one (``stdot``: did you mean ``stdout``?)."""
+    if isinstance(data, dict):
+        known = list(known)
+        for key in data:
+            if isinstance(key, str) and key not in known:
+                close = difflib.get_close_matches(key, known, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(known)})"
+                raise ValueError(f"unknown key {key!r} in {what}{hint}")
+    return data
 
 
 # -- setup steps ------------------------------------------------------------------------------
@@ -398,7 +368,7 @@ class Task(_Strict):
 
     id: str = Field(pattern=ID_PATTERN)
     instruction: str = Field(min_length=1)
-    desktop: DesktopSettings = Field(default_factory=DesktopSettings)
+    desktop: DesktopSpec = Field(default_factory=DesktopSpec)  # image None: the run's
     setup: list[SetupStep] = Field(default_factory=list)
     checks: list[Check] = Field(default_factory=list)
     osworld: OSWorldSpec | None = None
@@ -407,6 +377,11 @@ class Task(_Strict):
     solution: list[list[dict[str, Any]]] | None = None
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
+
+    @field_validator("desktop", mode="before")
+    @classmethod
+    def _desktop_keys(cls, data: Any) -> Any:
+        return _known_keys(data, DesktopSpec.model_fields, "the desktop settings")
 
     @field_validator("solution")
     @classmethod
@@ -468,7 +443,7 @@ def _kind(value: Any, kinds: tuple[str, ...]) -> str | None:
 def _what(model: type[BaseModel]) -> str:
     """``a command check``, ``a wait window step``, ``the task``: a model as a task file's reader names it."""
     words = re.sub(r"(?<!^)(?=[A-Z])", " ", model.__name__).lower()
-    if words in ("task", "desktop settings"):  # one of each in a task
+    if words == "task":
         return f"the {words}"
     return f"an {words}" if words[0] in "aeiou" else f"a {words}"
 

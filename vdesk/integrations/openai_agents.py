@@ -11,7 +11,7 @@
 
 Each method is the OpenAI computer action of the same name, read by
 :mod:`vdesk.adapters.openai` (one reading of OpenAI's key names, scroll deltas and buttons for
-every way in) and run by the desktop's :class:`~vdesk.operator.Operator`; ``x``/``y`` are
+every way in) and run by the desktop's :class:`~vdesk.integrations.operator.Operator`; ``x``/``y`` are
 pixels of the screenshots this computer hands out (``image``, default: the logical screen).
 A call returns once the screen has settled after its action, so the SDK's next screenshot
 shows what the action did. A bad argument raises :class:`~vdesk.errors.InvalidAction` before
@@ -23,14 +23,13 @@ Needs the ``openai-agents`` extra: ``pip install 'vdesk[openai-agents]'``.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from vdesk.adapters.openai import translate
 from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
 from vdesk.errors import ActionFailed, MissingDependency
-from vdesk.operator import ExecuteRequest, Operator
+from vdesk.integrations.operator import ExecuteRequest, Operator
 
 try:
     from agents import Computer
@@ -96,7 +95,7 @@ class DesktopComputer(Computer):
             action["keys"] = keys
         actions = translate(action).actions
         self.operator.plan(actions)  # resolves every point: a bad one raises before anything runs
-        result = self.operator.execute(ExecuteRequest(actions=actions, raw_content=json.dumps(action)))
+        result = self.operator.execute(ExecuteRequest(actions=actions))
         if result.status != "success":
             raise ActionFailed(f"{action['type']} failed: {result.error_message}")
         self.desktop.settle(timeout=self.settle_timeout)

@@ -17,7 +17,8 @@ from vdesk.lazy import lazy_face
 
 if TYPE_CHECKING:
     from vdesk.mcp.http import SessionWatch, build_http_server, serve_http
-    from vdesk.mcp.pool import DesktopSpec, Desktops, ServerOptions, Slot
+    from vdesk.mcp.pool import Desktops, ServerOptions, Slot
+    from vdesk.spec import DesktopSpec
     from vdesk.mcp.stdio import serve_stdio
     from vdesk.mcp.tools import Server, argument_problems, build_server
 
@@ -25,7 +26,7 @@ __all__ = ["DesktopSpec", "ServerOptions", "Desktops", "Slot", "Server", "build_
            "serve_stdio", "serve_http", "build_http_server", "SessionWatch"]
 
 _HOMES = {
-    "DesktopSpec": "vdesk.mcp.pool", "ServerOptions": "vdesk.mcp.pool", "Desktops": "vdesk.mcp.pool",
+    "DesktopSpec": "vdesk.spec", "ServerOptions": "vdesk.mcp.pool", "Desktops": "vdesk.mcp.pool",
     "Slot": "vdesk.mcp.pool", "Server": "vdesk.mcp.tools", "build_server": "vdesk.mcp.tools",
     "argument_problems": "vdesk.mcp.tools", "serve_stdio": "vdesk.mcp.stdio", "serve_http": "vdesk.mcp.http",
     "build_http_server": "vdesk.mcp.http", "SessionWatch": "vdesk.mcp.http",

@@ -19,10 +19,10 @@ from typing import TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from vdesk.container import DEFAULT_SIZE
 from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopGone, InvalidArgument, VdeskError
+from vdesk.spec import DesktopSpec
 
 T = TypeVar("T")
 DEFAULT_IDLE_TIMEOUT = 30 * 60.0
@@ -32,20 +32,12 @@ SHARED_KEY = "shared"  # the slot every session drives with share=True
 
 
 @dataclass(frozen=True)
-class DesktopSpec:
-    """Which desktop a connection gets: a new one of this size and image, or ``attach`` (a name)."""
-
-    size: tuple[int, int] = DEFAULT_SIZE
-    image: str = "lean"
-    attach: str | None = None
-    engine: str | None = None
-
-
-@dataclass(frozen=True)
 class ServerOptions:
-    """What ``vdesk mcp`` was asked for."""
+    """What ``vdesk mcp`` was asked for: desktops of the spec ``desktop``, or ``attach`` (a name)."""
 
     desktop: DesktopSpec = DesktopSpec()
+    attach: str | None = None
+    engine: str | None = None
     share: bool = False
     max_desktops: int = DEFAULT_MAX_DESKTOPS
     allow_commands: bool = False
@@ -62,8 +54,8 @@ class ServerOptions:
 class Slot:
     """The desktop of one connection: started on first use, used by one call at a time."""
 
-    def __init__(self, spec: DesktopSpec, room: Callable[[], AbstractContextManager[None]]) -> None:
-        self._spec = spec
+    def __init__(self, options: ServerOptions, room: Callable[[], AbstractContextManager[None]]) -> None:
+        self._options = options
         self._room = room  # held while a desktop starts; raises when no further one may
         self._lock = threading.Lock()
         self._desktop: Desktop | None = None
@@ -84,7 +76,7 @@ class Slot:
                 return call(desktop)
             except DesktopGone as error:
                 self._forget()
-                again = "attaches again" if self._spec.attach else "starts a fresh desktop"
+                again = "attaches again" if self._options.attach else "starts a fresh desktop"
                 raise ToolError(f"the desktop is gone ({error}); the next call {again}") from None
             except VdeskError as error:
                 raise ToolError(str(error)) from None
@@ -97,11 +89,11 @@ class Slot:
 
     def _start(self) -> Desktop:
         try:
-            if self._spec.attach:
-                self._desktop = Desktop.attach(self._spec.attach, engine=self._spec.engine)
+            if self._options.attach:
+                self._desktop = Desktop.attach(self._options.attach, engine=self._options.engine)
             else:
                 with self._room():
-                    self._desktop = Desktop.up(self._spec.size, image=self._spec.image, engine=self._spec.engine)
+                    self._desktop = Desktop.up(self._options.desktop, engine=self._options.engine)
         except VdeskError as error:
             raise ToolError(f"could not get a desktop: {error}") from None
         self.image = None
@@ -111,7 +103,7 @@ class Slot:
     def _forget(self) -> None:
         desktop, self._desktop = self._desktop, None
         if desktop is not None:
-            desktop.down() if not self._spec.attach else desktop.close()
+            desktop.down() if not self._options.attach else desktop.close()
 
 
 class Desktops:
@@ -126,7 +118,7 @@ class Desktops:
     def slot(self, key: str) -> Slot:
         with self._lock:
             if key not in self._slots:
-                self._slots[key] = Slot(self._options.desktop, self._room)
+                self._slots[key] = Slot(self._options, self._room)
             return self._slots[key]
 
     def release(self, key: str) -> None:

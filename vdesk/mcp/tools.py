@@ -29,7 +29,7 @@ from vdesk.actions import ExecuteResult
 from vdesk.coords import ImageSpace, image_pixel
 from vdesk.desktop import Desktop
 from vdesk.mcp.pool import STDIO_KEY, Desktops, ServerOptions, Slot
-from vdesk.operator import encode
+from vdesk.frames import encode
 from vdesk.version import __version__
 from vdesk.viewer import MAX_LINK_SECONDS, Viewer
 
@@ -479,9 +479,9 @@ def _observation_tools(server: Server) -> None:
         def find(desktop: Desktop) -> list[FoundText]:
             image = slot.image or desktop.screen.image()
             sx, sy = image.width / desktop.screen.size[0], image.height / desktop.screen.size[1]
-            return [FoundText(text=box.text, x=round(box.bounds[0] * sx), y=round(box.bounds[1] * sy),
-                              width=round((box.bounds[2] - box.bounds[0]) * sx),
-                              height=round((box.bounds[3] - box.bounds[1]) * sy), confidence=box.confidence)
+            return [FoundText(text=box.text, x=round(box.bounds.x * sx), y=round(box.bounds.y * sy),
+                              width=round(box.bounds.width * sx), height=round(box.bounds.height * sy),
+                              confidence=box.confidence)
                     for box in desktop.find_text(wanted)]
 
         return slot.use(find)

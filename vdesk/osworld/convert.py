@@ -77,8 +77,7 @@ def to_vdesk(task: Task) -> Conversion:
         raise ValueError(f"task {task.id} is not an OSWorld task")
     file = task.osworld.file
     out = Conversion({"id": task.id, "instruction": task.instruction,
-                      "desktop": {"size": task.desktop.size, "image": task.desktop.image,
-                                  **({"clock": task.desktop.clock} if task.desktop.clock else {})},
+                      "desktop": task.desktop.model_dump(mode="json", include={"size", "image", "clock"}, exclude_none=True),
                       "setup": [], "checks": []})
     for step in file.config:
         _step_to_vdesk(step, out)

@@ -1,28 +1,25 @@
-"""The operator: the agent-facing contract over a desktop.
+"""The operator: the UI-TARS SDK's agent contract over a desktop, as a thin shim.
 
-It follows the reference GUI-agent SDK: ``initialize()`` once, ``screenshot()`` that never
-raises, ``execute(request)`` that validates the whole batch (names, inputs, keys, coordinates
-against the real screen) before anything runs, then runs it in order on the desktop
-(:meth:`vdesk.desktop.Desktop.execute`). The request is an :class:`ExecuteRequest`: the
-actions and what the model said beside them.
+The contract: ``initialize()`` once, ``screenshot()`` that never raises, ``execute(request)``
+that never raises. The work is the desktop's one door for actions,
+:meth:`vdesk.desktop.Desktop.execute` (it validates the whole batch, runs it, measures it and
+reads its receipt in pixels of the agent's image); the shim only turns the contract's shapes
+(an :class:`ExecuteRequest`, base64 screenshots at the agent's image size) into its call.
 """
 
 from __future__ import annotations
 
 import base64
-import io
-import math
 import threading
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from PIL import Image
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vdesk.actions import ActionType, BaseAction, ExecuteResult, Receipt, parse_batch, validation_message
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import InvalidAction, InvalidArgument
+from vdesk.frames import encode
 from vdesk.plan import Plan, plan
 
 if TYPE_CHECKING:  # the operator drives a desktop it is given; importing one costs start time
@@ -55,23 +52,18 @@ def screen_context(screen: Screen) -> ScreenContext:
 
 
 class ExecuteRequest(BaseModel):
-    """What an agent asks to run: the actions, and what the model said beside them (the
-    optional fields of the reference SDK's ExecuteParams). Other fields ride along, kept in
-    ``model_extra``.
+    """What an agent asks to run: the actions. The other fields of the SDK's ExecuteParams
+    (``rawContent``, ``rawActionStrings``, ``thought``) are accepted and dropped: what the
+    model said is the caller's to keep (the harness's step record keeps the reply and its
+    thought).
 
     Build one from a dict with :meth:`of`, which names the first bad action the way
     :func:`vdesk.actions.parse_batch` does.
     """
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="ignore")
 
     actions: list[BaseAction]
-    raw_content: str | None = Field(default=None, alias="rawContent")
-    """The model's reply as it came: UI-TARS text, or a tool call's input as JSON."""
-    raw_action_strings: list[str] | None = Field(default=None, alias="rawActionStrings")
-    """Each action as the model wrote it, e.g. ``click(start_box='(100,200)')``."""
-    thought: str | None = None
-    """The model's reasoning for these actions, when it gave one."""
 
     @classmethod
     def of(cls, data: Any) -> ExecuteRequest:
@@ -132,51 +124,21 @@ class Operator:
     # -- actions ------------------------------------------------------------------------------
     def execute(self, request: ExecuteRequest | Mapping[str, Any], *, settle: bool = False,
                 receipt: bool = True) -> ExecuteResult:
-        """Validate the request's actions, then run them in order; never raises.
-
-        A malformed action fails the whole batch before anything runs. With ``settle=True``
-        it returns once the screen has stopped changing after the last action. The result's
-        ``receipt`` (unless ``receipt=False``) says which regions of the screen the batch
-        changed, in pixels of the agent's image (see :meth:`vdesk.desktop.Desktop.execute`).
-        """
-        started = time.perf_counter()
+        """Run the request's actions through the desktop's door
+        (:meth:`vdesk.desktop.Desktop.execute`, which says what ``settle`` and ``receipt``
+        do), ``raw`` points and the receipt in pixels of the agent's image; never raises."""
         try:
             actions = ExecuteRequest.of(request).actions
         except InvalidAction as error:
             return ExecuteResult(status="failed", error_message=str(error))
-        result = self.desktop.execute(actions, image=self.image, settle=settle, receipt=receipt)
-        if result.receipt is not None and self.image.size != self.desktop.screen.size:
-            result.receipt = in_image(result.receipt, self.desktop.screen, self.image)
-        result.elapsed_ms = (time.perf_counter() - started) * 1000
-        return result
+        return self.desktop.execute(actions, image=self.image, settle=settle, receipt=receipt)
 
     def receipt(self, *, wait: float = 0.0) -> Receipt:
         """The last batch's receipt read now, in pixels of the agent's image (see
         :meth:`vdesk.desktop.Desktop.receipt`)."""
-        found = self.desktop.receipt(wait=wait)
-        return in_image(found, self.desktop.screen, self.image) if self.image.size != self.desktop.screen.size else found
+        return self.desktop.receipt(wait=wait, image=self.image)
 
     def plan(self, actions: list[BaseAction]) -> Plan:
         """What ``actions`` turn into on this desktop, for this agent's image; raises
         :class:`InvalidAction` for a point off the screen, before anything runs."""
         return plan(actions, self.desktop.screen, self.image)
-
-
-def in_image(receipt: Receipt, screen: Screen, image: ImageSpace) -> Receipt:
-    """A receipt's regions (logical pixels) in pixels of the image an agent is shown."""
-    sx, sy = image.width / screen.width, image.height / screen.height
-    regions = [(math.floor(left * sx), math.floor(top * sy), math.ceil(right * sx), math.ceil(bottom * sy))
-               for left, top, right, bottom in receipt.regions]
-    return receipt.model_copy(update={"regions": regions})
-
-
-def encode(image: Image.Image, format: Literal["png", "jpeg"] = "png", quality: int = 85) -> bytes:
-    """Encode a frame; PNG favours speed over size (compress_level 1)."""
-    buffer = io.BytesIO()
-    if format == "png":
-        image.save(buffer, format="PNG", compress_level=1)
-    elif format == "jpeg":
-        image.save(buffer, format="JPEG", quality=quality)
-    else:
-        raise InvalidArgument(f"format must be png or jpeg, got {format!r}")
-    return buffer.getvalue()
