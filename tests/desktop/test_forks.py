@@ -217,6 +217,10 @@ def test_the_command_line_checkpoints_forks_lists_and_prunes() -> None:
         taken = vdesk("checkpoint", "fork-cli", "--as", "fork-cli-cp")
         assert taken.returncode == 0 and taken.stdout.startswith("fork-cli-cp "), taken.stderr
         assert "fork-cli-cp" in vdesk("ls").stdout
+        listed = json.loads(vdesk("ls", "--json").stdout)
+        (checkpoint,) = [c for c in listed["checkpoints"] if c["name"] == "fork-cli-cp"]
+        assert checkpoint["source"] == "fork-cli" and checkpoint["size"] > 1_000_000
+        assert "fork-cli" in {d["name"] for d in listed["desktops"]}
         forked = vdesk("fork", "fork-cli-cp", "-n", "2", "--json")
         assert forked.returncode == 0, forked.stderr
         facts = [json.loads(line) for line in forked.stdout.splitlines()]
@@ -235,6 +239,7 @@ def test_the_command_line_checkpoints_forks_lists_and_prunes() -> None:
         assert "removed checkpoint fork-cli-cp" in pruned and "removed checkpoint fork-cli-" in pruned.replace(
             "removed checkpoint fork-cli-cp", "")
         assert "fork-cli-cp" not in vdesk("ls").stdout
+        assert "fork-cli-cp" not in {c["name"] for c in json.loads(vdesk("ls", "--json").stdout)["checkpoints"]}
         missing = vdesk("fork", "no-such-thing")
         assert missing.returncode == 2 and missing.stderr == "vdesk: no desktop or checkpoint named 'no-such-thing' (see `vdesk ls`)\n"
     finally:
