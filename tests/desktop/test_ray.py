@@ -27,14 +27,15 @@ import pytest
 import ray
 
 from vdesk.desktop import Desktop
-from vdesk.errors import DesktopGone, VdeskError
+from vdesk import forks
+from vdesk.errors import DesktopGone, InvalidArgument, VdeskError
 from vdesk.harness.agents import ScriptedAgent
 from vdesk.harness.record import episode_folders, load_run
 from vdesk.harness.report import write_report
 from vdesk.harness.runner import run_suite
 from vdesk.harness.suite import SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import load_suite
-from vdesk.cluster import DesktopSpec, RemoteDesktop, connect, desktop_nodes, run_episodes
+from vdesk.cluster import DesktopSpec, RemoteDesktop, connect, desktop_nodes, remove_checkpoint, run_episodes
 from vdesk.cluster.placement import ClusterPlacement
 
 RAY = str(Path(sys.executable).parent / "ray")
@@ -292,6 +293,35 @@ def test_killing_the_actor_removes_its_desktop(cluster):
 def test_a_desktop_that_cannot_start_says_why(cluster):
     with pytest.raises(VdeskError, match="did not start on the node.*outside"):
         RemoteDesktop.up(DesktopSpec(size=(10, 10)))
+
+
+def home_file(desktop: Desktop, name: str) -> str:
+    return desktop.run(["sh", "-c", 'cat ~/"$1"', "sh", name], wait=True).stdout
+
+
+def test_a_checkpoint_forks_and_restores_on_the_node_that_holds_it_only(cluster):
+    with RemoteDesktop.up(SPEC, node_id=cluster.second_id) as original:
+        original.run(["sh", "-c", "echo set up > ~/mark"], wait=True).check()
+        start = original.checkpoint()
+        try:
+            assert start.node_id == cluster.second_id and start.checkpoint.source == original.name
+            with pytest.raises(InvalidArgument, match=f"checkpoint {start.name} is on node {cluster.second_id[:8]}"):
+                RemoteDesktop.fork(start, node_id=cluster.head_id)
+            (fork,) = RemoteDesktop.fork(start)  # the node's second slot (the original holds the first)
+            try:
+                assert fork.node_id == cluster.second_id and fork.name != original.name
+                assert fork.call(home_file, "mark") == "set up\n"
+                fork.run(["sh", "-c", "echo changed > ~/mark"], wait=True).check()
+                assert (fork.call(home_file, "mark"), original.call(home_file, "mark")) == ("changed\n", "set up\n")
+            finally:
+                fork.close()
+                wait_gone_by_name(fork.name, timeout=10)
+            original.run(["sh", "-c", "echo later > ~/mark"], wait=True).check()
+            original.restore(start)  # in place, on its node
+            assert original.call(home_file, "mark") == "set up\n"
+        finally:
+            remove_checkpoint(start)
+    assert start.name not in {checkpoint.name for checkpoint in forks.list_checkpoints(CLIENT)}
 
 
 def test_an_item_past_its_timeout_fails_and_leaves_nothing(cluster):

@@ -9,6 +9,15 @@ The actor calls :meth:`Desktop.up` in its constructor, so the container runs on 
 node and is leased to the actor's worker process: when the actor is killed or its node dies,
 the worker dies with it and the lease removes the container. Frames travel as PNG or JPEG
 bytes; the host decodes them. Every call from the host waits a bounded time.
+
+Checkpoints live on the node whose engine took them (they are files in its state directory),
+so ``desktop.checkpoint()`` returns a :class:`NodeCheckpoint` that names that node, and
+:meth:`RemoteDesktop.fork` starts its forks there and nowhere else::
+
+    start = desktop.checkpoint()               # the desktop keeps running
+    forks = RemoteDesktop.fork(start, 4)       # four desktops on start.node_id
+    desktop.restore(start)                     # back to it, in place
+    remove_checkpoint(start)
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ import logging
 import os
 import socket
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -28,14 +38,16 @@ from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from vdesk import engine as engines, forks
 from vdesk.channel import Completed
-from vdesk.cluster.membership import RESOURCE
+from vdesk.cluster.membership import RESOURCE, desktop_nodes
 from vdesk.coords import Screen
 from vdesk.actions import ExecuteResult
 from vdesk.container import DEFAULT_SIZE, Limits, Network
 from vdesk.desktop import Desktop
 from vdesk.errors import (ClusterError, DesktopGone, DesktopLost, DesktopStartFailed, DesktopTimeout,
                          InvalidArgument, VdeskError, first_line)
+from vdesk.forks import Checkpoint
 from vdesk.images import IMAGE
 from vdesk.operator import encode
 from vdesk.usage import Usage, container_usage
@@ -44,6 +56,10 @@ UP_TIMEOUT = 120.0     # seconds for an actor to be placed, start its worker and
 CALL_SLACK = 30.0      # seconds a call may take beyond its own timeout (queueing, transfer)
 CALL_TIMEOUT = 60.0    # seconds for a call that has no timeout of its own
 CLOSE_TIMEOUT = 30.0   # seconds for a graceful close before the actor is killed anyway
+# Seconds for a checkpoint, a restore or a fork on the node: Docker moves the state through
+# containerd at ~20 ms per MB, minutes for a browser's desktop on a loaded node.
+CHECKPOINT_TIMEOUT = forks.START_TIMEOUT + 60.0
+FORKS_AT_ONCE = 8
 
 # The errors that mean the desktop's host went away (its actor, its worker or its node), not
 # that the work on it failed: only these make an item worth running again elsewhere.
@@ -75,6 +91,28 @@ class DesktopSpec(BaseModel):
     timeout: float = Field(default=60.0, gt=0)  # for Desktop.up on the node
     environment: dict[str, str] = Field(default_factory=dict)
     clock: str | None = None  # see Desktop.up
+    # Start a fork of this checkpoint instead (size, image, limits, environment and clock are
+    # the checkpoint's); see RemoteDesktop.fork, which puts it on the node that holds it.
+    checkpoint: Checkpoint | None = None
+
+
+@dataclass(frozen=True)
+class NodeCheckpoint:
+    """A checkpoint of a cluster desktop and the node whose engine holds it: its forks and
+    restores happen on that node only (its files are in that engine's state directory)."""
+
+    checkpoint: Checkpoint
+    node_id: str
+
+    @property
+    def name(self) -> str:
+        return self.checkpoint.name
+
+    def check_node(self, node_id: str | None, what: str) -> None:
+        """Refuse ``what`` on another node than this checkpoint's, in one line."""
+        if node_id is not None and node_id != self.node_id:
+            raise InvalidArgument(f"{what}: checkpoint {self.name} is on node {self.node_id[:8]}, not on "
+                                  f"{node_id[:8]}; only the node that holds it can start desktops from it")
 
 
 @dataclass(frozen=True)
@@ -97,6 +135,9 @@ class DesktopActor:
     """
 
     def __init__(self, spec: DesktopSpec) -> None:
+        if spec.checkpoint is not None:
+            (self._desktop,) = Desktop.fork(spec.checkpoint, ttl=spec.ttl, timeout=spec.timeout)
+            return
         self._desktop = Desktop.up(
             spec.size, scale=spec.scale, image=spec.image, network=spec.network, ttl=spec.ttl,
             limits=Limits(memory=spec.memory, cpus=spec.cpus), timeout=spec.timeout,
@@ -133,6 +174,12 @@ class DesktopActor:
 
     def call(self, function: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         return function(self._desktop, *args)
+
+    def checkpoint(self, name: str | None) -> Checkpoint:
+        return self._desktop.checkpoint(name)
+
+    def restore(self, checkpoint: Checkpoint) -> None:
+        self._desktop.restore(checkpoint)
 
     def close(self) -> None:
         self._desktop.down()
@@ -185,6 +232,35 @@ class RemoteDesktop:
             raise
         return cls(actor, info)
 
+    @classmethod
+    def fork(cls, checkpoint: NodeCheckpoint, n: int = 1, *, node_id: str | None = None,
+             ttl: float | None = None, timeout: float = UP_TIMEOUT) -> list[RemoteDesktop]:
+        """``n`` new desktops started from ``checkpoint`` on the node that holds it, each in an
+        actor of its own (see :meth:`Desktop.fork`); ``node_id``, when given, must be that node
+        (:class:`InvalidArgument` otherwise). If one fails, none is left running."""
+        checkpoint.check_node(node_id, f"forking {checkpoint.name}")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 256:
+            raise InvalidArgument(f"n must be a whole number of forks from 1 to 256, got {n!r}")
+        if ray.is_initialized() and checkpoint.node_id not in {node.id for node in desktop_nodes()}:
+            raise ClusterError(f"checkpoint {checkpoint.name} is on node {checkpoint.node_id[:8]}, which is no "
+                               "longer in the cluster (or offers no desktops)")
+        spec = DesktopSpec(checkpoint=checkpoint.checkpoint, ttl=ttl)
+        made: list[RemoteDesktop] = []
+        failed: list[BaseException] = []
+        with ThreadPoolExecutor(max_workers=min(n, FORKS_AT_ONCE)) as pool:
+            started = [pool.submit(cls.up, spec, node_id=checkpoint.node_id, timeout=timeout + CHECKPOINT_TIMEOUT)
+                       for _ in range(n)]
+            for future in started:
+                try:
+                    made.append(future.result())
+                except BaseException as error:  # the others are waited for, then closed
+                    failed.append(error)
+        if failed:
+            for desktop in made:
+                desktop.close()
+            raise failed[0]
+        return made
+
     def __enter__(self) -> RemoteDesktop:
         return self
 
@@ -232,6 +308,18 @@ class RemoteDesktop:
         hosting worker's."""
         return self._call("usage", CALL_TIMEOUT)
 
+    # -- checkpoints --------------------------------------------------------------------------
+    def checkpoint(self, name: str | None = None) -> NodeCheckpoint:
+        """Checkpoint the desktop on its node, leaving it running (see :meth:`Desktop.checkpoint`);
+        the checkpoint stays on that node's engine until :func:`remove_checkpoint`."""
+        return NodeCheckpoint(self._call("checkpoint", CHECKPOINT_TIMEOUT, name), self.node_id)
+
+    def restore(self, checkpoint: NodeCheckpoint) -> None:
+        """Put the desktop back to ``checkpoint`` in place (see :meth:`Desktop.restore`); a
+        checkpoint of another node is refused."""
+        checkpoint.check_node(self.node_id, f"restoring {self.name}")
+        self._call("restore", CHECKPOINT_TIMEOUT, checkpoint.checkpoint)
+
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
         """Remove the desktop, then kill the actor (which would remove it through the lease anyway)."""
@@ -269,6 +357,24 @@ class RemoteDesktop:
         except DesktopLost as error:
             self.lost = self.lost or str(error)
             raise
+
+
+def remove_checkpoint(checkpoint: NodeCheckpoint, timeout: float = CALL_TIMEOUT) -> None:
+    """Remove ``checkpoint`` from the engine of the node that holds it (forks running from it
+    are not touched)."""
+    if not ray.is_initialized():
+        raise ClusterError("Ray is not connected: call vdesk.cluster.connect(ADDRESS) first")
+    remover = _remover().options(scheduling_strategy=NodeAffinitySchedulingStrategy(checkpoint.node_id, soft=False))
+    _ask(functools.partial(remover.remote, checkpoint.name), timeout, f"removing checkpoint {checkpoint.name}")
+
+
+def _remove_here(name: str) -> None:
+    forks.remove(engines.connect(None), name)
+
+
+@functools.cache
+def _remover() -> Any:
+    return ray.remote(num_cpus=0, max_retries=0)(_remove_here)
 
 
 def kill(actor: Any) -> None:
