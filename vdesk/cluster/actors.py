@@ -28,7 +28,6 @@ import logging
 import os
 import socket
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -59,7 +58,6 @@ CLOSE_TIMEOUT = 30.0   # seconds for a graceful close before the actor is killed
 # Seconds for a checkpoint, a restore or a fork on the node: Docker moves the state through
 # containerd at ~20 ms per MB, minutes for a browser's desktop on a loaded node.
 CHECKPOINT_TIMEOUT = forks.START_TIMEOUT + 60.0
-FORKS_AT_ONCE = 8
 
 # The errors that mean the desktop's host went away (its actor, its worker or its node), not
 # that the work on it failed: only these make an item worth running again elsewhere.
@@ -219,11 +217,7 @@ class RemoteDesktop:
         """
         if not ray.is_initialized():
             raise ClusterError("Ray is not connected: call vdesk.cluster.connect(ADDRESS) first")
-        options: dict[str, Any] = {"num_cpus": 0, "resources": {RESOURCE: 1}, "max_restarts": 0,
-                                   "max_task_retries": 0}
-        if node_id is not None:
-            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
-        actor = actor_class().options(**options).remote(spec or DesktopSpec())
+        actor = actor_class().options(**_actor_options(node_id)).remote(spec or DesktopSpec())
         try:
             on_actor(actor)
             info = _ask(actor.where.remote, timeout, "starting a desktop on the cluster")
@@ -245,21 +239,16 @@ class RemoteDesktop:
             raise ClusterError(f"checkpoint {checkpoint.name} is on node {checkpoint.node_id[:8]}, which is no "
                                "longer in the cluster (or offers no desktops)")
         spec = DesktopSpec(checkpoint=checkpoint.checkpoint, ttl=ttl)
-        made: list[RemoteDesktop] = []
-        failed: list[BaseException] = []
-        with ThreadPoolExecutor(max_workers=min(n, FORKS_AT_ONCE)) as pool:
-            started = [pool.submit(cls.up, spec, node_id=checkpoint.node_id, timeout=timeout + CHECKPOINT_TIMEOUT)
-                       for _ in range(n)]
-            for future in started:
-                try:
-                    made.append(future.result())
-                except BaseException as error:  # the others are waited for, then closed
-                    failed.append(error)
-        if failed:
-            for desktop in made:
-                desktop.close()
-            raise failed[0]
-        return made
+        # All actors at once (the node starts them side by side), then each one's answer.
+        actors = [actor_class().options(**_actor_options(checkpoint.node_id)).remote(spec) for _ in range(n)]
+        try:
+            infos = [_ask(actor.where.remote, timeout + CHECKPOINT_TIMEOUT, f"forking {checkpoint.name} on its node")
+                     for actor in actors]
+        except BaseException:
+            for actor in actors:
+                ray.kill(actor, no_restart=True)  # a fork that came up late is removed by its lease
+            raise
+        return [cls(actor, info) for actor, info in zip(actors, infos)]
 
     def __enter__(self) -> RemoteDesktop:
         return self
@@ -357,6 +346,14 @@ class RemoteDesktop:
         except DesktopLost as error:
             self.lost = self.lost or str(error)
             raise
+
+
+def _actor_options(node_id: str | None) -> dict[str, Any]:
+    """How a desktop's actor is placed: a ``vdesk_desktop`` slot, on ``node_id`` if given."""
+    options: dict[str, Any] = {"num_cpus": 0, "resources": {RESOURCE: 1}, "max_restarts": 0, "max_task_retries": 0}
+    if node_id is not None:
+        options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
+    return options
 
 
 def remove_checkpoint(checkpoint: NodeCheckpoint, timeout: float = CALL_TIMEOUT) -> None:
