@@ -115,20 +115,20 @@ def test_the_command_line_takes_an_engine(second_engine):
 
 
 def test_a_checkpoint_forks_only_on_the_engine_that_holds_it(second_engine):
-    """The second engine runs without --experimental: checkpointing there says so in one line and
-    leaves the desktop as it was; a checkpoint of this engine is not forked on that one."""
+    """The second engine is not set up to checkpoint: checkpointing there says what it lacks in one
+    line and leaves the desktop as it was; a checkpoint of this engine is not forked on that one."""
     second = docker.DockerClient(base_url=second_engine)
     with Desktop.up(engine=second_engine) as remote:
-        with pytest.raises(CheckpointUnavailable, match=r"^this engine cannot checkpoint desktops: dockerd runs without --experimental"):
+        with pytest.raises(CheckpointUnavailable, match=r"^this engine cannot checkpoint desktops: [^\n]+$"):
             remote.checkpoint()
         assert remote.run(["true"], wait=True).returncode == 0 and remote.screenshot().size == (1280, 800)
         before = vdesk_containers(second)
         with Desktop.up() as local:
             start = local.checkpoint()
             try:
-                with pytest.raises(CheckpointUnavailable, match="--experimental"):
+                with pytest.raises(CheckpointUnavailable, match="^this engine cannot checkpoint desktops: "):
                     Desktop.fork(start, engine=second_engine)
-                with pytest.raises(CheckpointUnavailable, match="--experimental"):
+                with pytest.raises(CheckpointUnavailable, match="^this engine cannot checkpoint desktops: "):
                     remote.restore(start)
                 assert vdesk_containers(second) == before and remote.run(["true"], wait=True).returncode == 0
             finally:

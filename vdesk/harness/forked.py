@@ -4,8 +4,8 @@
 A task's setup (programs started, a document opened, a page loaded, an OSWorld task's config
 steps with their sleeps) runs once, on a desktop that is then checkpointed and removed; each of
 the task's episodes — its repeats, a group of rollouts — runs on a fork of that checkpoint.
-Setup is paid once per task instead of once per episode; the fork costs about a second plus
-~20 ms per MB of the desktop's memory (see docs/forks.md), so it pays when setup is dear.
+Setup is paid once per task instead of once per episode, and each episode pays a fork instead
+(its cost grows with the desktop's memory: see docs/forks.md), so it pays when setup is dear.
 
 What each episode has of its own: a fresh agent, its run folder and video, its desktop (a
 fork: its own container, VNC password and lease), its step count and clock (the time limit
