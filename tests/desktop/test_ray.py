@@ -35,7 +35,8 @@ from vdesk.harness.report import write_report
 from vdesk.harness.runner import run_suite
 from vdesk.harness.suite import SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import load_suite
-from vdesk.cluster import DesktopSpec, RemoteDesktop, connect, desktop_nodes, remove_checkpoint, run_episodes
+from vdesk.cluster import (DesktopSpec, RemoteDesktop, connect, desktop_nodes, move_checkpoint, remove_checkpoint,
+                           run_episodes)
 from vdesk.cluster.placement import ClusterPlacement
 
 RAY = str(Path(sys.executable).parent / "ray")
@@ -322,6 +323,29 @@ def test_a_checkpoint_forks_and_restores_on_the_node_that_holds_it_only(cluster)
         finally:
             remove_checkpoint(start)
     assert start.name not in {checkpoint.name for checkpoint in forks.list_checkpoints(CLIENT)}
+
+
+def test_a_checkpoint_moved_to_another_node_forks_there(cluster):
+    with RemoteDesktop.up(SPEC, node_id=cluster.second_id) as original:
+        original.run(["sh", "-c", "echo set up > ~/mark"], wait=True).check()
+        start = original.checkpoint()
+    try:
+        # Both nodes of this cluster share one engine, so the copy takes another name there.
+        moved = move_checkpoint(start, cluster.head_id, name=f"{start.name}-moved")
+        try:
+            assert moved.node_id == cluster.head_id and moved.checkpoint.size == start.checkpoint.size
+            (fork,) = RemoteDesktop.fork(moved)
+            with fork:
+                assert fork.node_id == cluster.head_id and fork.call(home_file, "mark") == "set up\n"
+            wait_gone_by_name(fork.name, timeout=10)
+            with pytest.raises(InvalidArgument, match="already exists here"):
+                move_checkpoint(start, cluster.head_id, name=moved.name)
+        finally:
+            remove_checkpoint(moved)
+    finally:
+        remove_checkpoint(start)
+    left = {checkpoint.name for checkpoint in forks.list_checkpoints(CLIENT)}
+    assert not {start.name, moved.name} & left
 
 
 def test_an_item_past_its_timeout_fails_and_leaves_nothing(cluster):

@@ -19,9 +19,11 @@ try:
 except ImportError as missing:
     raise MissingDependency("vdesk.cluster needs Ray: pip install 'vdesk[ray]'") from missing
 
-from vdesk.cluster.actors import DesktopLost, DesktopSpec, NodeCheckpoint, RemoteDesktop, RemoteInfo, remove_checkpoint
+from vdesk.cluster.actors import (DesktopLost, DesktopSpec, NodeCheckpoint, RemoteDesktop, RemoteInfo, move_checkpoint,
+                                  remove_checkpoint)
 from vdesk.cluster.membership import RESOURCE, Node, connect, desktop_nodes
 from vdesk.cluster.scheduler import Attempt, EpisodeOutcome, Hooks, run_episodes
 
 __all__ = ["RESOURCE", "Attempt", "DesktopLost", "DesktopSpec", "EpisodeOutcome", "Hooks", "Node", "NodeCheckpoint",
-           "RemoteDesktop", "RemoteInfo", "connect", "desktop_nodes", "remove_checkpoint", "run_episodes"]
+           "RemoteDesktop", "RemoteInfo", "connect", "desktop_nodes", "move_checkpoint", "remove_checkpoint",
+           "run_episodes"]

@@ -17,6 +17,7 @@ so ``desktop.checkpoint()`` returns a :class:`NodeCheckpoint` that names that no
     start = desktop.checkpoint()               # the desktop keeps running
     forks = RemoteDesktop.fork(start, 4)       # four desktops on start.node_id
     desktop.restore(start)                     # back to it, in place
+    there = move_checkpoint(start, other_node) # a copy on another node, to fork there
     remove_checkpoint(start)
 """
 
@@ -361,17 +362,47 @@ def remove_checkpoint(checkpoint: NodeCheckpoint, timeout: float = CALL_TIMEOUT)
     are not touched)."""
     if not ray.is_initialized():
         raise ClusterError("Ray is not connected: call vdesk.cluster.connect(ADDRESS) first")
-    remover = _remover().options(scheduling_strategy=NodeAffinitySchedulingStrategy(checkpoint.node_id, soft=False))
-    _ask(functools.partial(remover.remote, checkpoint.name), timeout, f"removing checkpoint {checkpoint.name}")
+    _ask(functools.partial(_on(checkpoint.node_id, _remove_here).remote, checkpoint.name), timeout,
+         f"removing checkpoint {checkpoint.name}")
+
+
+def move_checkpoint(checkpoint: NodeCheckpoint, node_id: str, *, name: str | None = None,
+                    timeout: float = CHECKPOINT_TIMEOUT) -> NodeCheckpoint:
+    """A copy of ``checkpoint`` on ``node_id``'s engine, stored as ``name`` (default: its own;
+    give another when both nodes share one engine), to fork there; the original stays (remove
+    it when done). The files travel through Ray's object store (tens to hundreds of MB), and the
+    target engine must hold the checkpoint's very image, else it is refused in one line."""
+    if not ray.is_initialized():
+        raise ClusterError("Ray is not connected: call vdesk.cluster.connect(ADDRESS) first")
+    if node_id not in {node.id for node in desktop_nodes()}:
+        raise ClusterError(f"moving checkpoint {checkpoint.name}: node {node_id[:8]} is not in the cluster "
+                           "(or offers no desktops)")
+    packed = _on(checkpoint.node_id, _export_here).remote(checkpoint.name)  # the bytes go from node to node
+    moved = _ask(functools.partial(_on(node_id, _import_here).remote, packed, name), timeout,
+                 f"moving checkpoint {checkpoint.name} to node {node_id[:8]}")
+    return NodeCheckpoint(moved, node_id)
 
 
 def _remove_here(name: str) -> None:
     forks.remove(engines.connect(None), name)
 
 
+def _export_here(name: str) -> bytes:
+    return forks.export(engines.connect(None), name)
+
+
+def _import_here(data: bytes, name: str | None) -> Checkpoint:
+    return forks.import_checkpoint(engines.connect(None), data, name)
+
+
 @functools.cache
-def _remover() -> Any:
-    return ray.remote(num_cpus=0, max_retries=0)(_remove_here)
+def _remote_function(function: Callable[..., Any]) -> Any:
+    return ray.remote(num_cpus=0, max_retries=0)(function)
+
+
+def _on(node_id: str, function: Callable[..., Any]) -> Any:
+    """``function`` as a Ray task that runs on ``node_id`` only (where a checkpoint's files are)."""
+    return _remote_function(function).options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False))
 
 
 def kill(actor: Any) -> None:
