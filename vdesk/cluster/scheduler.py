@@ -108,7 +108,8 @@ class Hooks(Generic[T]):
 def run_episodes(work: Callable[[RemoteDesktop, Item], T], items: Sequence[Item], *,
                  address: str | None = None, parallel: int, per_node: int, retries: int = 1,
                  timeout: float, spec: DesktopSpec | Callable[[Item], DesktopSpec] | None = None,
-                 progress: Progress | None = None, hooks: Hooks[T] | None = None) -> list[EpisodeOutcome[T]]:
+                 progress: Progress | None = None, hooks: Hooks[T] | None = None,
+                 node_of: Callable[[Item], str | None] | None = None) -> list[EpisodeOutcome[T]]:
     """Run ``work(desktop, item)`` for every item, each on a fresh desktop on the cluster.
 
     At most ``parallel`` items run at once and at most ``per_node`` of them on one node (and
@@ -119,7 +120,8 @@ def run_episodes(work: Callable[[RemoteDesktop, Item], T], items: Sequence[Item]
     another node, up to ``retries`` times; for 30 s that node gets new items only when no
     other node can take them. ``timeout`` bounds each attempt: past it the desktop is killed
     and the item fails. Returns one outcome per item, in order; ``hooks`` hear of each one as
-    it ends.
+    it ends. ``node_of(item)``, when it names a node, ties the item to it (a fork of a
+    checkpoint that node holds): it waits for a slot there, and fails at once if the node is gone.
     """
     if parallel < 1 or per_node < 1 or retries < 0 or timeout <= 0:
         raise InvalidArgument("parallel and per_node must be at least 1, retries at least 0, timeout positive")
@@ -129,7 +131,7 @@ def run_episodes(work: Callable[[RemoteDesktop, Item], T], items: Sequence[Item]
     try:
         spec_of = spec if callable(spec) else functools.partial(_same, spec or DesktopSpec())
         scheduler = _Scheduler(work, list(items), spec_of, parallel, per_node, retries, timeout,
-                               progress or (lambda line: log.info(line)), hooks or Hooks())
+                               progress or (lambda line: log.info(line)), hooks or Hooks(), node_of or _anywhere)
         return scheduler.run()
     finally:
         if joined:
@@ -140,13 +142,18 @@ def _same(spec: DesktopSpec, item: object) -> DesktopSpec:
     return spec
 
 
+def _anywhere(item: object) -> None:
+    return None
+
+
 class _Scheduler(Generic[Item, T]):
     """Places items on nodes with free slots, watches them, retries the lost ones."""
 
     def __init__(self, work: Callable[[RemoteDesktop, Item], T], items: list[Item],
                  spec_of: Callable[[Item], DesktopSpec], parallel: int, per_node: int, retries: int,
-                 timeout: float, progress: Progress, hooks: Hooks[T]) -> None:
-        self.work, self.items, self.spec_of = work, items, spec_of
+                 timeout: float, progress: Progress, hooks: Hooks[T],
+                 node_of: Callable[[Item], str | None]) -> None:
+        self.work, self.items, self.spec_of, self.node_of = work, items, spec_of, node_of
         self.parallel, self.per_node, self.retries, self.timeout = parallel, per_node, retries, timeout
         self.progress, self.hooks = progress, hooks
         self.outcomes: list[EpisodeOutcome[T] | None] = [None] * len(items)
@@ -189,7 +196,12 @@ class _Scheduler(Generic[Item, T]):
     def _start(self) -> None:
         while self.queue and len(self.running) < self.parallel:
             index = self.queue[0]
-            node = self._pick(self._avoid(index))
+            pinned = self.node_of(self.items[index])
+            if pinned is not None and pinned not in {node.id for node in self._live_nodes()}:
+                self.queue.popleft()
+                self._finish(index, error=f"its node {pinned[:8]} (which holds its checkpoint) is gone")
+                continue
+            node = self._pick(self._avoid(index), pinned)
             if node is None:
                 return
             self.queue.popleft()
@@ -206,10 +218,10 @@ class _Scheduler(Generic[Item, T]):
         lately = {node for node, when in self._lost_at.items() if time.monotonic() - when < SUSPECT}
         return {a.node_id for a in self.attempts[index] if a.lost} | lately
 
-    def _pick(self, avoid: set[str | None]) -> Node | None:
-        """The least busy node with a free slot, preferring nodes other than ``avoid``;
-        None when every suitable node is full."""
-        nodes = self._live_nodes()
+    def _pick(self, avoid: set[str | None], pinned: str | None = None) -> Node | None:
+        """The least busy node with a free slot (``pinned`` alone, when given), preferring nodes
+        other than ``avoid``; None when every suitable node is full."""
+        nodes = [n for n in self._live_nodes() if pinned is None or n.id == pinned]
         busy = collections.Counter(run.attempt.node_id for run in self.running.values())
         free = [n for n in nodes if busy[n.id] < min(self.per_node, n.slots)]
         preferred = [n for n in free if n.id not in avoid]
