@@ -56,8 +56,8 @@ UP_TIMEOUT = 120.0     # seconds for an actor to be placed, start its worker and
 CALL_SLACK = 30.0      # seconds a call may take beyond its own timeout (queueing, transfer)
 CALL_TIMEOUT = 60.0    # seconds for a call that has no timeout of its own
 CLOSE_TIMEOUT = 30.0   # seconds for a graceful close before the actor is killed anyway
-# Seconds for a checkpoint, a restore or a fork on the node: Docker moves the state through
-# containerd at ~20 ms per MB, minutes for a browser's desktop on a loaded node.
+# Seconds for a checkpoint, a restore or a fork on the node: a browser's desktop holds hundreds
+# of MB, which can take minutes on a loaded node.
 CHECKPOINT_TIMEOUT = forks.START_TIMEOUT + 60.0
 
 # The errors that mean the desktop's host went away (its actor, its worker or its node), not

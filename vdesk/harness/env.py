@@ -15,14 +15,16 @@ file until the desktop is released.
 From a checkpoint (``DesktopEnv(checkpoint=...)`` or ``reset(options={"checkpoint": ...})``, a
 :class:`~vdesk.forks.Checkpoint` or its name) no setup runs: the checkpoint is the state the
 episode starts from. The first such reset starts a fork of it; later ones restore the same
-desktop to it in place (about a second, where setup can take tens), which is the reset an RL
+desktop to it in place (a restore, where setup can take tens of seconds), which is the reset an RL
 loop wants: whatever the last episode changed is gone. :meth:`DesktopEnv.save_checkpoint`
 takes one of the environment's desktop, e.g. right after a reset::
 
     env.reset()                                   # setup runs once
     start = env.save_checkpoint()
     for episode in range(8):
-        env.reset(options={"checkpoint": start})  # back to the state after setup The desktop may live elsewhere (see
+        env.reset(options={"checkpoint": start})  # back to the state after setup
+
+The desktop may live elsewhere (see
 :mod:`vdesk.harness.hosts`): setup, actions, settle waits and checks run next to it through
 ``DesktopHost.call``; frames travel to this process.
 
@@ -82,8 +84,8 @@ MAX_ACTION_CHARS = 6 * MAX_TYPED_CHARS + 10_000
 ACTION_CHARSET = string.printable
 NO_TASK_LIMITS = (15, 300.0)  # max steps, seconds: a task's defaults, for a desktop without one
 SERVE_ROOT = "/tmp/vdesk-serve"  # out of the home, where a file manager would show it
-# A bound on a checkpoint or a restore through DesktopHost.call: Docker moves the state through
-# containerd at ~20 ms per MB (minutes for a Chromium desktop on a loaded machine).
+# A bound on a checkpoint or a restore through DesktopHost.call: a browser's desktop holds
+# hundreds of MB, which can take minutes on a loaded machine.
 CHECKPOINT_TIMEOUT = FORK_TIMEOUT + 60.0
 
 
