@@ -31,11 +31,13 @@ builds desktops on it (``checkpoint``, ``fork``, ``restore``).
 from __future__ import annotations
 
 import glob
+import io
 import os
 import re
 import secrets
 import shutil
 import subprocess
+import tarfile
 import threading
 import time
 from datetime import datetime, timezone
@@ -461,3 +463,46 @@ def remaining_ttl(container: Container) -> float | None:
     """Seconds until ``container``'s time-to-live runs out (None: it has none); at least 1."""
     expires = int(container.labels.get("vdesk.expires-at", "0") or 0)
     return max(1.0, expires - time.time()) if expires else None
+
+
+# -- moving one to another engine's host (an addition beside the fork path) ---------------------------------
+def export(client: docker.DockerClient, name: str) -> bytes:
+    """The checkpoint ``name`` as one uncompressed tar (its images and its record), to be
+    :func:`import_checkpoint`-ed on another engine's host. As sensitive as the desktop's memory:
+    keep it where only root reads it, or in flight only."""
+    load(client, name)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(_store(client) / name, arcname=".")
+    return buffer.getvalue()
+
+
+def import_checkpoint(client: docker.DockerClient, data: bytes, name: str | None = None) -> Checkpoint:
+    """Store a checkpoint :func:`export`-ed elsewhere on this engine's host, as ``name`` (default:
+    its own). Refused when that name is taken, or when this engine lacks the checkpoint's very
+    image (a process tree restores only onto the files it was dumped from). Only regular files
+    and folders are taken out of the tar; it is unpacked beside the store and renamed into it."""
+    store = _store(client)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        record = tar.extractfile("./vdesk.json")
+        if record is None:
+            raise InvalidArgument("not a checkpoint: no vdesk.json in it")
+        checkpoint = Checkpoint.model_validate_json(record.read())
+        checkpoint = checkpoint.model_copy(update={"name": check_checkpoint_name(name or checkpoint.name)})
+        if (store / checkpoint.name).exists():
+            raise InvalidArgument(f"a checkpoint named {checkpoint.name!r} already exists here (give another name)")
+        try:
+            client.images.get(checkpoint.image)
+        except docker.errors.ImageNotFound:
+            raise CheckpointError(f"checkpoint {checkpoint.name}: this engine has not its image {checkpoint.image_name} "
+                                  f"({checkpoint.image[:19]}); build or load that very image first") from None
+        unpacked = store.parent / f".{STORE}-{secrets.token_hex(4)}"
+        unpacked.mkdir(mode=0o700)
+        try:
+            tar.extractall(unpacked, filter="data")
+            (unpacked / "vdesk.json").write_text(checkpoint.model_dump_json())
+            os.rename(unpacked, store / checkpoint.name)
+        except BaseException:
+            shutil.rmtree(unpacked, ignore_errors=True)
+            raise
+    return checkpoint

@@ -28,6 +28,7 @@ from vdesk import engine as engines
 from vdesk.clock import ClockSettings
 from vdesk.container import LABEL, check_name, parse_size, published_port, remove_container, this_user
 from vdesk.errors import DesktopNotFound
+from vdesk.forks import Checkpoint
 
 UNSTARTED_GRACE = 60  # seconds a container may sit created and never started before prune takes it
 
@@ -60,6 +61,14 @@ class DesktopInfo(BaseModel):
     @field_serializer("size")
     def _size_text(self, size: tuple[int, int]) -> str:
         return f"{size[0]}x{size[1]}"
+
+
+class Listing(BaseModel):
+    """What ``vdesk ls --json`` prints: the desktops on the engine and the checkpoints on its
+    host (none where the engine cannot checkpoint), oldest first."""
+
+    desktops: list[DesktopInfo]
+    checkpoints: list[Checkpoint]
 
 
 def desktop_info(container: Container) -> DesktopInfo:

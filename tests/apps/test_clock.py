@@ -52,7 +52,7 @@ def test_two_desktops_with_one_clock_show_the_same_taskbar_and_another_clock_sho
         assert _taskbar(one).tobytes() != _taskbar(other).tobytes()
         listed = json.loads(subprocess.run([VDESK, "ls", "--json"], capture_output=True, text=True, check=True,
                                            timeout=120).stdout)
-    clocks = {d["name"]: d["clock"] for d in listed}
+    clocks = {d["name"]: d["clock"] for d in listed["desktops"]}
     assert [clocks[d.name] for d in (one, two, other)] == [START, START, "2031-07-15 09:30:00"]  # as started
 
 

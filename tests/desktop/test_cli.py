@@ -32,7 +32,8 @@ def test_up_exec_run_shot_ls_down_from_a_shell(tmp_path):
         assert name in vdesk_containers(CLIENT)  # it outlived the command
 
         listed = json.loads(vdesk("ls", "--json").stdout)
-        mine = next(d for d in listed if d["name"] == name)
+        assert isinstance(listed["checkpoints"], list)
+        mine = next(d for d in listed["desktops"] if d["name"] == name)
         assert mine["size"] == "1024x768" and mine["status"] == "running" and not mine["leased"]
         assert mine["clock"] is None  # started without one: the real time
         assert 0 < mine["ttl_left"] <= 7200

@@ -45,7 +45,7 @@ def test_ls_prints_a_long_name_whole_at_80_columns_and_in_a_pipe():
         assert listed.returncode == 0
         rows = [line for line in listed.stdout.splitlines() if line.startswith(name)]
         assert len(rows) == 1 and rows[0].split()[0] == name and "…" not in listed.stdout
-        mine = next(d for d in json.loads(vdesk("ls", "--json").stdout) if d["name"] == name)
+        mine = next(d for d in json.loads(vdesk("ls", "--json").stdout)["desktops"] if d["name"] == name)
         assert mine["size"] == "1280x800" and mine["vnc_address"] is None and 0 < mine["ttl_left"] <= 600
     finally:
         assert vdesk("down", name).returncode == 0

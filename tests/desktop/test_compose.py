@@ -47,7 +47,7 @@ def test_compose_up_starts_a_password_protected_desktop_on_loopback():
             assert ports == [{"HostIp": "127.0.0.1", "HostPort": str(port)}]
             assert desktop.screenshot().size == (1280, 800)
         listed = json.loads(subprocess.run([VDESK, "ls", "--json"], capture_output=True, text=True, check=True).stdout)
-        created = datetime.fromisoformat(next(d for d in listed if d["name"] == name)["created"])
+        created = datetime.fromisoformat(next(d for d in listed["desktops"] if d["name"] == name)["created"])
         assert abs((datetime.now(timezone.utc) - created).total_seconds()) < 600  # not 1970
     finally:
         subprocess.run([*project, "down", "-t", "2"], env=env, capture_output=True, timeout=120)

@@ -241,6 +241,10 @@ def test_the_command_line_checkpoints_forks_lists_and_prunes() -> None:
         taken = vdesk("checkpoint", cli, "--as", cp)
         assert taken.returncode == 0 and taken.stdout.startswith(f"{cp} "), taken.stderr
         assert cp in vdesk("ls").stdout
+        listed = json.loads(vdesk("ls", "--json").stdout)
+        (checkpoint,) = [c for c in listed["checkpoints"] if c["name"] == cp]
+        assert checkpoint["source"] == cli and checkpoint["size"] > 1_000_000
+        assert cli in {d["name"] for d in listed["desktops"]}
         forked = vdesk("fork", cp, "-n", "2", "--json")
         assert forked.returncode == 0, forked.stderr
         facts = [json.loads(line) for line in forked.stdout.splitlines()]
@@ -259,6 +263,7 @@ def test_the_command_line_checkpoints_forks_lists_and_prunes() -> None:
         assert f"removed checkpoint {cp}" in pruned and f"removed checkpoint {cli}-" in pruned.replace(
             f"removed checkpoint {cp}", "")
         assert cp not in vdesk("ls").stdout
+        assert cp not in {c["name"] for c in json.loads(vdesk("ls", "--json").stdout)["checkpoints"]}
         missing = vdesk("fork", "no-such-thing")
         assert missing.returncode == 2 and missing.stderr == "vdesk: no desktop or checkpoint named 'no-such-thing' (see `vdesk ls`)\n"
     finally:

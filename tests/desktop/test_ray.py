@@ -27,6 +27,7 @@ import pytest
 import ray
 
 from vdesk.desktop import Desktop
+from vdesk import forks
 from vdesk.errors import DesktopGone, InvalidArgument, VdeskError
 from vdesk.harness.agents import ScriptedAgent
 from vdesk.harness.record import episode_folders, load_run
@@ -34,7 +35,8 @@ from vdesk.harness.report import write_report
 from vdesk.harness.runner import run_suite
 from vdesk.harness.suite import SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import load_suite
-from vdesk.cluster import DesktopSpec, RemoteDesktop, connect, desktop_nodes, run_episodes
+from vdesk.cluster import (DesktopSpec, RemoteDesktop, connect, desktop_nodes, move_checkpoint, remove_checkpoint,
+                           run_episodes)
 from vdesk.cluster.placement import ClusterPlacement
 
 RAY = str(Path(sys.executable).parent / "ray")
@@ -296,6 +298,58 @@ def test_a_desktop_that_cannot_start_says_why(cluster):
         RemoteDesktop.up(DesktopSpec(image="vdesk/no-such-image:0"))
 
 
+def home_file(desktop: Desktop, name: str) -> str:
+    return desktop.run(["sh", "-c", 'cat ~/"$1"', "sh", name], wait=True).stdout
+
+
+def test_a_checkpoint_forks_and_restores_on_the_node_that_holds_it_only(cluster):
+    with RemoteDesktop.up(SPEC, node_id=cluster.second_id) as original:
+        original.run(["sh", "-c", "echo set up > ~/mark"], wait=True).check()
+        start = original.checkpoint()
+        try:
+            assert start.node_id == cluster.second_id and start.checkpoint.source == original.name
+            with pytest.raises(InvalidArgument, match=f"checkpoint {start.name} is on node {cluster.second_id[:8]}"):
+                RemoteDesktop.fork(start, node_id=cluster.head_id)
+            (fork,) = RemoteDesktop.fork(start)  # the node's second slot (the original holds the first)
+            try:
+                assert fork.node_id == cluster.second_id and fork.name != original.name
+                assert fork.call(home_file, "mark") == "set up\n"
+                fork.run(["sh", "-c", "echo changed > ~/mark"], wait=True).check()
+                assert (fork.call(home_file, "mark"), original.call(home_file, "mark")) == ("changed\n", "set up\n")
+            finally:
+                fork.close()
+                wait_gone_by_name(fork.name, timeout=10)
+            original.run(["sh", "-c", "echo later > ~/mark"], wait=True).check()
+            original.restore(start)  # in place, on its node
+            assert original.call(home_file, "mark") == "set up\n"
+        finally:
+            remove_checkpoint(start)
+    assert start.name not in {checkpoint.name for checkpoint in forks.list_checkpoints(CLIENT)}
+
+
+def test_a_checkpoint_moved_to_another_node_forks_there(cluster):
+    with RemoteDesktop.up(SPEC, node_id=cluster.second_id) as original:
+        original.run(["sh", "-c", "echo set up > ~/mark"], wait=True).check()
+        start = original.checkpoint()
+    try:
+        # Both nodes of this cluster share one engine, so the copy takes another name there.
+        moved = move_checkpoint(start, cluster.head_id, name=f"{start.name}-moved")
+        try:
+            assert moved.node_id == cluster.head_id and moved.checkpoint.size == start.checkpoint.size
+            (fork,) = RemoteDesktop.fork(moved)
+            with fork:
+                assert fork.node_id == cluster.head_id and fork.call(home_file, "mark") == "set up\n"
+            wait_gone_by_name(fork.name, timeout=10)
+            with pytest.raises(InvalidArgument, match="already exists here"):
+                move_checkpoint(start, cluster.head_id, name=moved.name)
+        finally:
+            remove_checkpoint(moved)
+    finally:
+        remove_checkpoint(start)
+    left = {checkpoint.name for checkpoint in forks.list_checkpoints(CLIENT)}
+    assert not {start.name, moved.name} & left
+
+
 def test_an_item_past_its_timeout_fails_and_leaves_nothing(cluster):
     def work(desktop: RemoteDesktop, item: int) -> None:
         names.append(desktop.name)
@@ -476,6 +530,22 @@ def test_eval_on_the_cluster_writes_the_same_run_folder_as_a_local_eval(cluster,
 
     report = subprocess.run([VDESK, "report", str(out)], capture_output=True, text=True, timeout=120)
     assert report.returncode == 0 and (out / "report.html").is_file(), report.stderr
+
+
+def test_a_suite_forked_after_setup_runs_each_task_s_episodes_on_its_checkpoint_s_node(cluster, two_nodes, tmp_path):
+    from tests.harness.test_forked_suite import forked_task
+
+    summary = run_suite([forked_task()], ScriptedAgent, out=tmp_path / "run", parallel=2, repeats=2,
+                        fork_after_setup=True, placement=ClusterPlacement(cluster.address),
+                        environment={"VDESK_TEST_RUN": RUN_TOKEN})
+    failed = {o.task_id: o.error or [c.detail for c in o.checks if not c.passed] for o in summary.episodes if not o.success}
+    assert not failed  # each fork saw the setup's file and program, and kept its own change
+    (checkpoint,) = {o.forked_from for o in summary.episodes}
+    assert checkpoint and all(o.setup_s and o.fork_s and o.repeat_of == "forked" for o in summary.episodes)
+    nodes = {o.attempts[-1].node for o in summary.episodes}
+    assert len(nodes) == 1 and nodes <= {two_nodes.head_id, two_nodes.other_id}  # the checkpoint's node
+    assert checkpoint not in {c.name for c in forks.list_checkpoints(CLIENT)}
+    wait_none_left(timeout=20)
 
 
 def test_eval_on_an_unreachable_cluster_is_one_line(tmp_path):

@@ -63,6 +63,8 @@ NOT_RUN = {
     "vdesk fork ": "tests/desktop/test_forks.py (the forks it starts are its own to remove)",
     "vdesk ls  # desktops, then checkpoints": "tests/desktop/test_forks.py",
     "vdesk prune  # also removes checkpoints": "tests/desktop/test_forks.py (a bare prune here would touch others' checkpoints)",
+    'summary = run_suite(load_suite("examples/suite"), ScriptedAgent, out=Path("runs/rollouts")': "eight episodes of each example task; tests/harness/test_forked_suite.py runs a suite so",
+    "start = env.unwrapped.save_checkpoint()": "tests/protocols/test_gymnasium.py resets to a checkpoint and checks what is back",
 }
 # The Python blocks this test runs, by a line each contains.
 API = "with Desktop.up(size=(1280, 800))"

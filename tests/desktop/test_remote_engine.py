@@ -18,7 +18,9 @@ import docker
 import pytest
 
 from tests.desktop.helpers import vdesk_containers, wait_gone
+from vdesk import forks
 from vdesk.desktop import Desktop
+from vdesk.errors import CheckpointUnavailable
 from vdesk.inventory import list_desktops
 from vdesk.engine import connect
 
@@ -110,3 +112,24 @@ def test_the_command_line_takes_an_engine(second_engine):
     assert name in listed.stdout
     down = subprocess.run([VDESK, "--engine", second_engine, "down", name], capture_output=True, text=True)
     assert down.returncode == 0 and name not in vdesk_containers(docker.DockerClient(base_url=second_engine))
+
+
+def test_a_checkpoint_forks_only_on_the_engine_that_holds_it(second_engine):
+    """The second engine is not set up to checkpoint: checkpointing there says what it lacks in one
+    line and leaves the desktop as it was; a checkpoint of this engine is not forked on that one."""
+    second = docker.DockerClient(base_url=second_engine)
+    with Desktop.up(engine=second_engine) as remote:
+        with pytest.raises(CheckpointUnavailable, match=r"^this engine cannot checkpoint desktops: [^\n]+$"):
+            remote.checkpoint()
+        assert remote.run(["true"], wait=True).returncode == 0 and remote.screenshot().size == (1280, 800)
+        before = vdesk_containers(second)
+        with Desktop.up() as local:
+            start = local.checkpoint()
+            try:
+                with pytest.raises(CheckpointUnavailable, match="^this engine cannot checkpoint desktops: "):
+                    Desktop.fork(start, engine=second_engine)
+                with pytest.raises(CheckpointUnavailable, match="^this engine cannot checkpoint desktops: "):
+                    remote.restore(start)
+                assert vdesk_containers(second) == before and remote.run(["true"], wait=True).returncode == 0
+            finally:
+                forks.remove(local.client, start.name)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from tests.harness.conftest import make_task, vdesk_containers
+from tests.harness.conftest import TERMINAL, make_task, vdesk_containers
 from vdesk.errors import InvalidArgument
 from vdesk.harness.env import DesktopEnv  # importing it registers vdesk/Desktop-v0
 
@@ -116,3 +116,43 @@ def test_an_async_vector_of_four_desktops_steps():
         assert list(rewards) == [1.0, 0.0, 1.0, 0.0]  # the check `true` passes when judged
     finally:
         envs.close()
+
+
+def test_reset_from_a_checkpoint_puts_the_desktop_back_to_it():
+    """The RL reset: what an episode changed is gone, the checkpoint's state is back, on the
+    same desktop (restored in place); an environment made with the checkpoint forks it."""
+    from vdesk import forks
+
+    client = docker.from_env()
+    before = vdesk_containers(client)
+    task = make_task(setup=[{"write": "~/from-setup", "content": "set up\n"},
+                            {"start": TERMINAL}, {"wait_window": "Terminal"}])
+    with gymnasium.make("vdesk/Desktop-v0", task=task) as env:
+        env.reset()
+        start = env.unwrapped.save_checkpoint()
+        try:
+            name = names(env)
+            for _ in range(2):
+                *_, info = env.step(TYPE_OK)  # the episode writes ~/ok.txt and ends rewarded
+                assert [check["passed"] for check in info["checks"]] == [True]
+                observation, info = env.reset(options={"checkpoint": start})
+                assert names(env) == name and info["fork_s"] > 0 and observation in env.observation_space
+                desktop = env.unwrapped.desktop
+                assert desktop.call(read, "ok.txt") is None  # the episode's change is gone
+                assert desktop.call(read, "from-setup") == b"set up\n"  # the checkpoint's state is back
+            with gymnasium.make("vdesk/Desktop-v0", task=task, checkpoint=start) as forked:
+                _, info = forked.reset()
+                assert names(forked) != name and info["fork_s"] > 0
+                assert forked.unwrapped.desktop.call(read, "from-setup") == b"set up\n"
+                *_, info = forked.step(TYPE_OK)
+                assert [check["passed"] for check in info["checks"]] == [True]
+                assert env.unwrapped.desktop.call(read, "ok.txt") is None  # the fork's change is its own
+        finally:
+            forks.remove(client, start.name)
+    assert vdesk_containers(client) - before == set()
+
+
+def read(desktop, name: str) -> bytes | None:
+    """A file of the desktop's home, or None when there is none."""
+    done = desktop.run(["sh", "-c", 'cat ~/"$1"', "sh", name], wait=True)
+    return done.stdout.encode() if done.returncode == 0 else None

@@ -94,22 +94,30 @@ def suite_progress(console: Console, total: int, label: str = "eval") -> Iterato
 
 
 def summary_table(summary: SuiteSummary) -> str:
-    """The title, one row per episode, then the totals: success rate, steps, time per step."""
+    """The title, one row per episode, then the totals: success rate, steps, time per step;
+    with forks after setup, each task's setup and each episode's fork time too."""
     ran = len(summary.episodes) - summary.skipped
     skipped = f", {summary.skipped} skipped" if summary.skipped else ""
     title = (f"{summary.agent}: {summary.successes}/{ran} passed ({summary.success_rate:.0%}){skipped} "
              f"in {summary.elapsed_s:.1f} s" + (" — interrupted" if summary.interrupted else "")
              + (f" — desktops granted the network: {summary.network}" if summary.network else ""))
+    forked = summary.fork_after_setup
     rows = []
     for outcome in summary.episodes:
         failed = [c.detail for c in outcome.checks if not c.passed]
         notes = [outcome.retry_note, outcome.error or outcome.request or "; ".join(failed)]
+        times = [_seconds(outcome.setup_s), _seconds(outcome.fork_s)] if forked else []
         rows.append([outcome.task_id, outcome.status, "yes" if outcome.success else "no", str(outcome.steps),
-                     f"{outcome.elapsed_s:.2f} s", f"{outcome.time_per_step_s:.2f} s",
+                     f"{outcome.elapsed_s:.2f} s", f"{outcome.time_per_step_s:.2f} s", *times,
                      "; ".join(note for note in notes if note)])
     rows.append(["all", "", f"{summary.success_rate:.0%}", f"{summary.mean_steps:.1f} avg", f"{summary.elapsed_s:.1f} s",
-                 f"{summary.time_per_step_s:.2f} s", ""])
-    return title + "\n" + columns(["TASK", "STATUS", "OK", "STEPS", "TIME", "PER STEP", "DETAIL"], rows)
+                 f"{summary.time_per_step_s:.2f} s", *(["", ""] if forked else []), ""])
+    headers = ["TASK", "STATUS", "OK", "STEPS", "TIME", "PER STEP", *(["SETUP", "FORK"] if forked else []), "DETAIL"]
+    return title + "\n" + columns(headers, rows)
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f} s"
 
 
 def domains_table(summary: OSWorldSummary) -> str:

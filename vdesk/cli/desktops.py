@@ -70,15 +70,16 @@ def _image_choice(image: str | None, apps: bool) -> str:
     return image or ("apps" if apps else "lean")
 
 
-def list_command(as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the DesktopInfo model).")] = False) -> None:
-    """List vdesk desktops."""
-    from pydantic import TypeAdapter
-
-    from vdesk.inventory import DesktopInfo, list_desktops
+def list_command(as_json: Annotated[bool, typer.Option("--json", help=(
+        "Print JSON: {\"desktops\": [DesktopInfo], \"checkpoints\": [Checkpoint]}."))] = False) -> None:
+    """List vdesk desktops, then the checkpoints on the engine's host."""
+    from vdesk import engine as engines, forks
+    from vdesk.inventory import Listing, list_desktops
 
     desktops = list_desktops(OPTIONS.engine)
     if as_json:
-        say(TypeAdapter(list[DesktopInfo]).dump_json(desktops).decode())
+        found = forks.list_checkpoints(engines.connect(OPTIONS.engine))
+        say(Listing(desktops=desktops, checkpoints=found).model_dump_json())
         return
     headers, checkpoints = checkpoint_rows()
     if not desktops:

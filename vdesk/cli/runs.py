@@ -67,6 +67,12 @@ def eval_command(
         "--out holds a run already: remove that run first (only what a run writes there)."))] = False,
     append: Annotated[bool, typer.Option("--append", help=(
         "--out holds a run already: keep its episodes and add these (a task run again replaces its own)."))] = False,
+    repeats: Annotated[int, typer.Option("--repeats", metavar="N", help=(
+        "Run each task N times (a group of rollouts), into TASK.r1 … TASK.rN."))] = 1,
+    fork_after_setup: Annotated[bool, typer.Option("--fork-after-setup", help=(
+        "Set each task up once, checkpoint that desktop, and start each of its episodes from a "
+        "fork of it (the engine must checkpoint: see docs/forks.md); the setup's and each fork's "
+        "times are in the results."))] = False,
 ) -> None:
     """Run a suite of tasks with an agent; exit 1 unless every task that ran passed
     (tasks skipped for what they need offline are listed with their reasons)."""
@@ -84,6 +90,8 @@ def eval_command(
         raise InvalidArgument("--replace and --append say two things: give one")
     if fetch_limit < 1:
         raise InvalidArgument(f"--fetch-limit must be at least 1 (MiB), got {fetch_limit}")
+    if not 1 <= repeats <= 1000:
+        raise InvalidArgument(f"--repeats must be from 1 to 1000, got {repeats}")
     from rich.console import Console
 
     from vdesk.cli.console import suite_progress, summary_table
@@ -111,25 +119,31 @@ def eval_command(
 
         # An unreachable cluster (or no Ray installed) fails here, before the progress bar.
         placement = ClusterPlacement.join(ray_address, per_node)
+    if fork_after_setup:
+        placement.check_forks()  # an engine that cannot checkpoint: one line, before the bar
     results = out_dir / "results.json"
-    with suite_progress(Console(stderr=True), len(tasks)) as (progress, on_event):
+    total = len(tasks) * repeats
+    with suite_progress(Console(stderr=True), total) as (progress, on_event):
         try:
             summary = run_suite(tasks, agents, out=out_dir, parallel=parallel, on_event=on_event,
                                 placement=placement, video=video, observation=observation,
-                                existing=existing, progress=note)
+                                existing=existing, progress=note, repeats=repeats,
+                                fork_after_setup=fork_after_setup)
         except KeyboardInterrupt:
-            raise KeyboardInterrupt(f"interrupted: {progress.done} of {len(tasks)} done, results in {results}") from None
+            raise KeyboardInterrupt(f"interrupted: {progress.done} of {total} done, results in {results}") from None
     say(summary_table(summary))
     if any(task.osworld is not None for task in tasks):
         from vdesk.cli.console import domains_table
+        from vdesk.harness.forked import repeated
         from vdesk.osworld.results import write_layout
 
-        rates = write_layout(out_dir, tasks, summary.episodes, action_space=action_space or "pyautogui",
+        rates = write_layout(out_dir, repeated(tasks, repeats)[0], summary.episodes, action_space=action_space or "pyautogui",
                              observation_type=observation, model=summary.agent)
         say(domains_table(rates))
     say(f"results: {results}")
     ran = {task.id for task in tasks}  # with --append the summary holds earlier episodes too
-    if sum(o.success or o.status == "skipped" for o in summary.episodes if o.task_id in ran) != len(ran):
+    mine = [o for o in summary.episodes if (o.repeat_of or o.task_id) in ran]
+    if sum(o.success or o.status == "skipped" for o in mine) != len(ran) * repeats:
         raise typer.Exit(1)
 
 

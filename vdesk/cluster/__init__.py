@@ -19,10 +19,11 @@ try:
 except ImportError as missing:
     raise MissingDependency("vdesk.cluster needs Ray: pip install 'vdesk[ray]'") from missing
 
-from vdesk.cluster.actors import DesktopLost, RemoteDesktop, RemoteInfo
+from vdesk.cluster.actors import DesktopLost, NodeCheckpoint, RemoteDesktop, RemoteInfo, move_checkpoint, remove_checkpoint
 from vdesk.cluster.membership import RESOURCE, Node, connect, desktop_nodes
 from vdesk.cluster.scheduler import Attempt, EpisodeOutcome, Hooks, run_episodes
 from vdesk.spec import DesktopSpec  # the one spec of a desktop, here too: what a remote one is started as
 
-__all__ = ["RESOURCE", "Attempt", "DesktopLost", "DesktopSpec", "EpisodeOutcome", "Hooks", "Node", "RemoteDesktop",
-           "RemoteInfo", "connect", "desktop_nodes", "run_episodes"]
+__all__ = ["RESOURCE", "Attempt", "DesktopLost", "DesktopSpec", "EpisodeOutcome", "Hooks", "Node", "NodeCheckpoint",
+           "RemoteDesktop", "RemoteInfo", "connect", "desktop_nodes", "move_checkpoint", "remove_checkpoint",
+           "run_episodes"]

@@ -9,6 +9,16 @@ The actor calls :meth:`Desktop.up` in its constructor, so the container runs on 
 node and is leased to the actor's worker process: when the actor is killed or its node dies,
 the worker dies with it and the lease removes the container. Frames travel as PNG or JPEG
 bytes; the host decodes them. Every call from the host waits a bounded time.
+
+Checkpoints live on the node whose engine took them (they are files in its state directory),
+so ``desktop.checkpoint()`` returns a :class:`NodeCheckpoint` that names that node, and
+:meth:`RemoteDesktop.fork` starts its forks there and nowhere else::
+
+    start = desktop.checkpoint()               # the desktop keeps running
+    forks = RemoteDesktop.fork(start, 4)       # four desktops on start.node_id
+    desktop.restore(start)                     # back to it, in place
+    there = move_checkpoint(start, other_node) # a copy on another node, to fork there
+    remove_checkpoint(start)
 """
 
 from __future__ import annotations
@@ -27,13 +37,15 @@ import ray.exceptions
 from PIL import Image
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from vdesk import engine as engines, forks
 from vdesk.channel import Completed
-from vdesk.cluster.membership import RESOURCE
+from vdesk.cluster.membership import RESOURCE, desktop_nodes
 from vdesk.coords import Screen
 from vdesk.actions import Batch, ExecuteResult
 from vdesk.desktop import Desktop
 from vdesk.errors import (ClusterError, DesktopGone, DesktopLost, DesktopStartFailed, DesktopTimeout,
                          InvalidArgument, VdeskError, first_line)
+from vdesk.forks import Checkpoint
 from vdesk.frames import encode
 from vdesk.spec import DesktopSpec
 from vdesk.usage import Usage, container_usage
@@ -42,6 +54,9 @@ UP_TIMEOUT = 120.0     # seconds for an actor to be placed, start its worker and
 CALL_SLACK = 30.0      # seconds a call may take beyond its own timeout (queueing, transfer)
 CALL_TIMEOUT = 60.0    # seconds for a call that has no timeout of its own
 CLOSE_TIMEOUT = 30.0   # seconds for a graceful close before the actor is killed anyway
+# Seconds for a checkpoint, a restore or a fork on the node: a browser's desktop holds hundreds
+# of MB, which can take minutes on a loaded node.
+CHECKPOINT_TIMEOUT = forks.START_TIMEOUT + 60.0
 
 # The errors that mean the desktop's host went away (its actor, its worker or its node), not
 # that the work on it failed: only these make an item worth running again elsewhere.
@@ -59,6 +74,25 @@ log = logging.getLogger(__name__)
 
 
 # -- what crosses the wire --------------------------------------------------------------------
+@dataclass(frozen=True)
+class NodeCheckpoint:
+    """A checkpoint of a cluster desktop and the node whose engine holds it: its forks and
+    restores happen on that node only (its files are in that engine's state directory)."""
+
+    checkpoint: Checkpoint
+    node_id: str
+
+    @property
+    def name(self) -> str:
+        return self.checkpoint.name
+
+    def check_node(self, node_id: str | None, what: str) -> None:
+        """Refuse ``what`` on another node than this checkpoint's, in one line."""
+        if node_id is not None and node_id != self.node_id:
+            raise InvalidArgument(f"{what}: checkpoint {self.name} is on node {self.node_id[:8]}, not on "
+                                  f"{node_id[:8]}; only the node that holds it can start desktops from it")
+
+
 @dataclass(frozen=True)
 class RemoteInfo:
     """Where a hosted desktop lives."""
@@ -78,7 +112,10 @@ class DesktopActor:
     and its lease is held by this worker process.
     """
 
-    def __init__(self, spec: DesktopSpec, timeout: float) -> None:
+    def __init__(self, spec: DesktopSpec, timeout: float, checkpoint: Checkpoint | None = None) -> None:
+        if checkpoint is not None:  # a fork of it: size, image, limits, environment and clock are the checkpoint's
+            (self._desktop,) = Desktop.fork(checkpoint, ttl=spec.ttl, timeout=timeout)
+            return
         self._desktop = Desktop.up(spec, timeout=timeout)
 
     def where(self) -> RemoteInfo:
@@ -113,6 +150,12 @@ class DesktopActor:
     def call(self, function: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         return function(self._desktop, *args)
 
+    def checkpoint(self, name: str | None) -> Checkpoint:
+        return self._desktop.checkpoint(name)
+
+    def restore(self, checkpoint: Checkpoint) -> None:
+        self._desktop.restore(checkpoint)
+
     def close(self) -> None:
         self._desktop.down()
 
@@ -143,20 +186,20 @@ class RemoteDesktop:
 
     @classmethod
     def up(cls, spec: DesktopSpec | None = None, *, node_id: str | None = None,
-           timeout: float = UP_TIMEOUT, on_actor: Callable[[Any], None] = lambda actor: None) -> RemoteDesktop:
+           timeout: float = UP_TIMEOUT, on_actor: Callable[[Any], None] = lambda actor: None,
+           checkpoint: Checkpoint | None = None) -> RemoteDesktop:
         """Start a desktop on the cluster (on ``node_id`` if given) and return once it is ready.
 
         Needs a connected Ray (see :func:`connect`) and a node with a free ``vdesk_desktop``.
         ``on_actor`` hears of the hosting actor as soon as it exists: killing it ends the wait.
+        With ``checkpoint`` (held by ``node_id``'s engine) the desktop is a fork of it and of
+        ``spec`` only its ttl counts; :meth:`fork` checks the node and starts several.
         """
         if not ray.is_initialized():
             raise ClusterError("Ray is not connected: call vdesk.cluster.connect(ADDRESS) first")
-        options: dict[str, Any] = {"num_cpus": 0, "resources": {RESOURCE: 1}, "max_restarts": 0,
-                                   "max_task_retries": 0}
-        if node_id is not None:
-            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
         # The desktop's own wait on the node ends first, so its error (not a bare timeout) comes back.
-        actor = actor_class().options(**options).remote(spec or DesktopSpec(), max(timeout - CALL_SLACK, 1.0))
+        actor = actor_class().options(**_actor_options(node_id)).remote(
+            spec or DesktopSpec(), max(timeout - CALL_SLACK, 1.0), checkpoint)
         try:
             on_actor(actor)
             info = _ask(actor.where.remote, timeout, "starting a desktop on the cluster")
@@ -164,6 +207,31 @@ class RemoteDesktop:
             ray.kill(actor, no_restart=True)  # a desktop that came up late is removed by its lease
             raise
         return cls(actor, info)
+
+    @classmethod
+    def fork(cls, checkpoint: NodeCheckpoint, n: int = 1, *, node_id: str | None = None,
+             ttl: float | None = None, timeout: float = UP_TIMEOUT) -> list[RemoteDesktop]:
+        """``n`` new desktops started from ``checkpoint`` on the node that holds it, each in an
+        actor of its own (see :meth:`Desktop.fork`); ``node_id``, when given, must be that node
+        (:class:`InvalidArgument` otherwise). If one fails, none is left running."""
+        checkpoint.check_node(node_id, f"forking {checkpoint.name}")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 256:
+            raise InvalidArgument(f"n must be a whole number of forks from 1 to 256, got {n!r}")
+        if ray.is_initialized() and checkpoint.node_id not in {node.id for node in desktop_nodes()}:
+            raise ClusterError(f"checkpoint {checkpoint.name} is on node {checkpoint.node_id[:8]}, which is no "
+                               "longer in the cluster (or offers no desktops)")
+        spec, each = DesktopSpec(ttl=ttl), max(timeout + CHECKPOINT_TIMEOUT - CALL_SLACK, 1.0)
+        # All actors at once (the node starts them side by side), then each one's answer.
+        actors = [actor_class().options(**_actor_options(checkpoint.node_id)).remote(spec, each, checkpoint.checkpoint)
+                  for _ in range(n)]
+        try:
+            infos = [_ask(actor.where.remote, timeout + CHECKPOINT_TIMEOUT, f"forking {checkpoint.name} on its node")
+                     for actor in actors]
+        except BaseException:
+            for actor in actors:
+                ray.kill(actor, no_restart=True)  # a fork that came up late is removed by its lease
+            raise
+        return [cls(actor, info) for actor, info in zip(actors, infos)]
 
     def __enter__(self) -> RemoteDesktop:
         return self
@@ -212,6 +280,18 @@ class RemoteDesktop:
         hosting worker's."""
         return self._call("usage", CALL_TIMEOUT)
 
+    # -- checkpoints --------------------------------------------------------------------------
+    def checkpoint(self, name: str | None = None) -> NodeCheckpoint:
+        """Checkpoint the desktop on its node, leaving it running (see :meth:`Desktop.checkpoint`);
+        the checkpoint stays on that node's engine until :func:`remove_checkpoint`."""
+        return NodeCheckpoint(self._call("checkpoint", CHECKPOINT_TIMEOUT, name), self.node_id)
+
+    def restore(self, checkpoint: NodeCheckpoint) -> None:
+        """Put the desktop back to ``checkpoint`` in place (see :meth:`Desktop.restore`); a
+        checkpoint of another node is refused."""
+        checkpoint.check_node(self.node_id, f"restoring {self.name}")
+        self._call("restore", CHECKPOINT_TIMEOUT, checkpoint.checkpoint)
+
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
         """Remove the desktop, then kill the actor (which would remove it through the lease anyway)."""
@@ -249,6 +329,62 @@ class RemoteDesktop:
         except DesktopLost as error:
             self.lost = self.lost or str(error)
             raise
+
+
+def _actor_options(node_id: str | None) -> dict[str, Any]:
+    """How a desktop's actor is placed: a ``vdesk_desktop`` slot, on ``node_id`` if given."""
+    options: dict[str, Any] = {"num_cpus": 0, "resources": {RESOURCE: 1}, "max_restarts": 0, "max_task_retries": 0}
+    if node_id is not None:
+        options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
+    return options
+
+
+def remove_checkpoint(checkpoint: NodeCheckpoint, timeout: float = CALL_TIMEOUT) -> None:
+    """Remove ``checkpoint`` from the engine of the node that holds it (forks running from it
+    are not touched)."""
+    if not ray.is_initialized():
+        raise ClusterError("Ray is not connected: call vdesk.cluster.connect(ADDRESS) first")
+    _ask(functools.partial(_on(checkpoint.node_id, _remove_here).remote, checkpoint.name), timeout,
+         f"removing checkpoint {checkpoint.name}")
+
+
+def move_checkpoint(checkpoint: NodeCheckpoint, node_id: str, *, name: str | None = None,
+                    timeout: float = CHECKPOINT_TIMEOUT) -> NodeCheckpoint:
+    """A copy of ``checkpoint`` on ``node_id``'s engine, stored as ``name`` (default: its own;
+    give another when both nodes share one engine), to fork there; the original stays (remove
+    it when done). The files travel through Ray's object store (tens to hundreds of MB), and the
+    target engine must hold the checkpoint's very image, else it is refused in one line."""
+    if not ray.is_initialized():
+        raise ClusterError("Ray is not connected: call vdesk.cluster.connect(ADDRESS) first")
+    if node_id not in {node.id for node in desktop_nodes()}:
+        raise ClusterError(f"moving checkpoint {checkpoint.name}: node {node_id[:8]} is not in the cluster "
+                           "(or offers no desktops)")
+    packed = _on(checkpoint.node_id, _export_here).remote(checkpoint.name)  # the bytes go from node to node
+    moved = _ask(functools.partial(_on(node_id, _import_here).remote, packed, name), timeout,
+                 f"moving checkpoint {checkpoint.name} to node {node_id[:8]}")
+    return NodeCheckpoint(moved, node_id)
+
+
+def _remove_here(name: str) -> None:
+    forks.remove(engines.connect(None), name)
+
+
+def _export_here(name: str) -> bytes:
+    return forks.export(engines.connect(None), name)
+
+
+def _import_here(data: bytes, name: str | None) -> Checkpoint:
+    return forks.import_checkpoint(engines.connect(None), data, name)
+
+
+@functools.cache
+def _remote_function(function: Callable[..., Any]) -> Any:
+    return ray.remote(num_cpus=0, max_retries=0)(function)
+
+
+def _on(node_id: str, function: Callable[..., Any]) -> Any:
+    """``function`` as a Ray task that runs on ``node_id`` only (where a checkpoint's files are)."""
+    return _remote_function(function).options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False))
 
 
 def kill(actor: Any) -> None:

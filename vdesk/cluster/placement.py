@@ -17,15 +17,17 @@ from __future__ import annotations
 import dataclasses
 import functools
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vdesk.cluster.actors import RemoteDesktop
+from vdesk.cluster.actors import NodeCheckpoint, RemoteDesktop, remove_checkpoint
 from vdesk.cluster.membership import connect
 from vdesk.cluster.scheduler import Attempt, EpisodeOutcome, Hooks, run_episodes
 from vdesk.errors import InvalidArgument
+from vdesk.forks import Checkpoint
 from vdesk.harness.env import DesktopEnv, setup_timeout
+from vdesk.harness.forked import SetUp, set_up
 from vdesk.harness.hosts import given
 from vdesk.harness.loop import EpisodeResult, Status
 from vdesk.harness.record import AttemptRecord, Outcome, write_outcome
@@ -38,6 +40,19 @@ RETRIES = 1
 # Seconds an attempt may take beyond its task's time limit and setup: the desktop coming up on
 # a node, the final frame, the checks, and an agent's reply that overran the limit.
 EPISODE_SLACK = 300.0
+
+
+@dataclass(frozen=True)
+class NodeSetUp:
+    """A task set up once on a cluster node (``--fork-after-setup``): its checkpoint, which
+    forks there only, and what it took."""
+
+    done: SetUp
+    node_id: str
+
+    @property
+    def start(self) -> NodeCheckpoint:
+        return NodeCheckpoint(self.done.checkpoint, self.node_id)
 
 
 @dataclass(frozen=True)
@@ -66,18 +81,82 @@ class ClusterPlacement:
     def node_limit(self, parallel: int) -> int:
         return self.per_node or parallel
 
+    def check_forks(self) -> None:
+        """Nothing to ask up front: a node's engine that cannot checkpoint says what it lacks
+        when a task is set up there, and that task's episodes fail with it."""
+
     def run(self, episodes: Episodes, tasks: Sequence[Task], *, parallel: int, image: str,
             environment: Mapping[str, str] | None) -> None:
-        """Play every task on a desktop of the cluster; outcomes go to ``episodes``.
+        """Play every task on a desktop of the cluster; outcomes go to ``episodes``. With
+        ``episodes.fork_after_setup`` each task is set up once on some node and checkpointed
+        there; its episodes then run on forks of it, on that node (its checkpoint's files are
+        in that node's engine), and every checkpoint is removed at the end.
 
         On an interrupt the running desktops are killed, and the episodes that had not ended
         are recorded as cancelled before it is re-raised.
         """
         tasks = list(tasks)
+        fresh = functools.partial(desktop_spec, image=image, environment=environment)
+        made: dict[str, NodeSetUp | str] = {}  # a task's setup, or why it failed
+        try:
+            if not episodes.fork_after_setup:
+                self._play(episodes, tasks, parallel, fresh)
+                return
+            self._set_up(episodes, tasks, parallel, fresh, made)
+            runnable = []
+            for task in tasks:
+                start = made.get(episodes.origin[task.id])
+                if isinstance(start, str):
+                    episodes.ended(task, episodes.unrun(task, Status.ERROR, f"setup failed: {start}"))
+                else:
+                    runnable.append(task)
+            self._play(episodes, runnable, parallel, fresh, made)
+        except BaseException:
+            episodes.cancel.set()  # work still running stops between two actions
+            for task in tasks:
+                if task.id not in episodes.outcomes:
+                    cut_short = skipped(task, episodes.agent, "not finished: the run was interrupted")
+                    episodes.outcomes[task.id] = cut_short.outcome
+            raise
+        finally:
+            for setup in made.values():
+                if isinstance(setup, NodeSetUp):
+                    remove_checkpoint(setup.start)
+
+    def _set_up(self, episodes: Episodes, tasks: list[Task], parallel: int,
+                fresh: Callable[[Task], DesktopSpec], made: dict[str, NodeSetUp | str]) -> None:
+        """Each task's setup once, on a desktop of any node, checkpointed there, into ``made``
+        (by task id: the checkpoint with its node, or why the setup failed)."""
+        firsts: list[Task] = []  # the first episode of each task that runs: it sets the task up
+        for task in tasks:
+            if task.skip is None and all(episodes.origin[task.id] != episodes.origin[first.id] for first in firsts):
+                firsts.append(task)
+
+        def work(desktop: RemoteDesktop, task: Task) -> NodeSetUp:
+            return NodeSetUp(set_up(DesktopEnv(source=given(desktop)), task), desktop.node_id)
+
+        def done(ended: EpisodeOutcome[NodeSetUp]) -> None:
+            made[episodes.origin[firsts[ended.index].id]] = ended.result or ended.error or "it did not end"
+
+        if firsts:
+            run_episodes(work, firsts, address=self.address, parallel=parallel, per_node=self.node_limit(parallel),
+                         retries=RETRIES, timeout=episode_timeout(firsts), hooks=Hooks(done=done), spec=fresh)
+
+    def _play(self, episodes: Episodes, tasks: list[Task], parallel: int, fresh: Callable[[Task], DesktopSpec],
+              made: Mapping[str, NodeSetUp | str] | None = None) -> None:
+        """Every task's episode on a desktop of the cluster: a fresh one, or (``made``) a fork of
+        its task's checkpoint on the node holding it."""
         moved: dict[int, list[str | None]] = {index: [] for index in range(len(tasks))}
 
+        def start_of(task: Task) -> NodeSetUp | None:
+            setup = (made or {}).get(episodes.origin.get(task.id, task.id))
+            return setup if isinstance(setup, NodeSetUp) else None
+
         def work(desktop: RemoteDesktop, task: Task) -> EpisodeResult:
-            result = episodes.play(task, DesktopEnv(source=given(desktop), video=episodes.video_path(task)))
+            start = start_of(task)
+            env = DesktopEnv(source=given(desktop), forks=given(desktop), video=episodes.video_path(task),
+                             checkpoint=start.done.checkpoint if start else None)
+            result = episodes.play(task, env)
             if not result.success:
                 desktop.check_alive()  # a node lost without a clear error (a call timed out) is retried too
             return result
@@ -94,20 +173,21 @@ class ClusterPlacement:
             outcome = result.outcome.model_copy(update={"attempts": records})
             if ended.attempts and ended.attempts[-1].desktop is not None and (episodes.out / task.id).is_dir():
                 write_outcome(episodes.out / task.id, outcome)  # the folder of this run's last try
-            episodes.ended(task, dataclasses.replace(result, outcome=outcome))
+            start = start_of(task)
+            episodes.ended(task, dataclasses.replace(result, outcome=outcome), **(start.done.record() if start else {}))
 
-        try:
-            run_episodes(work, tasks, address=self.address, parallel=parallel,
-                         per_node=self.node_limit(parallel), retries=RETRIES,
-                         timeout=episode_timeout(tasks), hooks=Hooks(retrying, done),
-                         spec=functools.partial(desktop_spec, image=image, environment=environment))
-        except BaseException:
-            episodes.cancel.set()  # work still running stops between two actions
-            for task in tasks:
-                if task.id not in episodes.outcomes:
-                    cut_short = skipped(task, episodes.agent, "not finished: the run was interrupted")
-                    episodes.outcomes[task.id] = cut_short.outcome
-            raise
+        def spec(task: Task) -> DesktopSpec | Checkpoint:
+            start = start_of(task)
+            return fresh(task) if start is None else start.done.checkpoint
+
+        def node_of(task: Task) -> str | None:
+            start = start_of(task)
+            return start.node_id if start else None
+
+        if tasks:
+            run_episodes(work, tasks, address=self.address, parallel=parallel, per_node=self.node_limit(parallel),
+                         retries=RETRIES, timeout=episode_timeout(tasks), hooks=Hooks(retrying, done), spec=spec,
+                         node_of=node_of)
 
 
 def desktop_spec(task: Task, *, image: str, environment: Mapping[str, str] | None) -> DesktopSpec:

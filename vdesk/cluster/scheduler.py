@@ -23,8 +23,11 @@ import ray.exceptions
 from vdesk.cluster.actors import LOST_ERRORS, UP_TIMEOUT, DesktopLost, RemoteDesktop, kill
 from vdesk.cluster.membership import RESOURCE, Node, connect, desktop_nodes, leave
 from vdesk.errors import ClusterError, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError, first_line
+from vdesk.forks import Checkpoint
 from vdesk.progress import Progress
 from vdesk.spec import DesktopSpec
+
+Start = DesktopSpec | Checkpoint  # how a desktop starts: fresh as a spec says, or a fork of a checkpoint
 
 ABANDON_GRACE = 30.0   # seconds an item may run past its timeout (after its desktop was killed)
 INTERRUPT_GRACE = 15.0 # seconds the items' threads get to leave Ray alone after an interrupt
@@ -108,19 +111,21 @@ class Hooks(Generic[T]):
 
 def run_episodes(work: Callable[[RemoteDesktop, Item], T], items: Sequence[Item], *,
                  address: str | None = None, parallel: int, per_node: int, retries: int = 1,
-                 timeout: float, spec: DesktopSpec | Callable[[Item], DesktopSpec] | None = None,
-                 progress: Progress | None = None, hooks: Hooks[T] | None = None) -> list[EpisodeOutcome[T]]:
+                 timeout: float, spec: Start | Callable[[Item], Start] | None = None,
+                 progress: Progress | None = None, hooks: Hooks[T] | None = None,
+                 node_of: Callable[[Item], str | None] | None = None) -> list[EpisodeOutcome[T]]:
     """Run ``work(desktop, item)`` for every item, each on a fresh desktop on the cluster.
 
     At most ``parallel`` items run at once and at most ``per_node`` of them on one node (and
     never more than the node's ``vdesk_desktop``). ``work`` runs in a thread of this process
     and drives its desktop through :class:`RemoteDesktop`. ``spec`` is how every desktop
-    starts, or a function giving it for an item (asked again for each try). When the desktop's
+    starts (or a checkpoint it forks), or a function giving it for an item (asked again for each try). When the desktop's
     actor or node dies, or the desktop does not start on its node, the item runs again on
     another node, up to ``retries`` times; for 30 s that node gets new items only when no
     other node can take them. ``timeout`` bounds each attempt: past it the desktop is killed
     and the item fails. Returns one outcome per item, in order; ``hooks`` hear of each one as
-    it ends.
+    it ends. ``node_of(item)``, when it names a node, ties the item to it (a fork of a
+    checkpoint that node holds): it waits for a slot there, and fails at once if the node is gone.
     """
     if parallel < 1 or per_node < 1 or retries < 0 or timeout <= 0:
         raise InvalidArgument("parallel and per_node must be at least 1, retries at least 0, timeout positive")
@@ -130,24 +135,29 @@ def run_episodes(work: Callable[[RemoteDesktop, Item], T], items: Sequence[Item]
     try:
         spec_of = spec if callable(spec) else functools.partial(_same, spec or DesktopSpec())
         scheduler = _Scheduler(work, list(items), spec_of, parallel, per_node, retries, timeout,
-                               progress or (lambda line: log.info(line)), hooks or Hooks())
+                               progress or (lambda line: log.info(line)), hooks or Hooks(), node_of or _anywhere)
         return scheduler.run()
     finally:
         if joined:
             leave()
 
 
-def _same(spec: DesktopSpec, item: object) -> DesktopSpec:
+def _same(spec: Start, item: object) -> Start:
     return spec
+
+
+def _anywhere(item: object) -> None:
+    return None
 
 
 class _Scheduler(Generic[Item, T]):
     """Places items on nodes with free slots, watches them, retries the lost ones."""
 
     def __init__(self, work: Callable[[RemoteDesktop, Item], T], items: list[Item],
-                 spec_of: Callable[[Item], DesktopSpec], parallel: int, per_node: int, retries: int,
-                 timeout: float, progress: Progress, hooks: Hooks[T]) -> None:
-        self.work, self.items, self.spec_of = work, items, spec_of
+                 spec_of: Callable[[Item], Start], parallel: int, per_node: int, retries: int,
+                 timeout: float, progress: Progress, hooks: Hooks[T],
+                 node_of: Callable[[Item], str | None]) -> None:
+        self.work, self.items, self.spec_of, self.node_of = work, items, spec_of, node_of
         self.parallel, self.per_node, self.retries, self.timeout = parallel, per_node, retries, timeout
         self.progress, self.hooks = progress, hooks
         self.outcomes: list[EpisodeOutcome[T] | None] = [None] * len(items)
@@ -190,7 +200,12 @@ class _Scheduler(Generic[Item, T]):
     def _start(self) -> None:
         while self.queue and len(self.running) < self.parallel:
             index = self.queue[0]
-            node = self._pick(self._avoid(index))
+            pinned = self.node_of(self.items[index])
+            if pinned is not None and pinned not in {node.id for node in self._live_nodes()}:
+                self.queue.popleft()
+                self._finish(index, error=f"its node {pinned[:8]} (which holds its checkpoint) is gone")
+                continue
+            node = self._pick(self._avoid(index), pinned)
             if node is None:
                 return
             self.queue.popleft()
@@ -207,10 +222,10 @@ class _Scheduler(Generic[Item, T]):
         lately = {node for node, when in self._lost_at.items() if time.monotonic() - when < SUSPECT}
         return {a.node_id for a in self.attempts[index] if a.lost} | lately
 
-    def _pick(self, avoid: set[str | None]) -> Node | None:
-        """The least busy node with a free slot, preferring nodes other than ``avoid``;
-        None when every suitable node is full."""
-        nodes = self._live_nodes()
+    def _pick(self, avoid: set[str | None], pinned: str | None = None) -> Node | None:
+        """The least busy node with a free slot (``pinned`` alone, when given), preferring nodes
+        other than ``avoid``; None when every suitable node is full."""
+        nodes = [n for n in self._live_nodes() if pinned is None or n.id == pinned]
         busy = collections.Counter(run.attempt.node_id for run in self.running.values())
         free = [n for n in nodes if busy[n.id] < min(self.per_node, n.slots)]
         preferred = [n for n in free if n.id not in avoid]
@@ -239,9 +254,10 @@ class _Scheduler(Generic[Item, T]):
     def _attempt(self, run: _Run) -> None:
         try:
             up_timeout = max(1.0, min(UP_TIMEOUT, run.deadline - time.monotonic()))
-            spec = self.spec_of(self.items[run.index])
+            start = self.spec_of(self.items[run.index])
+            spec, checkpoint = (DesktopSpec(), start) if isinstance(start, Checkpoint) else (start, None)
             run.desktop = RemoteDesktop.up(spec, node_id=run.attempt.node_id, timeout=up_timeout,
-                                           on_actor=functools.partial(self._started, run))
+                                           on_actor=functools.partial(self._started, run), checkpoint=checkpoint)
             run.attempt.desktop = run.desktop.name
             if run.timed_out:  # the deadline passed while it came up: the scheduler could not kill it
                 raise DesktopTimeout(f"the desktop came up after the item's {self.timeout:g} s")

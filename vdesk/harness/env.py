@@ -10,7 +10,21 @@
 
 Each ``reset`` opens a fresh desktop for the task (releasing the previous one), runs the task's
 setup and observes once the screen has settled; with ``video`` the screen is recorded into that
-file until the desktop is released. The desktop may live elsewhere (see
+file until the desktop is released.
+
+From a checkpoint (``DesktopEnv(checkpoint=...)`` or ``reset(options={"checkpoint": ...})``, a
+:class:`~vdesk.forks.Checkpoint` or its name) no setup runs: the checkpoint is the state the
+episode starts from. The first such reset starts a fork of it; later ones restore the same
+desktop to it in place (a restore, where setup can take tens of seconds), which is the reset an RL
+loop wants: whatever the last episode changed is gone. :meth:`DesktopEnv.save_checkpoint`
+takes one of the environment's desktop, e.g. right after a reset::
+
+    env.reset()                                   # setup runs once
+    start = env.save_checkpoint()
+    for episode in range(8):
+        env.reset(options={"checkpoint": start})  # back to the state after setup
+
+The desktop may live elsewhere (see
 :mod:`vdesk.harness.hosts`): setup, actions, settle waits and checks run next to it through
 ``DesktopHost.call``; frames travel to this process.
 
@@ -41,8 +55,9 @@ from vdesk.adapters.formats import model_format, parse_payloads
 from vdesk.coords import ImageSpace
 from vdesk.desktop import WM_READY_TIMEOUT, XDOTOOL_TIMEOUT, Desktop
 from vdesk.errors import DesktopTimeout, InvalidArgument, ResetNeeded, SetupError, VdeskError
+from vdesk.forks import START_TIMEOUT as FORK_TIMEOUT, Checkpoint
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
-from vdesk.harness.hosts import DesktopHost, DesktopSource, fresh_desktops
+from vdesk.harness.hosts import DesktopHost, DesktopSource, ForkSource, fresh_desktops, local_forks
 from vdesk.harness.desktop_files import pack, unpack_into
 from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, StartStep, Task,
                                  UploadStep, WaitIdleStep, WaitWindowStep, WriteStep, in_home, load_task, parse_task)
@@ -71,6 +86,21 @@ MAX_ACTION_CHARS = 6 * MAX_TYPED_CHARS + 10_000
 ACTION_CHARSET = string.printable
 NO_TASK_LIMITS = (15, 300.0)  # max steps, seconds: a task's defaults, for a desktop without one
 SERVE_ROOT = "/tmp/vdesk-serve"  # out of the home, where a file manager would show it
+# A bound on a checkpoint or a restore through DesktopHost.call: a browser's desktop holds
+# hundreds of MB, which can take minutes on a loaded machine.
+CHECKPOINT_TIMEOUT = FORK_TIMEOUT + 60.0
+
+
+@dataclass(frozen=True)
+class Opening:
+    """How the current episode's desktop came to be, for the results: ``setup_s`` from asking
+    for a desktop to the task set up and the screen settled (None when it started from a
+    checkpoint, which holds the setup), ``fork_s`` the fork (or the restore in place) of
+    ``checkpoint`` until the screen settled."""
+
+    setup_s: float | None = None
+    fork_s: float | None = None
+    checkpoint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +230,11 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
     after ``time_limit`` seconds (default: the task's). When the episode ends the task's checks
     run: reward 1.0 when all pass, else 0.0 (``call_user`` is not judged), and ``info["checks"]``
     has each one. ``render()`` is the last frame (``render_mode="rgb_array"``).
+
+    **Checkpoints.** With ``checkpoint`` (or ``reset(options={"checkpoint": ...})``) episodes
+    start from it and the task's setup does not run (its checks still judge): the first reset
+    forks it (``forks`` says where: this machine's engine by default), later ones restore the
+    same desktop to it in place, recording and all. ``info["fork_s"]`` says how long that took.
     """
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 1}
@@ -210,7 +245,8 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
                  max_steps: int | None = None, time_limit: float | None = None, image: str = DEFAULT_IMAGE,
                  source: DesktopSource | None = None, environment: Mapping[str, str] | None = None,
                  step_quiet: float = STEP_QUIET, final_quiet: float = FINAL_QUIET,
-                 video: Path | None = None) -> None:
+                 video: Path | None = None, checkpoint: Checkpoint | str | None = None,
+                 forks: ForkSource | None = None) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InvalidArgument(f"render_mode {render_mode!r}: use 'rgb_array' or None")
         if observation not in OBSERVATIONS:
@@ -223,6 +259,8 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         self.action_format = action_format
         self.max_steps, self.time_limit = max_steps, time_limit
         self.source = source or fresh_desktops(image, environment)
+        self.checkpoint = checkpoint
+        self.forks = forks or local_forks()
         self.video = video
         self.step_quiet = step_quiet
         self.final_quiet = final_quiet
@@ -230,7 +268,9 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         self.gym_image = ImageSpace(*image_size) if image_size else settings.screen.image()
         self.action_space = spaces.Text(max_length=MAX_ACTION_CHARS, min_length=0, charset=ACTION_CHARSET)
         self.observation_space = self._observation_space(self.gym_image)
-        self._opened = ExitStack()
+        self._opened = ExitStack()  # the desktop and its recording
+        self._task_parts = ExitStack()  # what belongs to the task's episode (an OSWorld session)
+        self.opening: Opening | None = None
         self._desktop: DesktopHost | None = None
         self._image: ImageSpace | None = None
         self._task: Task | None = None
@@ -242,12 +282,18 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
     # -- the Gymnasium surface ----------------------------------------------------------------
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A fresh desktop for the task (``options["task"]``, else the environment's), set up.
-        The desktop needs no seed: its setup is the same every time."""
+        """A fresh desktop for the task (``options["task"]``, else the environment's), set up;
+        or, from a checkpoint (``options["checkpoint"]``, else the environment's), the desktop
+        at it: a fork the first time, the same desktop restored in place after that. The
+        desktop needs no seed: its setup is the same every time."""
         super().reset(seed=seed)
-        task = as_task((options or {}).get("task")) or self.default_task
-        observation = self.open(task, image_space=self.gym_image)
-        return self._gym_observation(observation), self._info(observation)
+        options = options or {}
+        task = as_task(options.get("task")) or self.default_task
+        observation = self.open(task, image_space=self.gym_image, checkpoint=options.get("checkpoint"))
+        info = self._info(observation)
+        if self.opening is not None and self.opening.fork_s is not None:
+            info["fork_s"] = self.opening.fork_s
+        return self._gym_observation(observation), info
 
     def step(self, action: str | Sequence[BaseAction | dict[str, Any]]
              ) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
@@ -277,30 +323,47 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
 
     def close(self) -> None:
         """Release the desktop (idempotent)."""
-        self._desktop, self._image, self._last, self._osworld = None, None, None, None
+        self._desktop, self._image, self._last, self._osworld, self.opening = None, None, None, None, None
+        self._task_parts.close()
         self._opened.close()
 
+    def save_checkpoint(self, name: str | None = None) -> Checkpoint:
+        """Checkpoint the environment's desktop as it is now (it keeps running), where it lives:
+        a start for later resets (``reset(options={"checkpoint": ...})``) or for forks."""
+        return self.desktop.call(take_checkpoint, name, timeout=CHECKPOINT_TIMEOUT)
+
     # -- finer steps, for the episode loop ----------------------------------------------------
-    def open(self, task: Task | None, *, image_space: ImageSpace | None = None) -> Observation:
+    def open(self, task: Task | None, *, image_space: ImageSpace | None = None,
+             checkpoint: Checkpoint | str | None = None) -> Observation:
         """A desktop for ``task``, set up, and its first observation; ``image_space`` is the size
         of the frames the agent is shown (default: the logical screen), and what its ``raw``
-        points refer to."""
-        self.close()
-        settings = task.desktop if task else DesktopSpec()
-        self._desktop = self._opened.enter_context(self.source(settings))
-        if self.video is not None:
-            self._record(self._desktop, self.video)
+        points refer to. From ``checkpoint`` (else the environment's, if any) the desktop is
+        the checkpoint's and no setup runs: a fork of it, or, when a desktop is open already,
+        that desktop restored to it in place. :attr:`opening` says how long it took."""
+        start = checkpoint if checkpoint is not None else self.checkpoint
+        began = time.monotonic()
+        if start is not None and self._desktop is not None:
+            self._task_parts.close()
+            self._osworld = None
+            self._desktop.call(restore_desktop, start, timeout=CHECKPOINT_TIMEOUT)
+        else:
+            self.close()
+            opened = self.source(task.desktop if task else DesktopSpec()) if start is None else self.forks(start)
+            self._desktop = self._opened.enter_context(opened)
+            if self.video is not None:
+                self._record(self._desktop, self.video)
         self._image = image_space or self._desktop.screen.image()
         self._task, self._step = task, 0
-        if task is None:
-            self._desktop.call(prepare_blank, timeout=WM_READY_TIMEOUT + 10)
-        else:
-            self._desktop.call(prepare, task, packed(task), timeout=setup_timeout(task))
-            if task.osworld is not None:  # an OSWorld task's own steps, run from here (see vdesk.osworld)
-                self._osworld = OSWorldSession(self._desktop, task)
-                self._opened.callback(self._osworld.close)
-                self._osworld.setup()
+        if start is None:
+            self._set_up(self._desktop, task)
+        elif task is not None and task.osworld is not None:  # its config ran before the checkpoint
+            self._osworld = OSWorldSession(self._desktop, task)
+            self._task_parts.callback(self._osworld.close)
+            self._osworld.resume()
         self._settle(SETUP_QUIET)
+        took = round(time.monotonic() - began, 3)
+        name = start if isinstance(start, str) else start.name if start is not None else None
+        self.opening = Opening(setup_s=took, checkpoint=name) if start is None else Opening(fork_s=took, checkpoint=name)
         steps, limit = (task.max_steps, task.time_limit) if task else NO_TASK_LIMITS
         self._limits = _Limits(self.max_steps or steps, self.time_limit or limit, started=time.monotonic())
         return self.observe()
@@ -362,6 +425,17 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         return results
 
     # -- inside -------------------------------------------------------------------------------
+    def _set_up(self, desktop: DesktopHost, task: Task | None) -> None:
+        """The window manager, then the task's setup, and an OSWorld task's own steps."""
+        if task is None:
+            desktop.call(prepare_blank, timeout=WM_READY_TIMEOUT + 10)
+            return
+        desktop.call(prepare, task, packed(task), timeout=setup_timeout(task))
+        if task.osworld is not None:  # an OSWorld task's own steps, run from here (see vdesk.osworld)
+            self._osworld = OSWorldSession(desktop, task)
+            self._task_parts.callback(self._osworld.close)
+            self._osworld.setup()
+
     def _run(self, action: str | Sequence[BaseAction | dict[str, Any]]) -> list[ExecuteResult]:
         try:
             if isinstance(action, str):
@@ -447,6 +521,16 @@ def packed(task: Task) -> dict[str, bytes]:
     """The files and folders of the task its setup copies in, packed here, where the task's
     folder is (the desktop may live on another machine)."""
     return {name: pack(task.base_dir / name) for name in task.copied_in()}
+
+
+def take_checkpoint(desktop: Desktop, name: str | None) -> Checkpoint:
+    """Checkpoint ``desktop`` where it runs (see :meth:`Desktop.checkpoint`)."""
+    return desktop.checkpoint(name)
+
+
+def restore_desktop(desktop: Desktop, checkpoint: Checkpoint | str) -> None:
+    """Put ``desktop`` back to ``checkpoint`` in place (see :meth:`Desktop.restore`)."""
+    desktop.restore(checkpoint)
 
 
 def settle(desktop: Desktop, quiet: float, timeout: float) -> None:

@@ -18,6 +18,7 @@ from PIL import Image
 
 from vdesk.coords import Screen
 from vdesk.desktop import Desktop
+from vdesk.forks import Checkpoint
 from vdesk.images import DEFAULT as DEFAULT_IMAGE
 from vdesk.spec import DesktopSpec
 
@@ -84,7 +85,28 @@ def fresh_desktops(image: str = DEFAULT_IMAGE, environment: Mapping[str, str] | 
     return open_desktop
 
 
-def given(desktop: DesktopHost) -> DesktopSource:
+# Opens a desktop started from a checkpoint (a Checkpoint or its name); leaving the context
+# releases it. Where the checkpoint lives decides where its forks can start (see vdesk.forks).
+ForkSource = Callable[[Checkpoint | str], AbstractContextManager[DesktopHost]]
+
+
+def local_forks(engine: str | None = None) -> ForkSource:
+    """A new fork of the checkpoint for each episode, on this machine's engine (or ``engine``,
+    which must be the one holding the checkpoint), removed when the environment lets it go."""
+
+    @contextmanager
+    def open_fork(checkpoint: Checkpoint | str) -> Iterator[DesktopHost]:
+        (desktop,) = Desktop.fork(checkpoint, engine=engine)
+        try:
+            yield LocalHost(desktop)
+        finally:
+            desktop.down()
+
+    return open_fork
+
+
+def given(desktop: DesktopHost) -> Callable[[object], AbstractContextManager[DesktopHost]]:
     """A desktop that is already up and that its owner releases (e.g. the scheduler of
-    :func:`vdesk.cluster.scheduler.run_episodes`); the task's settings were used to start it."""
+    :func:`vdesk.cluster.scheduler.run_episodes`); the task's settings (or, for a fork, the
+    checkpoint) were used to start it. Serves as a :data:`ForkSource` too."""
     return lambda settings: nullcontext(desktop)

@@ -31,7 +31,7 @@ from vdesk.actions import ExecuteResult
 from vdesk.errors import VdeskError
 from vdesk.harness.agents.base import Agent, AgentReply
 from vdesk.harness.checks import CheckResult
-from vdesk.harness.env import DesktopEnv, Observation
+from vdesk.harness.env import DesktopEnv, Observation, Opening
 from vdesk.harness.record import CheckRecord, Outcome, Recorder, RunInfo, StepRecord, frame_hash
 from vdesk.harness.tasks import Task
 from vdesk.images import DEFAULT as DEFAULT_IMAGE
@@ -92,6 +92,7 @@ class _Episode:
         self.clock = _Clock()
         self.steps = 0
         self.agent_failed = False  # the last action run was finished with content FAIL
+        self.opened: dict[str, float | str] = {}  # how its desktop came to be (Outcome's setup_s, fork_s, forked_from)
 
     def drive(self, observation: Observation) -> tuple[Status, str | None]:
         """Step until the episode ends; returns the status and call_user's request."""
@@ -169,7 +170,8 @@ class _Episode:
             success=status in JUDGED and bool(checks) and all(c.passed for c in checks),
             steps=self.steps, elapsed_s=round(self.clock.elapsed(), 3), agent_s=round(self.clock.agent_s, 3),
             execute_s=round(self.clock.execute_s, 3), request=request, error=error,
-            checks=[CheckRecord(kind=c.kind, passed=c.passed, detail=c.detail, score=c.score) for c in checks])
+            checks=[CheckRecord(kind=c.kind, passed=c.passed, detail=c.detail, score=c.score) for c in checks],
+            **self.opened)
         if self.recorder is not None:
             return self.recorder.finish(outcome, final)
         return outcome.model_copy(update={"final_hash": frame_hash(final)}) if final is not None else outcome
@@ -225,6 +227,8 @@ def run_episode(agent: Agent, task: Task, *, max_steps: int | None = None, timeo
         episode = _Episode(agent, task, env, recorder, max_steps or task.max_steps, timeout or task.time_limit, cancel)
         observation = env.open(task, image_space=space)
         episode.clock = _Clock()  # the time limit counts the agent's time, not the setup's
+        if env.opening is not None:
+            episode.opened = opening_record(env.opening)
     except BaseException as error:
         env.close()
         agent.close()
@@ -252,6 +256,12 @@ def _finish(episode: _Episode, out: Path | None, drive: Callable[[], tuple[Statu
         if not paused:
             episode.env.close()
             episode.agent.close()
+
+
+def opening_record(opening: Opening) -> dict[str, float | str]:
+    """An :class:`Opening` as the fields of an :class:`Outcome` (those it has)."""
+    fields = {"setup_s": opening.setup_s, "fork_s": opening.fork_s, "forked_from": opening.checkpoint}
+    return {key: value for key, value in fields.items() if value is not None}
 
 
 def _failed(agent: Agent, task: Task, recorder: Recorder | None, out: Path | None, error: BaseException) -> EpisodeResult:

@@ -108,6 +108,14 @@ class Outcome(_Record):
     final_frame: str | None = None
     final_hash: str | None = None
     attempts: list[AttemptRecord] | None = None
+    # Where the episode's desktop came from (seconds): ``setup_s`` a desktop up and the task set up
+    # (with ``fork_s``: the one setup every fork of the task shares), ``checkpoint_s`` that set-up
+    # desktop checkpointed, ``fork_s`` this episode's fork of ``forked_from`` until its screen settled.
+    setup_s: float | None = None
+    checkpoint_s: float | None = None
+    fork_s: float | None = None
+    forked_from: str | None = None
+    repeat_of: str | None = None     # the task's own id, when this episode is one of its repeats
 
     @computed_field  # type: ignore[prop-decorator]
     @property

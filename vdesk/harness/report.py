@@ -20,7 +20,7 @@ from PIL import Image, ImageDraw, ImageFont
 from vdesk.actions import ActionType, BaseAction, Coordinates
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import InvalidAction
-from vdesk.harness.record import FINAL_FRAME, VIDEO_FILE, Run, StepRecord, episode_folders, load_run
+from vdesk.harness.record import FINAL_FRAME, VIDEO_FILE, Outcome, Run, StepRecord, episode_folders, load_run
 
 REPORT_FILE, ASSETS_DIR = "report.html", "report"
 GIF_WIDTH = 640
@@ -292,6 +292,8 @@ def _section(episode: Episode) -> str:
     extra = ""
     if outcome and (outcome.error or outcome.request):
         extra = f"<p>{_e(outcome.error or ('asked: ' + (outcome.request or '')))}</p>"
+    if outcome and outcome.fork_s is not None:
+        extra += f"<p class='muted'>{_e(_start_note(outcome))}</p>"
     if outcome and outcome.retry_note:
         moved = ", ".join(a.moved_to for a in outcome.attempts or [] if a.moved_to)
         extra += (f"<p class='muted'>{_e(outcome.retry_note)}"
@@ -304,6 +306,13 @@ def _section(episode: Episode) -> str:
 <div class="pictures">{gif}<div class="strip">{figures}</div></div>{video}
 </section>
 """
+
+
+def _start_note(outcome: Outcome) -> str:
+    """Where a forked episode's desktop came from, and what it took."""
+    setup = "" if outcome.setup_s is None else f"; the task's one setup took {outcome.setup_s:.2f} s"
+    taken = "" if outcome.checkpoint_s is None else f", its checkpoint {outcome.checkpoint_s:.2f} s"
+    return f"started from a fork of {outcome.forked_from or 'a checkpoint'} in {outcome.fork_s:.2f} s{setup}{taken}"
 
 
 def _figure(name: str, step: StepRecord) -> str:

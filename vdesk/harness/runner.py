@@ -20,9 +20,13 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from vdesk.errors import InvalidArgument
+from vdesk import engine as engines, forks
+from vdesk.errors import InvalidArgument, VdeskError
+from vdesk.forks import Checkpoint
 from vdesk.harness.env import DesktopEnv
 from vdesk.harness.folders import Existing, prepare_run_folder
+from vdesk.harness.forked import SharedSetups, repeated, set_up
+from vdesk.harness.loop import Status
 from vdesk.harness.suite import AgentFactory, Episodes, Placement, SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import Task
 from vdesk.images import DEFAULT as DEFAULT_IMAGE, IMAGE, resolve
@@ -34,8 +38,14 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
               on_event: Callable[[SuiteEvent], None] | None = None, placement: Placement | None = None,
               environment: Mapping[str, str] | None = None, video: bool = False,
               observation: str = "screenshot", existing: Existing = "refuse",
-              progress: Progress | None = None) -> SuiteSummary:
-    """Run every task once with a fresh agent and desktop, ``parallel`` at a time, into ``out``.
+              progress: Progress | None = None, repeats: int = 1, fork_after_setup: bool = False) -> SuiteSummary:
+    """Run every task ``repeats`` times (once by default) with a fresh agent and desktop,
+    ``parallel`` at a time, into ``out`` (a repeated task's episodes in ``<id>.r1`` … ``<id>.rN``).
+
+    With ``fork_after_setup`` each task's setup runs once and its episodes start from forks of
+    the desktop as it stood after it (see :mod:`vdesk.harness.forked`); each outcome has the
+    setup's, the checkpoint's and its fork's times. An engine that cannot checkpoint is refused
+    (:class:`~vdesk.errors.CheckpointUnavailable`) before any desktop starts.
 
     A folder that holds a run already is refused (:class:`InvalidArgument`) unless ``existing``
     says what to do with it: ``"replace"`` removes that run first, ``"append"`` keeps its
@@ -55,14 +65,18 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
     if parallel < 1:
         raise InvalidArgument(f"parallel must be at least 1, got {parallel}")
     check_observation(tasks, observation, image)
+    tasks, origin = repeated(tasks, repeats)
     placement = placement or LocalPlacement(observation)
+    if fork_after_setup:
+        placement.check_forks()
     kept = prepare_run_folder(out, [task.id for task in tasks], existing)
     cancel = cancel or threading.Event()
     episodes = Episodes(agent_factory, agent_factory().name, out, cancel, on_event or (lambda event: None), video,
-                        progress)
+                        progress, origin=origin, fork_after_setup=fork_after_setup)
     granted = sorted({task.desktop.network for task in tasks if task.skip is None} - {"none"})
     summary = SuiteSummary(agent=episodes.agent, parallel=parallel, ray_address=placement.ray_address,
-                           per_node=placement.node_limit(parallel), network=", ".join(granted) or None)
+                           per_node=placement.node_limit(parallel), network=", ".join(granted) or None,
+                           repeats=repeats, fork_after_setup=fork_after_setup)
     started = time.monotonic()
     try:
         placement.run(episodes, tasks, parallel=parallel, image=image, environment=environment)
@@ -91,8 +105,8 @@ def check_observation(tasks: Sequence[Task], observation: str, image: str = DEFA
 
 
 class LocalPlacement:
-    """Every episode on a fresh desktop of this machine's engine, ``parallel`` at a time,
-    observed as ``observation`` says."""
+    """Every episode on a fresh desktop of this machine's engine (or a fork of its task's
+    desktop after setup), ``parallel`` at a time, observed as ``observation`` says."""
 
     ray_address = None
 
@@ -102,23 +116,54 @@ class LocalPlacement:
     def node_limit(self, parallel: int) -> None:
         return None
 
+    def check_forks(self) -> None:
+        forks.docker_root(engines.connect(None))  # CheckpointUnavailable names what is missing
+
     def run(self, episodes: Episodes, tasks: Sequence[Task], *, parallel: int, image: str,
             environment: Mapping[str, str] | None) -> None:
-        def episode(task: Task) -> None:
-            env = DesktopEnv(image=image, environment=environment, video=episodes.video_path(task),
-                             observation=self.observation)
-            episodes.ended(task, episodes.play(task, env))
+        def env(task: Task, checkpoint: Checkpoint | None = None) -> DesktopEnv:
+            return DesktopEnv(image=image, environment=environment, video=episodes.video_path(task),
+                              observation=self.observation, checkpoint=checkpoint)
 
-        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="vdesk-episode") as pool:
-            futures = [pool.submit(episode, task) for task in tasks]
+        def episode(task: Task) -> None:
+            episodes.ended(task, episodes.play(task, env(task)))
+
+        setups = SharedSetups(episodes.origin, lambda task: set_up(DesktopEnv(image=image, environment=environment), task),
+                              lambda checkpoint: forks.remove(engines.connect(None), checkpoint.name))
+
+        def forked_episode(task: Task) -> None:
             try:
-                _wait_all(futures)
-            except BaseException:
-                episodes.cancel.set()  # running episodes stop between actions and release their desktops
-                _wait_all(futures, interruptible=False)
-                raise
-        for future in futures:  # an episode that raised (a fault of vdesk's, not of the task) is not lost
-            future.result()
+                if task.skip is not None or episodes.cancel.is_set():  # no desktop at all
+                    episodes.ended(task, episodes.play(task, env(task)))
+                    return
+                try:
+                    made = setups.get(task)
+                except (VdeskError, OSError) as error:
+                    episodes.ended(task, episodes.unrun(task, Status.ERROR, f"setup failed: {type(error).__name__}: {error}"))
+                    return
+                episodes.ended(task, episodes.play(task, env(task, made.checkpoint)), **made.record())
+            finally:
+                setups.done(task)
+
+        try:
+            _play_all(forked_episode if episodes.fork_after_setup else episode, tasks, parallel, episodes.cancel)
+        finally:
+            setups.close()
+
+
+def _play_all(play: Callable[[Task], None], tasks: Sequence[Task], parallel: int, cancel: threading.Event) -> None:
+    """``play`` every task, ``parallel`` at a time; on an interrupt, the running ones are
+    cancelled and waited for before it is re-raised."""
+    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="vdesk-episode") as pool:
+        futures = [pool.submit(play, task) for task in tasks]
+        try:
+            _wait_all(futures)
+        except BaseException:
+            cancel.set()  # running episodes stop between actions and release their desktops
+            _wait_all(futures, interruptible=False)
+            raise
+    for future in futures:  # an episode that raised (a fault of vdesk's, not of the task) is not lost
+        future.result()
 
 
 def _wait_all(futures: list[Future[None]], interruptible: bool = True) -> None:

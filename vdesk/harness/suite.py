@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal, Protocol
@@ -21,7 +21,7 @@ from vdesk.errors import FetchError
 from vdesk.harness.agents.base import Agent
 from vdesk.harness.env import DesktopEnv
 from vdesk.harness.loop import EpisodeResult, Status, run_episode
-from vdesk.harness.record import RESULTS_FILE, VIDEO_FILE, Outcome, Recorder, RunInfo
+from vdesk.harness.record import OUTCOME_FILE, RESULTS_FILE, VIDEO_FILE, Outcome, Recorder, RunInfo, write_outcome
 from vdesk.harness.tasks import Task
 from vdesk.progress import Progress
 
@@ -36,6 +36,8 @@ class SuiteSummary(BaseModel):
     ray_address: str | None = None  # the Ray cluster the desktops lived on, if any
     per_node: int | None = None
     network: str | None = None      # the network task desktops were granted ("bridge"), if any
+    repeats: int = 1                # episodes of each task (folders <id>.r1 … when more than one)
+    fork_after_setup: bool = False  # each task set up once, its episodes run on forks of that desktop
     started_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     elapsed_s: float = 0.0
     interrupted: bool = False
@@ -100,6 +102,8 @@ class Episodes:
     video: bool = False  # record each episode into its folder
     progress: Progress | None = None  # lines about files fetched for a task (default: stderr)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+    origin: dict[str, str] = field(default_factory=dict)  # an episode's id → its task's, when they differ (repeats)
+    fork_after_setup: bool = False  # set each task up once, start its episodes from forks of it (vdesk.harness.forked)
 
     def video_path(self, task: Task) -> Path | None:
         """Where ``task``'s episode is recorded, when videos are wanted."""
@@ -120,7 +124,7 @@ class Episodes:
             except FetchError as error:
                 if self.cancel.is_set():
                     return skipped(task, self.agent, "cancelled while its files were fetched")
-                return self._unrun(task, Status.ERROR, f"fetch failed: {error}")
+                return self.unrun(task, Status.ERROR, f"fetch failed: {error}")
         result = run_episode(self.agent_factory(), task, out=self.out / task.id, env=env, cancel=self.cancel)
         if result.paused is not None:
             result.paused.close()  # nobody is there to answer in a batch run
@@ -128,9 +132,9 @@ class Episodes:
 
     def _skip(self, task: Task) -> EpisodeResult:
         """A run folder saying why ``task`` was not run (``vdesk report`` shows the reason)."""
-        return self._unrun(task, Status.SKIPPED, f"skipped: {task.skip}")
+        return self.unrun(task, Status.SKIPPED, f"skipped: {task.skip}")
 
-    def _unrun(self, task: Task, status: Status, error: str) -> EpisodeResult:
+    def unrun(self, task: Task, status: Status, error: str) -> EpisodeResult:
         """A run folder saying why ``task`` did not start a desktop: ``status`` and ``error``."""
         size = task.desktop.size
         recorder = Recorder(self.out / task.id, task, RunInfo(task_id=task.id, agent=self.agent, image_size=size,
@@ -139,7 +143,15 @@ class Episodes:
                           steps=0, elapsed_s=0.0, error=error)
         return EpisodeResult(recorder.finish(outcome, None), self.out / task.id)
 
-    def ended(self, task: Task, result: EpisodeResult) -> None:
+    def ended(self, task: Task, result: EpisodeResult, **record: float | str) -> None:
+        """``task``'s episode ended; ``record`` adds fields to its outcome (and its
+        ``outcome.json``): what a placement knows of it, e.g. a shared setup's times."""
+        if task.id in self.origin and self.origin[task.id] != task.id:
+            record = {"repeat_of": self.origin[task.id], **record}
+        if record:
+            result = replace(result, outcome=result.outcome.model_copy(update=record))
+            if result.run_dir is not None and (result.run_dir / OUTCOME_FILE).is_file():
+                write_outcome(result.run_dir, result.outcome)
         self.outcomes[task.id] = result.outcome
         self.notify(SuiteEvent("ended", task.id, result))
 
@@ -157,10 +169,17 @@ class Placement(Protocol):
         """Desktops at a time on one node of a cluster (None: this machine)."""
         ...
 
+    def check_forks(self) -> None:
+        """Raise, before anything starts, when episodes cannot start from forks here
+        (:class:`~vdesk.errors.CheckpointUnavailable` saying what is missing)."""
+        ...
+
     def run(self, episodes: Episodes, tasks: Sequence[Task], *, parallel: int, image: str,
             environment: Mapping[str, str] | None) -> None:
         """Play every task, ``parallel`` at a time, each on a fresh desktop of ``image`` with
-        ``environment`` set; on an interrupt, release every desktop before re-raising."""
+        ``environment`` set (with ``episodes.fork_after_setup``: on a fork of its task's desktop
+        after setup, its outcome given the setup's times); on an interrupt, release every
+        desktop (and checkpoint) before re-raising."""
         ...
 
 

@@ -37,7 +37,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, 
 
 from vdesk.accessibility.text import compile_pattern
 from vdesk.actions import BaseAction, parse_batch
-from vdesk.errors import InvalidAction, InvalidArgument, TaskError
+from vdesk.errors import InvalidAction, TaskError
 from vdesk.osworld.format import OSWorldSpec
 from vdesk.spec import DesktopSpec
 

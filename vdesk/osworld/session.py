@@ -59,6 +59,12 @@ class OSWorldSession:
         self.context.home = self.context.call(inside.home, timeout=20)
         run_steps(self.context, self.context.spec.file.config, "config")
 
+    def resume(self) -> None:
+        """Take up the task on a desktop whose ``config`` steps ran already: a fork of (or a
+        restore to) a checkpoint taken after them. What the evaluator needs of this session
+        (the home folder's path) is read again; nothing runs in the desktop."""
+        self.context.home = self.context.call(inside.home, timeout=20)
+
     def evaluate(self, agent_failed: bool) -> CheckResult:
         """The postconfig steps and the evaluator, as one check with the score."""
         evaluation = safe_evaluate(self.context, agent_failed)
