@@ -199,7 +199,7 @@ class RemoteDesktop:
             raise ClusterError("Ray is not connected: call vdesk.cluster.connect(ADDRESS) first")
         # The desktop's own wait on the node ends first, so its error (not a bare timeout) comes back.
         actor = actor_class().options(**_actor_options(node_id)).remote(
-            spec or DesktopSpec(), max(timeout - CALL_SLACK, 1.0), checkpoint)
+            spec or DesktopSpec(), _on_the_node(timeout), checkpoint)
         try:
             on_actor(actor)
             info = _ask(actor.where.remote, timeout, "starting a desktop on the cluster")
@@ -220,7 +220,7 @@ class RemoteDesktop:
         if ray.is_initialized() and checkpoint.node_id not in {node.id for node in desktop_nodes()}:
             raise ClusterError(f"checkpoint {checkpoint.name} is on node {checkpoint.node_id[:8]}, which is no "
                                "longer in the cluster (or offers no desktops)")
-        spec, each = DesktopSpec(ttl=ttl), max(timeout + CHECKPOINT_TIMEOUT - CALL_SLACK, 1.0)
+        spec, each = DesktopSpec(ttl=ttl), _on_the_node(timeout + CHECKPOINT_TIMEOUT)
         # All actors at once (the node starts them side by side), then each one's answer.
         actors = [actor_class().options(**_actor_options(checkpoint.node_id)).remote(spec, each, checkpoint.checkpoint)
                   for _ in range(n)]
@@ -329,6 +329,13 @@ class RemoteDesktop:
         except DesktopLost as error:
             self.lost = self.lost or str(error)
             raise
+
+
+def _on_the_node(timeout: float) -> float:
+    """The part of a start's ``timeout`` the node's own wait gets: it ends first, so its error
+    (not a bare timeout) comes back, yet a short bound (a scheduler's item with 20 s left) is not
+    eaten whole by the slack of the call."""
+    return max(timeout - CALL_SLACK, timeout * 0.75)
 
 
 def _actor_options(node_id: str | None) -> dict[str, Any]:
