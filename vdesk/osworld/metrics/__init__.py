@@ -19,7 +19,9 @@ What ``result`` and ``expected`` are depends on the getter, as in the reference:
 
 Metrics are pure: they read files the getters already brought to the host and never touch a
 desktop. Those files are untrusted; the readers bound their size, refuse zip bombs and never
-expand XML entities. A file that cannot be read scores 0 the way the reference scores it, except
+expand XML entities. One metric runs code, ``check_python_file_by_test_suite``: the task's test
+file against the desktop's Python files, in a throwaway osworld container with no network (the
+reference runs them in its own process on the host). A file that cannot be read scores 0 the way the reference scores it, except
 when it is the *expected* file (the task's own fault): that raises :class:`DocumentError`.
 """
 
@@ -27,13 +29,13 @@ from __future__ import annotations
 
 from vdesk.errors import UnsupportedMetric
 from vdesk.osworld.metrics import (apps, archives, browser, documents, files, general, images, mail, media, records,
-                                   settings, slides, system, tables, writer)
+                                   settings, slides, system, tables, testsuite, writer)
 from vdesk.osworld.metrics.registry import Metric, registered
 
 __all__ = ["Metric", "UnsupportedMetric", "lookup", "names"]
 
 _FAMILIES = (general, tables, documents, browser, settings, files, records, system, apps, mail, archives, images,
-             slides, writer, media)  # imported for their registrations
+             slides, writer, media, testsuite)  # imported for their registrations
 
 
 # Metrics vdesk leaves out on purpose: why, as a skipped task says it.
