@@ -247,7 +247,7 @@ class Browser:
             raise BrowserError(f"desktop {self._desktop.name}: Chromium has no open tab")
         shown = await asyncio.get_running_loop().run_in_executor(None, self._last_activated)
         for page in reversed(pages):
-            if shown is not None and page.url == shown:
+            if shown is not None and await _address(page) == shown:
                 return page
         visible = []
         for page in reversed(pages):
@@ -290,19 +290,19 @@ class Browser:
         await page.bring_to_front()
 
     async def _close_tabs(self, url: str) -> int:
-        closing = [page for page in self._pages() if page.url.rstrip("/") == url.rstrip("/")]
+        closing = [page for page in self._pages() if (await _address(page)).rstrip("/") == url.rstrip("/")]
         for page in closing:
             await page.close()
         return len(closing)
 
     async def _current_url(self) -> str:
-        return (await self._page()).url
+        return await _address(await self._page())
 
     async def _current_title(self) -> str:
         return await (await self._page()).title()
 
     async def _tabs(self) -> list[Tab]:
-        return [Tab(page.url, await page.title()) for page in self._pages()]
+        return [Tab(await _address(page), await page.title()) for page in self._pages()]
 
     async def _evaluate(self, script: str, arg: Any) -> Any:
         return await (await self._page()).evaluate(script, arg)
@@ -369,3 +369,22 @@ def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
 
+
+ERROR_PAGE = "chrome-error://"
+
+
+async def _address(page: Page) -> str:
+    """The address a tab shows in its address bar: the page's own, except on the browser's error
+    page (an address that did not load: the desktop has no network), whose page is
+    ``chrome-error://chromewebdata/`` while the bar, the tab list and history keep the address
+    typed. That one is the current entry of the tab's history, asked over one CDP session only
+    for error pages (a round trip each)."""
+    if not page.url.startswith(ERROR_PAGE):
+        return page.url
+    session = await page.context.new_cdp_session(page)
+    try:
+        history = await session.send("Page.getNavigationHistory")
+    finally:
+        await session.detach()
+    entries, current = history.get("entries") or [], history.get("currentIndex", -1)
+    return str(entries[current]["url"]) if 0 <= current < len(entries) else page.url
