@@ -21,7 +21,7 @@ def _case(tmp_path: Path, label: str, test: str | None, modules: dict[str, str] 
           **options: str) -> Case:
     """A folder holding ``modules`` (name → source) and, unless None, the test file ``test.py``."""
     folder = tmp_path / label.replace(" ", "_")
-    folder.mkdir()
+    folder.mkdir(mode=0o700)  # as the getters' folder is: the evaluating user's alone
     files = [write_file(folder / f"{name}.py", source) for name, source in (modules or {}).items()]
     test_path = folder / "test_suite.py"
     if test is not None:

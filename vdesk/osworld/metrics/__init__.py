@@ -21,8 +21,9 @@ Metrics are pure: they read files the getters already brought to the host and ne
 desktop. Those files are untrusted; the readers bound their size, refuse zip bombs and never
 expand XML entities. One metric runs code, ``check_python_file_by_test_suite``: the task's test
 file against the desktop's Python files, in a throwaway osworld container with no network (the
-reference runs them in its own process on the host). A file that cannot be read scores 0 the way the reference scores it, except
-when it is the *expected* file (the task's own fault): that raises :class:`DocumentError`.
+reference runs them in its own process on the host). A file that cannot be read scores 0 the way
+the reference scores it, except when it is the *expected* file (the task's own fault): that raises
+:class:`DocumentError`.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ the function or raises scores 0.
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -75,18 +77,36 @@ def check_python_file_by_test_suite(result: Any, expected: Any, test_function_na
 def run_test_suite(test_file: Path, function: str) -> float:
     """The score of ``function`` in ``test_file`` (its folder mounted read-only), run in a
     throwaway osworld container; :class:`VdeskError` when no container could run it."""
-    import docker.errors
-
-    from vdesk import engine, images
+    from vdesk import engine
     from vdesk.container import HARDENING
 
     client = engine.connect()
     options = {key: value for key, value in HARDENING.items() if key not in ("tmpfs", "stop_signal", "init")}
+    with tempfile.TemporaryDirectory(prefix="vdesk-test-suite-") as shared:
+        _readable_copy(test_file.parent, Path(shared))
+        return _run(client, Path(shared), test_file.name, function, options)
+
+
+def _readable_copy(folder: Path, into: Path) -> None:
+    """The folder's regular files, readable by the container's user: the getters' folder is the
+    evaluating user's alone (mode 0700), and the container does not run as that user."""
+    into.chmod(0o755)
+    for path in folder.iterdir():
+        if path.is_file() and not path.is_symlink():
+            shutil.copyfile(path, into / path.name)
+            (into / path.name).chmod(0o644)
+
+
+def _run(client: Any, folder: Path, name: str, function: str, options: dict[str, Any]) -> float:
+    import docker.errors
+
+    from vdesk import images
+
     try:
         container = client.containers.run(
-            images.resolve("osworld"), ["python3", "-I", "-c", _RUNNER, test_file.name, function],
+            images.resolve("osworld"), ["python3", "-I", "-c", _RUNNER, name, function],
             entrypoint=[], user="user", network_mode="none", detach=True, working_dir="/tmp",
-            volumes={str(test_file.parent): {"bind": "/task", "mode": "ro"}},
+            volumes={str(folder): {"bind": "/task", "mode": "ro"}},
             tmpfs={"/tmp": "rw,nosuid,nodev,size=256m"}, mem_limit=MEMORY, pids_limit=64,
             labels={"vdesk.role": "test-suite"}, **options)
     except docker.errors.DockerException as error:
