@@ -37,6 +37,7 @@ DEBUG_PORT = 9222                # on the container's loopback only
 START_TIMEOUT = 30.0
 CALL_TIMEOUT = 30.0
 PROBE_TIMEOUT = 2.0              # one look at the debugging port's /json/version
+FIRST_WINDOW_TIMEOUT = 15.0      # a starting browser's first window, before a tab is opened beside it
 # Chromium's own sandbox cannot start under the desktop's seccomp profile and no-new-privileges:
 # the container is the sandbox. The rest keeps a fresh profile quiet and the screen the same
 # from run to run (no first-run page, no default-browser bar, no translation bubble).
@@ -58,7 +59,7 @@ class BrowserHost(Protocol):
     @property
     def client(self) -> Any: ...
 
-    def run(self, argv: Sequence[str]) -> Any: ...
+    def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,8 @@ class Browser:
         deadline = time.monotonic() + timeout
         endpoint = self._probe()
         if endpoint is None:
-            self._desktop.run(chromium_argv())
+            if not self._starting():
+                self._desktop.run(chromium_argv())
             while (endpoint := self._probe()) is None:
                 if time.monotonic() > deadline:
                     raise DesktopTimeout(f"desktop {self._desktop.name}: Chromium's debugging port did not "
@@ -195,6 +197,17 @@ class Browser:
                 time.sleep(0.1)
         remaining = max(1.0, deadline - time.monotonic())
         self._loop.run(lambda: self._attach(endpoint, remaining), timeout=remaining + 5)
+
+    def _starting(self) -> bool:
+        """Whether a browser is already running in the desktop, its port not answering yet: one
+        a task started (OSWorld's ``google-chrome`` on a port ``socat`` forwards), waited for
+        rather than joined by a second browser — a second window, whose address bar the
+        reference's getter may read first, and a second profile. One ``pgrep``."""
+        try:
+            found = self._desktop.run(["pgrep", "-x", "chrome|chromium"], wait=True, timeout=10.0)
+        except VdeskError:
+            return False
+        return getattr(found, "returncode", 1) == 0
 
     def _probe(self) -> str | None:
         """The browser's WebSocket address as this process reaches it, or None when nothing answers."""
@@ -281,6 +294,7 @@ class Browser:
         from playwright.async_api import Error as PlaywrightError
 
         assert self._cdp is not None
+        await self._first_window()
         context = self._cdp.contexts[0] if self._cdp.contexts else await self._cdp.new_context()
         page = await context.new_page()
         try:
@@ -288,6 +302,16 @@ class Browser:
         except PlaywrightError:
             pass  # not reachable: the tab stays, as it does in a browser
         await page.bring_to_front()
+
+    async def _first_window(self) -> None:
+        """Wait (up to :data:`FIRST_WINDOW_TIMEOUT`) for the browser's own first tab: its
+        debugging port answers before its first window exists, and a tab opened then gets a
+        window of its own, beside which the first window appears later and takes the focus —
+        two windows where the user's browser has one, and what the agent types goes to the
+        other one. A browser that never opens a window (headless) is used after the wait."""
+        deadline = time.monotonic() + FIRST_WINDOW_TIMEOUT
+        while not self._pages() and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
 
     async def _close_tabs(self, url: str) -> int:
         closing = [page for page in self._pages() if (await _address(page)).rstrip("/") == url.rstrip("/")]
