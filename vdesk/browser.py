@@ -40,6 +40,7 @@ PROBE_TIMEOUT = 2.0              # one look at the debugging port's /json/versio
 # A browser whose port answered near the caller's deadline still gets this long to accept the
 # connection: Playwright's handshake takes seconds while a loaded machine starts Chromium.
 ATTACH_MINIMUM = 10.0
+FIRST_WINDOW_TIMEOUT = 15.0      # a starting browser's first window, before a tab is opened beside it
 # Chromium's own sandbox cannot start under the desktop's seccomp profile and no-new-privileges:
 # the container is the sandbox. The rest keeps a fresh profile quiet and the screen the same
 # from run to run (no first-run page, no default-browser bar, no translation bubble).
@@ -61,7 +62,7 @@ class BrowserHost(Protocol):
     @property
     def client(self) -> Any: ...
 
-    def run(self, argv: Sequence[str]) -> Any: ...
+    def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,8 @@ class Browser:
         deadline = time.monotonic() + timeout
         endpoint = self._probe()
         if endpoint is None:
-            self._desktop.run(chromium_argv())
+            if not self._starting():
+                self._desktop.run(chromium_argv())
             while (endpoint := self._probe()) is None:
                 if time.monotonic() > deadline:
                     raise DesktopTimeout(f"desktop {self._desktop.name}: Chromium's debugging port did not "
@@ -198,6 +200,17 @@ class Browser:
                 time.sleep(0.1)
         remaining = max(ATTACH_MINIMUM, deadline - time.monotonic())
         self._loop.run(lambda: self._attach(endpoint, remaining), timeout=remaining + 5)
+
+    def _starting(self) -> bool:
+        """Whether a browser is already running in the desktop, its port not answering yet: one
+        a task started (OSWorld's ``google-chrome`` on a port ``socat`` forwards), waited for
+        rather than joined by a second browser — a second window, whose address bar the
+        reference's getter may read first, and a second profile. One ``pgrep``."""
+        try:
+            found = self._desktop.run(["pgrep", "-x", "chrome|chromium"], wait=True, timeout=10.0)
+        except VdeskError:
+            return False
+        return getattr(found, "returncode", 1) == 0
 
     def _probe(self) -> str | None:
         """The browser's WebSocket address as this process reaches it, or None when nothing answers."""
@@ -250,7 +263,7 @@ class Browser:
             raise BrowserError(f"desktop {self._desktop.name}: Chromium has no open tab")
         shown = await asyncio.get_running_loop().run_in_executor(None, self._last_activated)
         for page in reversed(pages):
-            if shown is not None and page.url == shown:
+            if shown is not None and await _address(page) == shown:
                 return page
         visible = []
         for page in reversed(pages):
@@ -284,6 +297,7 @@ class Browser:
         from playwright.async_api import Error as PlaywrightError
 
         assert self._cdp is not None
+        await self._first_window()
         context = self._cdp.contexts[0] if self._cdp.contexts else await self._cdp.new_context()
         page = await context.new_page()
         try:
@@ -292,20 +306,30 @@ class Browser:
             pass  # not reachable: the tab stays, as it does in a browser
         await page.bring_to_front()
 
+    async def _first_window(self) -> None:
+        """Wait (up to :data:`FIRST_WINDOW_TIMEOUT`) for the browser's own first tab: its
+        debugging port answers before its first window exists, and a tab opened then gets a
+        window of its own, beside which the first window appears later and takes the focus —
+        two windows where the user's browser has one, and what the agent types goes to the
+        other one. A browser that never opens a window (headless) is used after the wait."""
+        deadline = time.monotonic() + FIRST_WINDOW_TIMEOUT
+        while not self._pages() and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+
     async def _close_tabs(self, url: str) -> int:
-        closing = [page for page in self._pages() if page.url.rstrip("/") == url.rstrip("/")]
+        closing = [page for page in self._pages() if (await _address(page)).rstrip("/") == url.rstrip("/")]
         for page in closing:
             await page.close()
         return len(closing)
 
     async def _current_url(self) -> str:
-        return (await self._page()).url
+        return await _address(await self._page())
 
     async def _current_title(self) -> str:
         return await (await self._page()).title()
 
     async def _tabs(self) -> list[Tab]:
-        return [Tab(page.url, await page.title()) for page in self._pages()]
+        return [Tab(await _address(page), await page.title()) for page in self._pages()]
 
     async def _evaluate(self, script: str, arg: Any) -> Any:
         return await (await self._page()).evaluate(script, arg)
@@ -372,3 +396,22 @@ def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
 
+
+ERROR_PAGE = "chrome-error://"
+
+
+async def _address(page: Page) -> str:
+    """The address a tab shows in its address bar: the page's own, except on the browser's error
+    page (an address that did not load: the desktop has no network), whose page is
+    ``chrome-error://chromewebdata/`` while the bar, the tab list and history keep the address
+    typed. That one is the current entry of the tab's history, asked over one CDP session only
+    for error pages (a round trip each)."""
+    if not page.url.startswith(ERROR_PAGE):
+        return page.url
+    session = await page.context.new_cdp_session(page)
+    try:
+        history = await session.send("Page.getNavigationHistory")
+    finally:
+        await session.detach()
+    entries, current = history.get("entries") or [], history.get("currentIndex", -1)
+    return str(entries[current]["url"]) if 0 <= current < len(entries) else page.url

@@ -234,7 +234,7 @@ def test_page_info_and_pdf_from_url_read_a_page_as_the_reference_does(browser, s
 
 
 def desktop_url(context: Context) -> str:
-    return getter("active_url_from_accessTree")(context, {})
+    return getter("active_url_from_accessTree")(context, {"goto_prefix": "file://"})  # the bar shows a file's path
 
 
 def same_reads(served: Served, context: Context, cases: list[tuple[str, dict[str, Any]]], cache: Path) -> list[Any]:
@@ -286,3 +286,18 @@ def test_cookies_and_history_of_the_browser_are_the_references(browser, desktop,
     assert lookup("is_cookie_deleted")(cookies, {"type": "domains", "domains": [".amazon.com"]}) == 1.0
     assert lookup("check_history_deleted")(visits, {"type": "keywords", "keywords": ["youtube"]}) == 0.0
     assert desktop.browser.close_tabs("http://127.0.0.1:8765/cookie.html") == 1
+
+
+def test_a_tab_whose_page_did_not_load_shows_the_address_typed(browser, desktop, served, context, tmp_path):
+    """With no network every address an agent types ends on the browser's error page, whose
+    page is ``chrome-error://chromewebdata/``; the address bar still shows what was typed, which
+    is what the reference's getter reads and what tasks judged by the address expect."""
+    unreachable = "https://www.example.invalid/help/ticket-delivery?q=faq"
+    desktop.browser.new_tab(unreachable)
+    try:
+        until(lambda: desktop.browser.url == unreachable, "the error page's tab shown")
+        cases = [("active_url_from_accessTree", {"goto_prefix": "https://www."})]
+        assert_same(cases, ours(context, cases), reference(served, cases, tmp_path / "reference"))
+        assert unreachable in [tab.url for tab in desktop.browser.tabs]
+    finally:
+        assert desktop.browser.close_tabs(unreachable) == 1

@@ -80,6 +80,26 @@ def test_gsettings_round_trip_on_the_session_bus(desktop):
     assert power.returncode == 0, power.stderr
 
 
+def test_a_task_opens_its_tab_in_the_browser_it_started_and_no_other(desktop):
+    """OSWorld's Chrome tasks start google-chrome and socat, then open tabs at once: the
+    browser's port does not answer yet, and vdesk waits for that browser instead of starting a
+    second one (a second window and profile), and opens the tab in its first window."""
+    from vdesk.osworld import inside
+
+    desktop.run(["bash", "-c", "google-chrome --remote-debugging-port=1337 >/dev/null 2>&1 & "
+                               "socat tcp-listen:9222,fork tcp:localhost:1337 >/dev/null 2>&1 &"])
+    try:
+        inside.open_tabs(desktop, ["https://www.example.com/help"], 30)
+        assert sh(desktop, "pgrep -x chromium").returncode == 1  # vdesk's own browser never started
+        windows = until(desktop, "wmctrl -lx | grep -F .Google-chrome")
+        assert len(windows.strip().splitlines()) == 1, windows
+        assert until(desktop, "wmctrl -l | grep -F 'www.example.com - '")  # the tab, shown in that window
+        assert inside.address_bar(desktop) == "example.com/help"
+    finally:
+        sh(desktop, "pkill chrome; pkill socat")
+        until(desktop, "! pgrep chrom >/dev/null")
+
+
 def test_google_chrome_answers_cdp_and_pkill_chrome_stops_it(desktop):
     desktop.run(["bash", "-c", "google-chrome --remote-debugging-port=1337 about:blank >/dev/null 2>&1 & "
                                "socat tcp-listen:9222,fork tcp:localhost:1337 >/dev/null 2>&1 &"])

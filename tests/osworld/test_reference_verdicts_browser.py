@@ -83,6 +83,8 @@ class _FakeDesktop:
             return {"type": "directory", "name": "Desktop", "children": [{"type": "file", "name": n} for n in names]}
         if function is inside.active_url:
             return self.url
+        if function is inside.address_bar:
+            return None if self.url is None else self.url.removeprefix("https://www.")
         raise AssertionError(f"the fake desktop cannot {function.__name__}")
 
 

@@ -45,7 +45,7 @@ def test_every_metric_the_issue_names_is_registered():
 
 def test_an_unknown_metric_option_or_rule_is_refused_by_name():
     with pytest.raises(UnsupportedMetric, match="'compare_image_text' is not supported"):
-        lookup("compare_image_text")  # needs an OCR model vdesk does not download
+        lookup("compare_image_text")  # its verdict is easyocr's reading, a model vdesk does not download
     with pytest.raises(UnsupportedMetric, match="option 'bogus'"):
         lookup("compare_csv").check_options({"bogus": 1})
     with pytest.raises(UnsupportedMetric, match="rule type 'filter'"):

@@ -279,6 +279,26 @@ def active_url(desktop: Desktop) -> str:
     return desktop.browser.url
 
 
+ADDRESS_BAR = "Address and search bar"
+
+
+def address_bar(desktop: Desktop) -> str | None:
+    """What the browser's address bar shows, read from the accessibility tree as the reference's
+    ``active_url_from_accessTree`` reads it (the first bar of the browser's application; None
+    without one, or when it is empty). Not the tab's address over CDP: an address typed with no
+    network (the error page) or still loading is shown in the bar before any page of it exists,
+    and the bar hides ``https://`` and ``www.``, which the task's ``goto_prefix`` puts back."""
+    from defusedxml import ElementTree
+
+    root = ElementTree.fromstring(accessibility_xml(desktop))
+    for application in root.iter("application"):
+        if application.get("name") == OSWORLD_APP_NAMES["Chromium"]:
+            bars = [entry for entry in application.iter("entry") if entry.get("name") == ADDRESS_BAR]
+            if bars:
+                return bars[0].text or None
+    return None
+
+
 # -- VLC -------------------------------------------------------------------------------------
 def vlc_status(desktop: Desktop, timeout: float = 10.0) -> bytes | None:
     """VLC's ``/requests/status.xml`` as its web interface serves it inside the desktop (basic

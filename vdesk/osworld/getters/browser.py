@@ -1,9 +1,10 @@
 """The browser's getters: tabs over CDP, and the profile's files (Preferences, Bookmarks,
 the History and Cookies databases), and the desktop's shortcuts.
 
-``active_url_from_accessTree`` asks the browser for the shown tab's address over CDP (the
-reference reads the address bar through AT-SPI): the value is the same. The Chrome profile is
-``~/.config/google-chrome`` or, on the apps image, ``~/.config/chromium``. Where the
+``active_url_from_accessTree`` reads the address bar from the accessibility tree and puts the
+task's ``goto_prefix`` before it, as the reference does: the tab's address over CDP is not the
+same when the desktop has no network (the error page's address) or the page is still loading.
+The Chrome profile is ``~/.config/google-chrome`` or, on the apps image, ``~/.config/chromium``. Where the
 reference's getter answers a fixed value when the profile's file is missing or unreadable
 ("Google", "false", None), these answer the same value: a task's score must not depend on
 which of the two read a broken profile.
@@ -80,8 +81,15 @@ def open_tabs_info(context: Context, settings: dict[str, Any]) -> list[dict[str,
 
 
 @getter("active_url_from_accessTree")
-def active_url_from_access_tree(context: Context, settings: dict[str, Any]) -> str:
-    return context.call(inside.active_url, timeout=90)
+def active_url_from_access_tree(context: Context, settings: dict[str, Any]) -> str | None:
+    return shown_address(context, settings)
+
+
+def shown_address(context: Context, settings: dict[str, Any]) -> str | None:
+    """The address bar's text after the task's ``goto_prefix`` (default ``https://``), as the
+    reference builds the shown tab's address; None without a bar."""
+    shown = context.call(inside.address_bar, timeout=90)
+    return None if shown is None else f"{settings.get('goto_prefix', 'https://')}{shown}"
 
 
 @getter("bookmarks")

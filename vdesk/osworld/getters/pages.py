@@ -4,8 +4,9 @@ page loaded in a tab of its own (``page_info``, ``pdf_from_url``).
 
 The reference finds the shown tab's address in the address bar (AT-SPI) with ``goto_prefix``
 put before what the bar shows (the bar hides ``https://www.``), then looks for the tab of that
-address over CDP; vdesk asks the browser which tab is shown (:func:`inside.active_url`), which
-is the address the prefix rebuilds. What each getter returns for a page is what the reference's
+address over CDP. The address getters read the bar as it does (an address typed with no network
+is in the bar, not in any page); the HTML getters ask the browser which tab is shown
+(:func:`inside.active_url`), which is the address the prefix rebuilds. What each getter returns for a page is what the reference's
 returns, values and keys alike (the differential tests compare them on the same desktop).
 """
 
@@ -16,6 +17,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 from vdesk.errors import BrowserError
 from vdesk.osworld import inside
+from vdesk.osworld.getters.browser import shown_address
 from vdesk.osworld.getters.registry import getter
 from vdesk.osworld.steps import Context, _cache_path
 
@@ -128,10 +130,13 @@ def _by_class_and_url(reader: _PageReader, settings: dict[str, Any]) -> dict[str
 
 # -- the shown tab's address ------------------------------------------------------------------
 @getter("active_tab_url_parse")
-def active_tab_url_parse(context: Context, settings: dict[str, Any]) -> dict[str, Any]:
+def active_tab_url_parse(context: Context, settings: dict[str, Any]) -> dict[str, Any] | None:
     """The first value of each of ``parse_keys`` in the address's query ("" when absent), some
     keys renamed (``replace``), each value split at commas (``split_list``)."""
-    query = parse_qs(urlparse(_active_url(context)).query)
+    url = shown_address(context, settings)
+    if url is None:
+        return None
+    query = parse_qs(urlparse(url).query)
     values: dict[str, Any] = {key: query.get(key, [""])[0] for key in settings["parse_keys"]}
     for old, new in settings.get("replace", {}).items():
         values[new] = values.pop(old)
@@ -144,7 +149,9 @@ def active_tab_url_parse(context: Context, settings: dict[str, Any]) -> dict[str
 def url_dash_part(context: Context, settings: dict[str, Any]) -> Any:
     """The ``partIndex``-th piece of the address split at ``/`` (its query cut off with
     ``needDeleteId``), as a string or as ``{key: piece}`` (``returnType`` ``json``)."""
-    url = _active_url(context)
+    url = shown_address(context, settings)
+    if url is None:
+        return None
     try:
         index = int(settings["partIndex"])
     except (ValueError, TypeError):
@@ -163,13 +170,16 @@ def url_dash_part(context: Context, settings: dict[str, Any]) -> Any:
 
 
 @getter("url_path_parse")
-def url_path_parse(context: Context, settings: dict[str, Any]) -> dict[str, Any]:
+def url_path_parse(context: Context, settings: dict[str, Any]) -> dict[str, Any] | None:
     """A clothing shop's filters as its addresses put them in the path: a segment of filter
     names followed by a segment of their values (both comma-separated). Gives
     ``mens_clothing``, ``shirts`` and ``short_sleeve`` (True, or None when the path does not say
     so) and each of ``parse_keys`` found among the filters (``Price_discount_range``: whether the
     50 % band is the only discount band chosen, as the reference words it)."""
-    path = unquote(urlparse(_active_url(context)).path)
+    url = shown_address(context, settings)
+    if url is None:
+        return None
+    path = unquote(urlparse(url).path)
     found: dict[str, Any] = {"mens_clothing": True if "mens-clothing" in path else None}
     filters, shirts, short_sleeve = _path_filters(path)
     found["shirts"] = True if shirts or "shirts" in path else None
