@@ -18,8 +18,9 @@ demo: venv engine image
 
 # The suite mostly waits on desktops (programs starting, windows showing), so its files run in
 # parallel, a file to a worker (its module fixtures stay shared); the longest start first
-# (tests/conftest.py). On two cores, four workers keep both busy; one ran it in 43 minutes.
-TEST_WORKERS ?= 4
+# (tests/conftest.py). On two cores: 43 min in one process, 21.5 min with four workers (load
+# to 24, and programs that start slowly under it), three as the default.
+TEST_WORKERS ?= 3
 test: venv osworld-venv engine image docs types
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile tests
 

@@ -179,7 +179,8 @@ def docker_root(client: docker.DockerClient) -> Path:
     reach its files, else raises :class:`CheckpointUnavailable` naming what is missing. Asked
     once per engine and process (by its address: each ``Desktop.fork`` makes a client of its
     own): ``docker info`` and ``criu --version`` cost 0.1-0.2 s, a fifth of a fork."""
-    base_url = client.api.base_url
+    # Every local socket's base_url is the same "http+docker://localhost": its path tells them apart.
+    base_url = client.api.base_url + getattr(getattr(client.api, "_custom_adapter", None), "socket_path", "")
     if base_url not in _CHECKED:
         _CHECKED[base_url] = _checked_root(base_url, client)  # a missing piece raises, so it is asked again
     return _CHECKED[base_url]

@@ -39,7 +39,6 @@ a :class:`~vdesk.tunnel.Tunnel` at an ``address`` instead.
 
 from __future__ import annotations
 
-import io
 import os
 import struct
 import threading
@@ -48,7 +47,6 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal
 
 from PIL import Image, ImageChops
 from twisted.internet import reactor
@@ -58,7 +56,7 @@ from vncdotool.client import AuthenticationError, VNCDoToolClient, VNCDoToolFact
 from vncdotool.command import parse_server
 
 from vdesk.coords import Box
-from vdesk.errors import (DesktopGone, DesktopTimeout, ForkedProcess, InvalidArgument, PasswordRefused,
+from vdesk.errors import (DesktopGone, DesktopTimeout, ForkedProcess, PasswordRefused,
                           VNCUnavailable, VdeskError)
 from vdesk.execstream import ExecSocket, FrameReader
 from vdesk.vncauth import vnc_auth_response
@@ -577,16 +575,3 @@ def _touching(cells: set[tuple[int, int]]) -> list[set[tuple[int, int]]]:
                     todo.append(neighbour)
         groups.append(group)
     return groups
-
-
-def encode(image: Image.Image, format: Literal["png", "jpeg"] = "png", quality: int = 85) -> bytes:
-    """A frame as PNG or JPEG bytes, for an agent, a wire or a file; PNG favours speed over
-    size (compress_level 1: a 1280x800 desktop in a few ms rather than tens)."""
-    buffer = io.BytesIO()
-    if format == "png":
-        image.save(buffer, format="PNG", compress_level=1)
-    elif format == "jpeg":
-        image.save(buffer, format="JPEG", quality=quality)
-    else:
-        raise InvalidArgument(f"format must be png or jpeg, got {format!r}")
-    return buffer.getvalue()

@@ -118,8 +118,9 @@ def busy_desktop():
 
 def test_a_busy_desktop_pulls_no_frames_while_nobody_looks(busy_desktop):
     busy_desktop.screenshot()
-    # The screen really is busy: a settle wait (which pulls every change) never sees it calm.
-    with pytest.raises(DesktopTimeout, match="kept changing"):
+    # The screen really is busy: a settle wait (which pulls every change) never sees it calm (on
+    # a loaded machine its last request for a frame may be the one the deadline ends).
+    with pytest.raises(DesktopTimeout, match="kept changing|no fresh frame"):
         busy_desktop.wait_until_settled(quiet=0.3, timeout=1)
     before = busy_desktop.frames.latest().version
     cpu, wall = time.process_time(), time.monotonic()

@@ -36,8 +36,12 @@ def second_engine() -> Iterator[str]:
     url = f"unix://{root}/docker.sock"
     log = (root / "dockerd.log").open("w")
     # Its own network namespace: a second dockerd in ours would take down the first one's bridge.
+    # Its own (empty) configuration too: the host's registers vdesk's fork runtime, which this
+    # engine is meant to lack.
+    (root / "daemon.json").write_text("{}")
     daemon = subprocess.Popen(
-        ["unshare", "--net", "dockerd", "--host", url, "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
+        ["unshare", "--net", "dockerd", "--config-file", str(root / "daemon.json"),
+         "--host", url, "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
          "--pidfile", str(root / "docker.pid"), "--bridge", "none", "--iptables=false", "--ip-masq=false"],
         stdout=log, stderr=subprocess.STDOUT)
     try:

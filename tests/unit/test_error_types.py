@@ -22,7 +22,7 @@ from vdesk.desktop import Desktop
 from vdesk.errors import (EngineUnavailable, InvalidAction, InvalidArgument, ParseError, UnknownKey,
                           VdeskError)
 from vdesk.inventory import list_desktops, prune_desktops, remove_desktops
-from vdesk.frames import encode
+from vdesk.encoding import encode
 from vdesk.integrations.operator import ExecuteRequest, Operator
 from vdesk.plan import plan
 

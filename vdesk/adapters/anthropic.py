@@ -51,7 +51,7 @@ from vdesk import keys
 from vdesk.actions import BaseAction, validation_message
 from vdesk.coords import ImageSpace, anthropic_target, image_pixel
 from vdesk.errors import InvalidAction, InvalidArgument
-from vdesk.frames import encode
+from vdesk.encoding import encode
 from vdesk.integrations.operator import ExecuteRequest, Operator
 
 if TYPE_CHECKING:

@@ -57,7 +57,7 @@ from vdesk.desktop import SETTLE_QUIET, SETTLE_TIMEOUT, Desktop
 from vdesk.execstream import ExecStream
 from vdesk.frames import changed_regions
 from vdesk.errors import BenchError, InvalidArgument
-from vdesk.frames import encode
+from vdesk.encoding import encode
 from vdesk.progress import Progress
 from vdesk.usage import container_memory_mib, container_usage, process_cpu
 from vdesk.version import __version__

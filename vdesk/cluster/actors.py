@@ -46,7 +46,7 @@ from vdesk.desktop import Desktop
 from vdesk.errors import (ClusterError, DesktopGone, DesktopLost, DesktopStartFailed, DesktopTimeout,
                          InvalidArgument, VdeskError, first_line)
 from vdesk.forks import Checkpoint
-from vdesk.frames import encode
+from vdesk.encoding import encode
 from vdesk.spec import DesktopSpec
 from vdesk.usage import Usage, container_usage
 

@@ -63,7 +63,7 @@ from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, Sta
                                  UploadStep, WaitIdleStep, WaitWindowStep, WriteStep, in_home, load_task, parse_task)
 from vdesk.idle import wait_idle
 from vdesk.images import DEFAULT as DEFAULT_IMAGE
-from vdesk.frames import encode
+from vdesk.encoding import encode
 from vdesk.integrations.operator import ScreenContext, screen_context
 from vdesk.osworld.session import OSWorldSession
 from vdesk.spec import DesktopSpec

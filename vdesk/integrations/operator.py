@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from vdesk.actions import ActionType, BaseAction, ExecuteResult, Receipt, parse_batch, validation_message
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import InvalidAction, InvalidArgument
-from vdesk.frames import encode
+from vdesk.encoding import encode
 from vdesk.plan import Plan, plan
 
 if TYPE_CHECKING:  # the operator drives a desktop it is given; importing one costs start time

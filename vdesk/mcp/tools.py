@@ -29,7 +29,7 @@ from vdesk.actions import ExecuteResult
 from vdesk.coords import ImageSpace, image_pixel
 from vdesk.desktop import Desktop
 from vdesk.mcp.pool import STDIO_KEY, Desktops, ServerOptions, Slot
-from vdesk.frames import encode
+from vdesk.encoding import encode
 from vdesk.version import __version__
 from vdesk.viewer import MAX_LINK_SECONDS, Viewer
 

@@ -71,7 +71,7 @@ from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
 from vdesk.errors import CommandFailed, DesktopTimeout, InvalidArgument, TooLarge, VdeskError
 from vdesk.loopback import BackgroundServer, listen
-from vdesk.frames import encode
+from vdesk.encoding import encode
 from vdesk.osworld import inside, pointer
 from vdesk.osworld.wire import (BashBody, Body, CommandBody, PathBody, PythonBody, VerifiedCommandBody,
                                 WindowBody, argv_of, desktop_path, expand_home)

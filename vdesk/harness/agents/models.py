@@ -32,7 +32,7 @@ from vdesk.errors import AgentError, InvalidAction
 from vdesk.harness.agents.base import Agent, AgentReply
 from vdesk.harness.env import Observation
 from vdesk.harness.tasks import Task
-from vdesk.frames import encode
+from vdesk.encoding import encode
 
 ERROR_BODY_LIMIT = 300
 

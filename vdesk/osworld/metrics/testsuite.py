@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from vdesk.errors import VdeskError
+from vdesk.errors import OSWorldError
 from vdesk.osworld.metrics.registry import metric
 
 TIMEOUT = 120.0           # seconds for the whole test, the container's start included
@@ -76,7 +76,7 @@ def check_python_file_by_test_suite(result: Any, expected: Any, test_function_na
 
 def run_test_suite(test_file: Path, function: str) -> float:
     """The score of ``function`` in ``test_file`` (its folder mounted read-only), run in a
-    throwaway osworld container; :class:`VdeskError` when no container could run it."""
+    throwaway osworld container; :class:`OSWorldError` when no container could run it."""
     from vdesk import engine
     from vdesk.container import HARDENING
 
@@ -110,7 +110,7 @@ def _run(client: Any, folder: Path, name: str, function: str, options: dict[str,
             tmpfs={"/tmp": "rw,nosuid,nodev,size=256m"}, mem_limit=MEMORY, pids_limit=64,
             labels={"vdesk.role": "test-suite"}, **options)
     except docker.errors.DockerException as error:
-        raise VdeskError(f"check_python_file_by_test_suite: no container to run the test in: {error}") from error
+        raise OSWorldError(f"check_python_file_by_test_suite: no container to run the test in: {error}") from error
     try:
         try:
             container.wait(timeout=TIMEOUT)
