@@ -98,6 +98,9 @@ def test_a_task_opens_its_tab_in_the_browser_it_started_and_no_other(desktop):
     finally:
         sh(desktop, "pkill chrome; pkill socat")
         until(desktop, "! pgrep chrom >/dev/null")
+        # The port free again for the next test's socat, which binds it once and without reuse:
+        # the connections this one made hold it in TIME_WAIT for up to a minute.
+        until(desktop, "python -c \"import socket; socket.socket().bind(('0.0.0.0', 9222))\"", timeout=90)
 
 
 def test_google_chrome_answers_cdp_and_pkill_chrome_stops_it(desktop):
