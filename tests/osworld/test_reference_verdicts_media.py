@@ -302,3 +302,65 @@ def test_compare_videos(tmp_path: Path) -> None:
         Case("compare_videos", str(tmp_path / "missing.mp4"), gold, label="missing"),
         Case("compare_videos", str(tmp_path / "missing.mp4"), str(tmp_path / "missing2.mp4"), label="both missing"),
     ])
+
+
+RATE = 16_000   # samples a second of the test's recordings: librosa resamples them to its 22 050
+
+
+def _wav(path: Path, tones: list[tuple[float, float]], gain: float = 0.5, noise: float = 0.0,
+         silence: float = 0.0) -> str:
+    """A mono 16-bit WAV: ``silence`` seconds of nothing, then each ``(frequency, seconds)`` tone
+    in turn at ``gain``, with white ``noise`` of that amplitude over all of it (seeded)."""
+    import wave
+
+    import numpy as np
+
+    parts = [np.zeros(int(silence * RATE))]
+    for frequency, seconds in tones:
+        parts.append(gain * np.sin(2 * np.pi * frequency * np.arange(int(seconds * RATE)) / RATE))
+    samples = np.concatenate(parts) + noise * np.random.default_rng(5).standard_normal(sum(map(len, parts)))
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(RATE)
+        out.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
+    return str(path)
+
+
+def _mp3_of(wav: str, path: Path) -> str:
+    """``wav`` encoded as MP3 (LAME, 64 kbit/s) by the ffmpeg imageio-ffmpeg ships."""
+    import subprocess
+
+    import imageio_ffmpeg
+
+    subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-loglevel", "error", "-y", "-i", wav,
+                    "-codec:a", "libmp3lame", "-b:a", "64k", str(path)], check=True, timeout=60)
+    return str(path)
+
+
+def test_compare_audios(tmp_path: Path) -> None:
+    melody = [(440.0, 0.6), (660.0, 0.6), (550.0, 0.8)]
+    gold = _wav(tmp_path / "gold.wav", melody)
+    empty = _wav(tmp_path / "empty.wav", [])
+    cases = [
+        Case("compare_audios", _wav(tmp_path / "same.wav", melody), gold, label="same"),
+        Case("compare_audios", _wav(tmp_path / "louder.wav", melody, gain=0.9), gold, label="louder"),
+        Case("compare_audios", _wav(tmp_path / "late.wav", melody, silence=0.4), gold, label="starts later"),
+        Case("compare_audios", _wav(tmp_path / "noisy.wav", melody, noise=0.05), gold, label="with noise"),
+        Case("compare_audios", _wav(tmp_path / "slow.wav", [(f, s * 1.5) for f, s in melody]), gold,
+             label="played slower"),
+        Case("compare_audios", _wav(tmp_path / "other.wav", [(220.0, 1.0), (880.0, 1.0)]), gold,
+             label="another melody"),
+        Case("compare_audios", _mp3_of(gold, tmp_path / "gold.mp3"), gold, label="the same as MP3"),
+        Case("compare_audios", empty, gold, label="empty"),
+        Case("compare_audios", empty, _wav(tmp_path / "empty2.wav", []), label="both empty"),
+        Case("compare_audios", _write(tmp_path / "text.wav", "not audio"), gold, label="not audio"),
+        Case("compare_audios", str(tmp_path / "missing.mp3"), gold, label="missing"),
+        Case("compare_audios", None, gold, label="none"),
+    ]
+    assert_same_verdicts(cases)
+    scores = vdesk_scores(cases)
+    # The score is a continuous similarity: the same recording is 1, a near one close to it, and
+    # another melody clearly lower (tasks compare it with a threshold).
+    assert scores[0] == pytest.approx(1.0)
+    assert min(scores[1:5]) > scores[5]

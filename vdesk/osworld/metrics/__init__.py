@@ -41,11 +41,6 @@ _FAMILIES = (general, tables, documents, browser, settings, files, records, syst
 
 # Metrics vdesk leaves out on purpose: why, as a skipped task says it.
 NOT_SUPPORTED = {
-    # Its score is a continuous similarity, exp(-distance), of librosa's MFCCs (after librosa's
-    # decoding and resampling) aligned by fastdtw: only librosa itself, with numba, llvmlite and
-    # scikit-learn (about 120 MB), gives the same number.
-    "compare_audios": "metric 'compare_audios' is not supported by vdesk: its score is librosa's MFCC "
-                      "distance, which only librosa and its numba stack reproduce",
     # Its verdict is whether easyocr's reading of a screenshot contains a text: easyocr's models
     # are downloaded at first use (and need torch), so the reference's verdict cannot be had
     # offline, and vdesk's own OCR (Tesseract) cannot be shown to give the same one; "ls" read

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
@@ -175,3 +176,52 @@ def compare_videos(result: Any, expected: Any, max_frames_to_check: int = VIDEO_
             if mismatches > threshold:
                 return 0.0
     return 1.0
+
+
+def _audio(path: Any) -> Any:
+    """The samples of an audio file as librosa decodes it (mono, resampled to 22 050 Hz, its
+    defaults, which the reference's score depends on), with their rate; ``None`` for a file that
+    is missing, past the size limit, empty or not audio. librosa hands a file to soundfile
+    (libsndfile: WAV, FLAC, Ogg, MP3) and falls back to audioread's ffmpeg."""
+    import librosa
+
+    if not path:
+        return None
+    try:
+        read_bytes(path)   # refuse a missing file or one past the size limit before a decoder opens it
+        with warnings.catch_warnings():   # librosa warns as it falls back from one decoder to the next
+            warnings.simplefilter("ignore")
+            samples, rate = librosa.load(os.fspath(path))
+    except Exception:  # noqa: BLE001 - the decoders raise their own kinds; any of them means "not audio"
+        return None
+    return (samples, rate) if samples.shape[0] else None
+
+
+@metric("compare_audios")
+def compare_audios(result: Any, expected: Any) -> float:
+    """How alike two recordings sound, in (0, 1]: librosa's MFCCs of each, every coefficient
+    normalised over time, aligned by fastdtw under the cosine distance; the score is
+    ``exp(-distance / path length)``, so the same audio scores 1 and it falls off smoothly. As in
+    the reference, two files that are both unreadable (or empty) are alike (1) and one of them
+    alone scores 0."""
+    try:
+        import librosa
+        from fastdtw import fastdtw
+    except ImportError as missing:
+        raise UnsupportedMetric("metric 'compare_audios' needs librosa and fastdtw: "
+                                "pip install 'vdesk[audio]'") from missing
+    import numpy as np
+    from scipy.spatial.distance import cosine
+
+    if not result or not expected:
+        return 0.0
+    one, two = _audio(result), _audio(expected)
+    if one is None or two is None:
+        return float(one is None and two is None)
+    try:
+        features = [librosa.util.normalize(librosa.feature.mfcc(y=samples, sr=rate), axis=1)
+                    for samples, rate in (one, two)]
+    except Exception:  # noqa: BLE001 - librosa's feature errors (too short a signal …) score 0, as there
+        return 0.0
+    distance, path = fastdtw(features[0].T, features[1].T, dist=cosine)
+    return float(np.exp(-distance / len(path))) if path else 0.0
