@@ -17,7 +17,8 @@ from vdesk.harness.agents import ScriptedAgent
 from vdesk.harness.record import CheckRecord, Outcome
 from vdesk.harness.report import write_report
 from vdesk.harness.runner import run_suite
-from vdesk.osworld.evaluator import evaluate
+from vdesk.osworld.evaluator import evaluate, unsupported_all
+from vdesk.osworld.format import EvaluatorSpec
 from vdesk.osworld.loader import load_tasks, osworld_task
 from vdesk.osworld.results import write_layout
 from vdesk.osworld.steps import Context
@@ -256,6 +257,10 @@ def test_infeasible_scores_one_only_after_fail_and_fail_on_a_feasible_task_score
     assert judge({"func": "infeasible"}, tmp_path, agent_failed=True) == 1.0
     assert judge({"func": "infeasible"}, tmp_path, agent_failed=False) == 0.0
     assert judge(RULE_OK, tmp_path, agent_failed=True) == 0.0
+    listed = {"func": ["infeasible", "exact_match"], "result": [None, {"type": "rule", "rules": "a"}],
+              "expected": [None, {"type": "rule", "rules": "a"}]}
+    skip = unsupported_all(EvaluatorSpec.model_validate(listed))
+    assert [s.kind for s in skip] == ["metric"] and "whole func" in skip[0].reason
 
 
 def test_a_missing_result_file_scores_zero(tmp_path: Path) -> None:

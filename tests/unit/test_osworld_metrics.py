@@ -22,7 +22,7 @@ FILES = Path(__file__).resolve().parents[2] / "examples" / "apps" / "files"
 ISSUE_METRICS = [
     "exact_match", "check_include_exclude", "match_in_list", "is_in_list", "check_list", "check_direct_json_object",
     "check_json", "file_contains", "check_line_number", "diff_text_file", "literal_match", "fuzzy_match",
-    "check_accessibility_tree", "infeasible", "compare_table", "compare_csv", "compare_docx_files",
+    "check_accessibility_tree", "compare_table", "compare_csv", "compare_docx_files",
     "compare_pptx_files", "compare_pdfs", "is_expected_url_pattern_match", "is_expected_active_tab",
     "is_expected_tabs", "is_expected_bookmarks",
 ]
@@ -132,9 +132,11 @@ def test_literal_and_fuzzy_match():
     assert score("fuzzy_match", "kitten", {"expected": "sitting"}) == pytest.approx(8 / 13)  # 2·4 matched of 6+7
 
 
-def test_infeasible_scores_a_fail():
-    assert score("infeasible", "FAIL") == 1.0
-    assert score("infeasible", "DONE") == 0.0
+def test_infeasible_is_no_metric_of_its_own():
+    # The whole func "infeasible" is judged by the agent's last action (tests/osworld/test_tasks_offline.py);
+    # in a list the reference calls infeasible() with a result, which it does not take.
+    with pytest.raises(UnsupportedMetric, match="whole func"):
+        lookup("infeasible")
 
 
 TREE = """<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state">

@@ -1,8 +1,10 @@
 """OSWorld's evaluator, scored as the reference scores it.
 
 1. The ``postconfig`` steps run first (saving documents, closing programs).
-2. ``infeasible``: 1 when the agent's last action was FAIL, else 0. Any other task: 0 when
-   the agent's last action was FAIL.
+2. ``infeasible`` (the whole ``func``, a string): 1 when the agent's last action was FAIL, else
+   0. Any other task: 0 when the agent's last action was FAIL. Inside a list of metrics
+   ``infeasible`` is no metric: the reference calls it with a result and raises, so vdesk skips
+   such a task for an unsupported metric.
 3. Each metric gets its ``result`` getter's value, its ``expected`` getter's value (when it
    has one) and its ``options``. A ``result`` file that is not there (``FileNotFoundError``)
    scores 0.
@@ -48,9 +50,9 @@ def unsupported(evaluator: EvaluatorSpec) -> str | None:
 def unsupported_all(evaluator: EvaluatorSpec) -> list[Skip]:
     """Every metric, option and getter of this evaluator vdesk lacks, each once, in order."""
     found: list[Skip] = []
+    if evaluator.func == INFEASIBLE:
+        return found
     for name, result, expected, options in evaluator.metrics():
-        if name == INFEASIBLE:
-            continue
         lacking = _lacking("metric", lambda: metrics.lookup(name))
         # A metric vdesk lacks has no options to check.
         found += lacking or _lacking("option", lambda: metrics.lookup(name).check_options(options))
@@ -80,7 +82,7 @@ def evaluate(context: Context, agent_failed: bool) -> Evaluation:
     evaluator = context.spec.file.evaluator
     run_steps(context, evaluator.postconfig, "postconfig")
     entries = evaluator.metrics()
-    if any(name == INFEASIBLE for name, *_ in entries):
+    if evaluator.func == INFEASIBLE:
         return Evaluation(1.0 if agent_failed else 0.0,
                           "infeasible: the agent said FAIL" if agent_failed else "infeasible, but the agent did not say FAIL")
     if agent_failed:

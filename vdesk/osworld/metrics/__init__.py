@@ -41,6 +41,11 @@ _FAMILIES = (general, tables, documents, browser, settings, files, records, syst
 
 # Metrics vdesk leaves out on purpose: why, as a skipped task says it.
 NOT_SUPPORTED = {
+    # An evaluator whose func is "infeasible" is judged by the agent's last action (the evaluator
+    # module); inside a list of metrics the reference calls its infeasible() with a result, which
+    # it does not take, and the run fails.
+    "infeasible": "'infeasible' is a metric only as an evaluator's whole func: in a list of metrics OSWorld's "
+                  "evaluator calls it with a result it does not take, and fails",
     # Its verdict is whether easyocr's reading of a screenshot contains a text: easyocr's models
     # are downloaded at first use (and need torch), so the reference's verdict cannot be had
     # offline, and vdesk's own OCR (Tesseract) cannot be shown to give the same one; "ls" read

@@ -224,12 +224,6 @@ def fuzzy_match(result: Any, expected: Any) -> float:
     return fuzz.ratio(str(result), str(_rule(expected, "expected"))) / 100.0
 
 
-@metric("infeasible")
-def infeasible(result: Any, expected: Any = None) -> float:
-    """An infeasible task: 1 when the agent's last action (``result``) was FAIL."""
-    return float(str(result).upper() == "FAIL")
-
-
 # -- accessibility trees ---------------------------------------------------------------------
 NAMESPACES = {name: f"https://accessibility.ubuntu.example.org/ns/{path}" for name, path in (
     ("st", "state"), ("attr", "attributes"), ("cp", "component"), ("doc", "document"),
