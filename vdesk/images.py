@@ -43,6 +43,9 @@ APPS_IMAGE = f"{APPS_REPOSITORY}:{__version__}"
 OSWORLD_REPOSITORY = "vdesk/desktop-osworld"
 OSWORLD_IMAGE = f"{OSWORLD_REPOSITORY}:{__version__}"
 DEFAULT = "lean"  # the image a desktop gets when none is named
+# The apps image's taskbar clock (docker/apps/tint2rc), and so the osworld image's: the right
+# end of the bottom bar, width and height in logical pixels. It shows the minute now.
+TASKBAR_CLOCK = (100, 30)
 IMAGE_NAMES = {DEFAULT: IMAGE, "apps": APPS_IMAGE, "osworld": OSWORLD_IMAGE}
 APPS_FOLDER = "apps"
 OSWORLD_FOLDER = "osworld"

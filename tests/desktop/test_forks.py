@@ -27,12 +27,13 @@ from vdesk.errors import PasswordRefused
 from vdesk.execstream import start_exec
 from vdesk.forks import Checkpoint
 from vdesk.frames import LiveFramebuffer
+from vdesk.images import TASKBAR_CLOCK
 
 VDESK = str(Path(sys.executable).parent / "vdesk")
 COUNTER = ["sh", "-c", "i=0; while true; do i=$((i+1)); echo $i > /tmp/ticks; sleep 0.2; done"]
 TERMINAL_TITLE = "fork-probe"
 RUN = secrets.token_hex(2)  # in the desktops' names: two runs of this file on one engine do not collide
-CLOCK_WIDTH, TASKBAR_HEIGHT = 100, 30  # the apps image's clock: the taskbar's right end
+CLOCK_WIDTH, TASKBAR_HEIGHT = TASKBAR_CLOCK
 
 
 def ticks(desktop: Desktop) -> int:
@@ -308,6 +309,7 @@ def test_an_apps_desktop_with_calc_and_a_document_forks_with_the_same_pixels(tmp
         desktop.windows.wait_for("sheet.xlsx", timeout=90)
         desktop.wait_for_text("forked cell", timeout=60)
         with fork_of_the_screen(desktop, "sheet.xlsx") as fork:
-            fork.execute([{"type": "type", "inputs": {"content": "only in the fork\n"}}])
-            fork.wait_for_text("only in the fork", timeout=30)  # the forked Calc takes input
+            typed = fork.execute([{"type": "type", "inputs": {"content": "only in the fork\n"}}])
+            assert typed.status == "success", typed.error_message
+            fork.wait_for_text("only in the fork", timeout=60)  # the forked Calc takes input
             assert desktop.find_text("only in the fork") == []

@@ -57,3 +57,17 @@ def test_a_missing_frame_or_another_size_is_not_comparable(tmp_path):
     assert frame_difference(tmp_path / "a", tmp_path / "b", a, episode(tmp_path / "b", None)) is None
     assert frame_difference(tmp_path / "a", tmp_path / "c", a, episode(tmp_path / "c", screen().resize((160, 100)))) is None
     assert frame_difference(tmp_path / "a", tmp_path / "b", None, a) is None
+
+
+def test_another_minute_on_the_taskbar_clock_is_the_same_frame_only_where_there_is_one(tmp_path):
+    from vdesk.images import TASKBAR_CLOCK
+
+    later = screen()
+    ImageDraw.Draw(later).text((later.width - TASKBAR_CLOCK[0] + 40, later.height - 20), "09:01", fill=(255, 255, 255))
+    a, b = episode(tmp_path / "a", screen()), episode(tmp_path / "b", later)
+    assert frame_difference(tmp_path / "a", tmp_path / "b", a, b, clock=True) == 0
+    assert frame_difference(tmp_path / "a", tmp_path / "b", a, b) > FRAME_TOLERANCE  # the lean image has no clock
+    typed = screen()
+    ImageDraw.Draw(typed).text((20, 60), "x", fill=(60, 64, 67))
+    c = episode(tmp_path / "c", typed)
+    assert frame_difference(tmp_path / "a", tmp_path / "c", a, c, clock=True) > FRAME_TOLERANCE
