@@ -11,7 +11,8 @@ from tests.harness.conftest import make_task
 from vdesk.desktop import Desktop
 from vdesk.harness.agents import Agent, AgentReply, ScriptedAgent
 from vdesk.harness.env import DesktopEnv
-from vdesk.harness.loop import Status, run_episode
+from vdesk.harness.episode import Status
+from vdesk.harness.loop import run_episode
 from vdesk.harness.record import load_run
 
 pytestmark = [pytest.mark.desktop, pytest.mark.usefixtures("no_desktop_left")]

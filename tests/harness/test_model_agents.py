@@ -9,7 +9,8 @@ from tests.harness.conftest import SUITE
 from tests.harness.fake_model import FakeModelServer
 from vdesk.harness.agents.models import (AnthropicAgent, AnthropicSettings, ChatSettings, OpenAIChatAgent,
                                        OpenAIComputerAgent, OpenAISettings)
-from vdesk.harness.loop import Status, run_episode
+from vdesk.harness.episode import Status
+from vdesk.harness.loop import run_episode
 from vdesk.harness.record import load_run
 from vdesk.harness.replay import replay
 from vdesk.harness.tasks import load_task

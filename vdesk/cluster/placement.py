@@ -29,7 +29,8 @@ from vdesk.forks import Checkpoint
 from vdesk.harness.env import DesktopEnv, setup_timeout
 from vdesk.harness.forked import SetUp, set_up
 from vdesk.harness.hosts import given
-from vdesk.harness.loop import EpisodeResult, Status
+from vdesk.harness.episode import Status
+from vdesk.harness.loop import EpisodeResult
 from vdesk.harness.record import AttemptRecord, Outcome, write_outcome
 from vdesk.harness.suite import Episodes, SuiteEvent, skipped
 from vdesk.harness.tasks import Task

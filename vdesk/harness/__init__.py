@@ -24,7 +24,7 @@ _HOMES = {
     "ScriptedAgent": "vdesk.harness.agents", "make_agent": "vdesk.harness.agents",
     "CheckResult": "vdesk.harness.checks", "run_checks": "vdesk.harness.checks",
     "DesktopEnv": "vdesk.harness.env", "Observation": "vdesk.harness.env", "SetupError": "vdesk.harness.env",
-    "EpisodeResult": "vdesk.harness.loop", "PausedEpisode": "vdesk.harness.loop", "Status": "vdesk.harness.loop",
+    "EpisodeResult": "vdesk.harness.loop", "PausedEpisode": "vdesk.harness.loop", "Status": "vdesk.harness.episode",
     "run_episode": "vdesk.harness.loop",
     "Outcome": "vdesk.harness.record", "Run": "vdesk.harness.record", "RunError": "vdesk.harness.record",
     "StepRecord": "vdesk.harness.record", "frame_hash": "vdesk.harness.record", "load_run": "vdesk.harness.record",

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import base64
 import string
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
@@ -57,6 +58,7 @@ from vdesk.desktop import WM_READY_TIMEOUT, XDOTOOL_TIMEOUT, Desktop
 from vdesk.errors import DesktopTimeout, InvalidArgument, ResetNeeded, SetupError, VdeskError
 from vdesk.forks import START_TIMEOUT as FORK_TIMEOUT, Checkpoint
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
+from vdesk.harness.episode import JUDGED, Episode, Limits, Played, reward
 from vdesk.harness.hosts import DesktopHost, DesktopSource, ForkSource, fresh_desktops, local_forks
 from vdesk.harness.desktop_files import pack, unpack_into
 from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, StartStep, Task,
@@ -185,19 +187,6 @@ GYM_KEYS = {"screenshot": ("screenshot",), "a11y_tree": ("a11y_tree",),
             "screenshot_a11y_tree": ("screenshot", "a11y_tree"), "som": ("screenshot", "marks")}
 
 
-@dataclass
-class _Limits:
-    """The current episode's step count and clock, for ``truncated``."""
-
-    max_steps: int
-    time_limit: float
-    steps: int = 0
-    started: float = 0.0
-
-    def reached(self) -> bool:
-        return self.steps >= self.max_steps or time.monotonic() - self.started > self.time_limit
-
-
 class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
     """A desktop prepared for a task, as a Gymnasium environment (``vdesk/Desktop-v0``).
 
@@ -225,11 +214,14 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
     callers. An action that cannot be read runs nothing; the step still counts, and
     ``info["results"]`` says what was wrong.
 
-    **Episode.** ``terminated`` when an action is ``finished`` (OSWorld's DONE, and FAIL, which is
-    ``finished`` with content ``"FAIL"``) or ``call_user``; ``truncated`` at ``max_steps`` or
-    after ``time_limit`` seconds (default: the task's). When the episode ends the task's checks
-    run: reward 1.0 when all pass, else 0.0 (``call_user`` is not judged), and ``info["checks"]``
-    has each one. ``render()`` is the last frame (``render_mode="rgb_array"``).
+    **Episode.** Each step is played by the episode engine (:mod:`vdesk.harness.episode`), the
+    same one the episode loop drives. ``terminated`` when an action is ``finished`` (OSWorld's
+    DONE, and FAIL, which is ``finished`` with content ``"FAIL"``) or ``call_user``;
+    ``truncated`` at ``max_steps`` or after ``time_limit`` seconds (default: the task's). When
+    the episode ends the task's checks run: the reward is their lowest score (1.0 when all pass,
+    0.0 when one fails; an OSWorld evaluator's score may lie between), ``call_user`` is not
+    judged, and ``info["checks"]`` has each one. ``render()`` is the last frame
+    (``render_mode="rgb_array"``).
 
     **Checkpoints.** With ``checkpoint`` (or ``reset(options={"checkpoint": ...})``) episodes
     start from it and the task's setup does not run (its checks still judge): the first reset
@@ -276,7 +268,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         self._task: Task | None = None
         self._osworld: OSWorldSession | None = None
         self._step = 0
-        self._limits = _Limits(*NO_TASK_LIMITS)
+        self._episode: Episode | None = None
         self._last: Observation | None = None
 
     # -- the Gymnasium surface ----------------------------------------------------------------
@@ -297,23 +289,18 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
 
     def step(self, action: str | Sequence[BaseAction | dict[str, Any]]
              ) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
-        """Run the action batch in order, stopping at the first failure, and observe."""
+        """Play the action batch as one step of the episode (:mod:`vdesk.harness.episode`:
+        in order, stopping at the first failure), observe, and judge the episode if it ended."""
         self.desktop  # raises the clear error before reset
-        results = self._run(action)
-        self._limits.steps += 1
-        ended = next((r for r in results if r.finished or r.call_user is not None), None)
-        terminated = ended is not None
-        truncated = not terminated and self._limits.reached()
-        observation = self.observe(results)
+        played = self._play_text(action)
+        observation = self.observe(played.results)
         info = self._info(observation)
-        reward = 0.0
-        if (terminated or truncated) and (ended is None or ended.call_user is None):
-            failed = ended is not None and (ended.finished_content or "").upper() == "FAIL"  # OSWorld's FAIL
-            checks = self.evaluate(self.final_frame(), agent_failed=failed)
-            # An OSWorld evaluator's score may lie between 0 and 1; every other check passes or not.
-            reward = min((c.score if c.score is not None else float(c.passed) for c in checks), default=0.0)
+        score = 0.0
+        if played.status in JUDGED:
+            checks = self.evaluate(self.final_frame(), agent_failed=played.failed)
+            score = reward(checks)
             info["checks"] = [{"kind": c.kind, "passed": c.passed, "detail": c.detail} for c in checks]
-        return self._gym_observation(observation), reward, terminated, truncated, info
+        return self._gym_observation(observation), score, played.terminated, played.truncated, info
 
     def render(self) -> np.ndarray | None:  # type: ignore[override]
         """The last frame as an RGB array (``render_mode="rgb_array"``); None otherwise."""
@@ -324,6 +311,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
     def close(self) -> None:
         """Release the desktop (idempotent)."""
         self._desktop, self._image, self._last, self._osworld, self.opening = None, None, None, None, None
+        self._episode = None
         self._task_parts.close()
         self._opened.close()
 
@@ -334,12 +322,15 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
 
     # -- finer steps, for the episode loop ----------------------------------------------------
     def open(self, task: Task | None, *, image_space: ImageSpace | None = None,
-             checkpoint: Checkpoint | str | None = None) -> Observation:
+             checkpoint: Checkpoint | str | None = None, max_steps: int | None = None,
+             time_limit: float | None = None) -> Observation:
         """A desktop for ``task``, set up, and its first observation; ``image_space`` is the size
         of the frames the agent is shown (default: the logical screen), and what its ``raw``
         points refer to. From ``checkpoint`` (else the environment's, if any) the desktop is
         the checkpoint's and no setup runs: a fork of it, or, when a desktop is open already,
-        that desktop restored to it in place. :attr:`opening` says how long it took."""
+        that desktop restored to it in place. :attr:`opening` says how long it took. The
+        episode's limits: ``max_steps`` and ``time_limit`` (seconds from now), else the
+        environment's, else the task's."""
         start = checkpoint if checkpoint is not None else self.checkpoint
         began = time.monotonic()
         if start is not None and self._desktop is not None:
@@ -365,7 +356,8 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         name = start if isinstance(start, str) else start.name if start is not None else None
         self.opening = Opening(setup_s=took, checkpoint=name) if start is None else Opening(fork_s=took, checkpoint=name)
         steps, limit = (task.max_steps, task.time_limit) if task else NO_TASK_LIMITS
-        self._limits = _Limits(self.max_steps or steps, self.time_limit or limit, started=time.monotonic())
+        self._episode = Episode(self.execute, Limits(max_steps or self.max_steps or steps,
+                                                     time_limit or self.time_limit or limit))
         return self.observe()
 
     @property
@@ -386,6 +378,17 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         self.desktop  # raises the clear error when there is none
         assert self._image is not None
         return self._image
+
+    @property
+    def episode(self) -> Episode:
+        """The current episode's engine: its limits, steps and whether the agent said FAIL."""
+        if self._episode is None:
+            raise ResetNeeded("no episode is open: call reset() first")
+        return self._episode
+
+    def play(self, actions: Sequence[BaseAction], cancel: threading.Event | None = None) -> Played:
+        """Play ``actions`` as one step of the episode (see :mod:`vdesk.harness.episode`)."""
+        return self.episode.play(actions, cancel)
 
     def execute(self, action: BaseAction | dict[str, Any]) -> ExecuteResult:
         """Run one action; failures come back in the result, never as an exception."""
@@ -436,20 +439,14 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
             self._task_parts.callback(self._osworld.close)
             self._osworld.setup()
 
-    def _run(self, action: str | Sequence[BaseAction | dict[str, Any]]) -> list[ExecuteResult]:
+    def _play_text(self, action: str | Sequence[BaseAction | dict[str, Any]]) -> Played:
+        """A step from the Gymnasium action: text in ``action_format``, or a list of actions."""
         try:
-            if isinstance(action, str):
-                batch = parse_payloads(self.action_format, [action], self.image_space)
-            else:
-                batch = parse_batch(list(action))
+            batch = (parse_payloads(self.action_format, [action], self.image_space) if isinstance(action, str)
+                     else parse_batch(list(action)))
         except VdeskError as error:
-            return [ExecuteResult(status="failed", error_message=str(error))]
-        results = []
-        for parsed in batch:
-            results.append(result := self.execute(parsed))
-            if result.status != "success" or result.finished or result.call_user is not None:
-                break
-        return results
+            return self.episode.failed_step(ExecuteResult(status="failed", error_message=str(error)))
+        return self.play(batch)
 
     def _observation_space(self, image: ImageSpace) -> spaces.Dict:
         return spaces.Dict({name: OBSERVATION_MODES[name].space(image) for name in self.observations})

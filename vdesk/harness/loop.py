@@ -3,7 +3,8 @@
     result = run_episode(ScriptedAgent(), task, out=Path("runs/one"))
     print(result.status, result.success)
 
-How an episode ends (:class:`Status`):
+How an episode ends (:class:`~vdesk.harness.episode.Status`; the episode engine,
+:mod:`vdesk.harness.episode`, decides it for this loop and for the Gymnasium environment alike):
 
 * ``finished`` — the agent sent ``finished``; ``no_actions`` — it replied with nothing;
 * ``max_steps`` — the step cap was reached; ``timeout`` — the time limit ran out;
@@ -22,7 +23,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 
 from PIL import Image
@@ -32,23 +32,10 @@ from vdesk.errors import VdeskError
 from vdesk.harness.agents.base import Agent, AgentReply
 from vdesk.harness.checks import CheckResult
 from vdesk.harness.env import DesktopEnv, Observation, Opening
+from vdesk.harness.episode import JUDGED, Status, succeeded
 from vdesk.harness.record import CheckRecord, Outcome, Recorder, RunInfo, StepRecord, frame_hash
 from vdesk.harness.tasks import Task
 from vdesk.images import DEFAULT as DEFAULT_IMAGE
-
-
-class Status(str, Enum):
-    FINISHED = "finished"
-    NO_ACTIONS = "no_actions"
-    MAX_STEPS = "max_steps"
-    TIMEOUT = "timeout"
-    CALL_USER = "call_user"
-    CANCELLED = "cancelled"
-    ERROR = "error"
-    SKIPPED = "skipped"  # never run: the task needs what vdesk cannot offer (the reason in ``error``)
-
-
-JUDGED = {Status.FINISHED, Status.NO_ACTIONS, Status.MAX_STEPS, Status.TIMEOUT}
 
 
 @dataclass
@@ -74,48 +61,37 @@ class EpisodeResult:
 
 @dataclass
 class _Clock:
-    started: float = field(default_factory=time.monotonic)
+    """Where an episode's time went: asking the agent and executing its actions."""
+
     agent_s: float = 0.0
     execute_s: float = 0.0
 
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
-
 
 class _Episode:
-    """The state of one episode between steps; :meth:`drive` runs it until it ends or pauses."""
+    """The state of one episode between steps; :meth:`drive` runs it until it ends or pauses.
+    Its steps are played by the environment's episode engine (``env.play``)."""
 
     def __init__(self, agent: Agent, task: Task, env: DesktopEnv, recorder: Recorder | None,
-                 max_steps: int, time_limit: float, cancel: threading.Event) -> None:
-        self.agent, self.task, self.env, self.recorder = agent, task, env, recorder
-        self.max_steps, self.time_limit, self.cancel = max_steps, time_limit, cancel
+                 cancel: threading.Event) -> None:
+        self.agent, self.task, self.env, self.recorder, self.cancel = agent, task, env, recorder, cancel
         self.clock = _Clock()
-        self.steps = 0
-        self.agent_failed = False  # the last action run was finished with content FAIL
         self.opened: dict[str, float | str] = {}  # how its desktop came to be (Outcome's setup_s, fork_s, forked_from)
 
     def drive(self, observation: Observation) -> tuple[Status, str | None]:
         """Step until the episode ends; returns the status and call_user's request."""
-        while self.steps < self.max_steps:
-            if stop := self._interrupted():
-                return stop, None
+        engine = self.env.episode
+        while (stop := engine.interrupted(self.cancel)) is None:
             reply, agent_ms = self._ask(observation)
-            if self._interrupted() is Status.TIMEOUT or not reply.actions:
+            if engine.interrupted() is Status.TIMEOUT or not reply.actions:
                 self._record(observation, reply, [], agent_ms)  # what it said, though nothing ran
                 return (Status.NO_ACTIONS if not reply.actions else Status.TIMEOUT), None
-            results, stop = self._execute(reply)
-            self._record(observation, reply, results, agent_ms)
-            if stop is not None:
-                return stop
-            observation = self.env.observe(results)
-        return Status.MAX_STEPS, None
-
-    def _interrupted(self) -> Status | None:
-        if self.cancel.is_set():
-            return Status.CANCELLED
-        if self.clock.elapsed() > self.time_limit:
-            return Status.TIMEOUT
-        return None
+            played = self.env.play(reply.actions, self.cancel)
+            self.clock.execute_s += sum(r.elapsed_ms for r in played.results) / 1000
+            self._record(observation, reply, played.results, agent_ms)
+            if played.status is not None:
+                return played.status, played.request
+            observation = self.env.observe(played.results)
+        return stop, None
 
     def _ask(self, observation: Observation) -> tuple[AgentReply, float]:
         """The agent's reply and how long it took, in milliseconds."""
@@ -124,27 +100,6 @@ class _Episode:
             return self.agent.act(observation), (time.monotonic() - started) * 1000
         finally:
             self.clock.agent_s += time.monotonic() - started
-
-    def _execute(self, reply: AgentReply) -> tuple[list[ExecuteResult], tuple[Status, str | None] | None]:
-        """Run the reply's actions one at a time, so a cancel lands between two of them."""
-        results: list[ExecuteResult] = []
-        stop: tuple[Status, str | None] | None = None
-        for action in reply.actions:
-            if (interrupted := self._interrupted()) is not None:
-                stop = (interrupted, None)
-                break
-            result = self.env.execute(action)
-            results.append(result)
-            self.agent_failed = result.finished and (result.finished_content or "").upper() == "FAIL"
-            self.clock.execute_s += result.elapsed_ms / 1000
-            if result.finished:
-                stop = (Status.FINISHED, None)
-            elif result.call_user is not None:
-                stop = (Status.CALL_USER, result.call_user)
-            if stop is not None or result.status != "success":
-                break  # the agent hears of the failure in its next observation
-        self.steps += 1
-        return results, stop
 
     def _record(self, observation: Observation, reply: AgentReply, results: list[ExecuteResult],
                 agent_ms: float) -> None:
@@ -155,7 +110,7 @@ class _Episode:
             step=observation.step, frame=name, frame_hash=digest, actions=reply.actions, results=results,
             raw_reply=reply.raw, thought=reply.thought, user_reply=observation.user_reply, observed=observation.text,
             agent_ms=round(agent_ms, 3), execute_ms=round(sum(r.elapsed_ms for r in results), 3),
-            at_s=round(self.clock.elapsed(), 3)))
+            at_s=round(self.env.episode.limits.elapsed(), 3)))
 
     def outcome(self, status: Status, request: str | None = None, error: str | None = None) -> Outcome:
         """Judge the episode (for the statuses that are judged) and write its outcome."""
@@ -163,12 +118,13 @@ class _Episode:
         final: Image.Image | None = None
         if status in JUDGED or status is Status.CALL_USER:
             final = self.env.final_frame()
+        engine = self.env.episode
         if status in JUDGED:
-            checks = self.env.evaluate(final, agent_failed=self.agent_failed)
+            checks = self.env.evaluate(final, agent_failed=engine.failed)
         outcome = Outcome(
             task_id=self.task.id, agent=self.agent.name, status=status.value,
-            success=status in JUDGED and bool(checks) and all(c.passed for c in checks),
-            steps=self.steps, elapsed_s=round(self.clock.elapsed(), 3), agent_s=round(self.clock.agent_s, 3),
+            success=status in JUDGED and succeeded(checks),
+            steps=engine.limits.steps, elapsed_s=round(engine.limits.elapsed(), 3), agent_s=round(self.clock.agent_s, 3),
             execute_s=round(self.clock.execute_s, 3), request=request, error=error,
             checks=[CheckRecord(kind=c.kind, passed=c.passed, detail=c.detail, score=c.score) for c in checks],
             **self.opened)
@@ -224,9 +180,10 @@ def run_episode(agent: Agent, task: Task, *, max_steps: int | None = None, timeo
             info = RunInfo(task_id=task.id, agent=agent.name, image_size=space.size, screen_size=screen.size,
                            scale=screen.scale)
             recorder = Recorder(out, task, info)
-        episode = _Episode(agent, task, env, recorder, max_steps or task.max_steps, timeout or task.time_limit, cancel)
-        observation = env.open(task, image_space=space)
-        episode.clock = _Clock()  # the time limit counts the agent's time, not the setup's
+        episode = _Episode(agent, task, env, recorder, cancel)
+        # The time limit counts from the end of setup: the agent's time, not the setup's.
+        observation = env.open(task, image_space=space, max_steps=max_steps or task.max_steps,
+                               time_limit=timeout or task.time_limit)
         if env.opening is not None:
             episode.opened = opening_record(env.opening)
     except BaseException as error:

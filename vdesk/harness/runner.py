@@ -26,7 +26,7 @@ from vdesk.forks import Checkpoint
 from vdesk.harness.env import DesktopEnv
 from vdesk.harness.folders import Existing, prepare_run_folder
 from vdesk.harness.forked import SharedSetups, repeated, set_up
-from vdesk.harness.loop import Status
+from vdesk.harness.episode import Status
 from vdesk.harness.suite import AgentFactory, Episodes, Placement, SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import Task
 from vdesk.images import DEFAULT as DEFAULT_IMAGE, IMAGE, resolve

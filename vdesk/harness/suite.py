@@ -20,7 +20,8 @@ from pydantic import BaseModel, Field, computed_field
 from vdesk.errors import FetchError
 from vdesk.harness.agents.base import Agent
 from vdesk.harness.env import DesktopEnv
-from vdesk.harness.loop import EpisodeResult, Status, run_episode
+from vdesk.harness.episode import Status
+from vdesk.harness.loop import EpisodeResult, run_episode
 from vdesk.harness.record import OUTCOME_FILE, RESULTS_FILE, VIDEO_FILE, Outcome, Recorder, RunInfo, write_outcome
 from vdesk.harness.tasks import Task
 from vdesk.progress import Progress

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from vdesk.harness.loop import JUDGED, Status
+from vdesk.harness.episode import JUDGED, Status
 from vdesk.harness.record import VIDEO_FILE, Outcome, is_run, load_run
 from vdesk.harness.tasks import Task
 from vdesk.osworld.session import CHECK_KIND

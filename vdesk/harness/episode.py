@@ -1,0 +1,141 @@
+"""The episode engine: a batch of actions played against an episode's limits, and what ends the
+episode and what it earns, decided once for the episode loop (:mod:`vdesk.harness.loop`) and
+its Gymnasium face (:meth:`vdesk.harness.env.DesktopEnv.step`).
+
+    episode = Episode(execute, Limits(max_steps=15, time_limit=300))
+    played = episode.play(actions, cancel)     # runs them in order, one step
+    if played.status is not None: ...          # the episode ended with this step
+
+How an episode ends (:class:`Status`): an action ``finished`` (OSWorld's DONE, and FAIL, which
+is ``finished`` with content ``"FAIL"``: :attr:`Played.failed`) or ``call_user`` ends it; after
+a step, the step cap (``max_steps``) or the time limit (``timeout``, counted from the end of
+setup) cuts it short; ``cancel`` stops it between two actions. Within a step the actions run in
+order and stop at the first that fails (the agent hears of it in its next observation), that
+finishes or that calls the user.
+
+What it earns: its checks' lowest score (:func:`reward`): an OSWorld evaluator's score may lie
+between 0 and 1, every other check scores 1 or 0. It succeeded when it has checks and every
+one passed (a reward of 1). ``call_user`` pauses an episode and is not judged.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from vdesk.actions import BaseAction, ExecuteResult
+
+if TYPE_CHECKING:  # the checks reach desktops; the engine only reads their results
+    from vdesk.harness.checks import CheckResult
+
+
+class Status(str, Enum):
+    FINISHED = "finished"
+    NO_ACTIONS = "no_actions"
+    MAX_STEPS = "max_steps"
+    TIMEOUT = "timeout"
+    CALL_USER = "call_user"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+    SKIPPED = "skipped"  # never run: the task needs what vdesk cannot offer (the reason in ``error``)
+
+
+JUDGED = {Status.FINISHED, Status.NO_ACTIONS, Status.MAX_STEPS, Status.TIMEOUT}  # the checks run after these
+TRUNCATED = {Status.MAX_STEPS, Status.TIMEOUT}
+
+
+@dataclass
+class Limits:
+    """An episode's step cap and time limit, the steps taken and when its clock started."""
+
+    max_steps: int
+    time_limit: float
+    steps: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def reached(self) -> Status | None:
+        """``max_steps`` or ``timeout`` once the episode is past its cap or its time, else None."""
+        if self.steps >= self.max_steps:
+            return Status.MAX_STEPS
+        if self.elapsed() > self.time_limit:
+            return Status.TIMEOUT
+        return None
+
+
+@dataclass(frozen=True)
+class Played:
+    """One step: the results of the actions run, and how the episode ended with it (None: it goes on)."""
+
+    results: list[ExecuteResult]
+    status: Status | None = None
+    request: str | None = None  # call_user's question
+    failed: bool = False        # the last action run was FAIL
+
+    @property
+    def terminated(self) -> bool:
+        return self.status in (Status.FINISHED, Status.CALL_USER)
+
+    @property
+    def truncated(self) -> bool:
+        return self.status in TRUNCATED
+
+
+class Episode:
+    """The engine of one episode: plays each step's actions through ``execute`` (which never
+    raises: a failure comes back in its result) and keeps the limits."""
+
+    def __init__(self, execute: Callable[[BaseAction], ExecuteResult], limits: Limits) -> None:
+        self.execute, self.limits = execute, limits
+        self.failed = False  # the last action run was FAIL, what an OSWorld evaluator reads
+
+    def interrupted(self, cancel: threading.Event | None = None) -> Status | None:
+        """``cancelled`` once ``cancel`` is set, ``timeout`` once the time is up, else None."""
+        if cancel is not None and cancel.is_set():
+            return Status.CANCELLED
+        return Status.TIMEOUT if self.limits.elapsed() > self.limits.time_limit else None
+
+    def play(self, actions: Sequence[BaseAction], cancel: threading.Event | None = None) -> Played:
+        """Run ``actions`` in order as one step (see the module's docstring)."""
+        results: list[ExecuteResult] = []
+        status: Status | None = None
+        request: str | None = None
+        for action in actions:
+            if (status := self.interrupted(cancel)) is not None:
+                break
+            results.append(result := self.execute(action))
+            self.failed = said_fail(result)
+            if result.finished:
+                status = Status.FINISHED
+            elif result.call_user is not None:
+                status, request = Status.CALL_USER, result.call_user
+            if status is not None or result.status != "success":
+                break
+        self.limits.steps += 1
+        return Played(results, status or self.limits.reached(), request, self.failed)
+
+    def failed_step(self, result: ExecuteResult) -> Played:
+        """A step whose actions could not be read: nothing ran, and it counts."""
+        self.limits.steps += 1
+        return Played([result], self.limits.reached())
+
+
+def said_fail(result: ExecuteResult) -> bool:
+    """Whether ``result`` is OSWorld's FAIL: ``finished`` with the content "FAIL" (any case)."""
+    return result.finished and (result.finished_content or "").upper() == "FAIL"
+
+
+def reward(checks: Sequence[CheckResult]) -> float:
+    """The lowest score of ``checks`` (a check without a score: 1 or 0); 0 with none."""
+    return min((c.score if c.score is not None else float(c.passed) for c in checks), default=0.0)
+
+
+def succeeded(checks: Sequence[CheckResult]) -> bool:
+    """Whether an episode judged by ``checks`` succeeded: it had some, and every one passed."""
+    return bool(checks) and all(c.passed for c in checks)
