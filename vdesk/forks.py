@@ -73,7 +73,7 @@ START_TIMEOUT = 600
 CHECKPOINT_TIMEOUT = 600
 CHECKPOINT_ATTEMPTS = 3
 EXIT_CODE_WAIT = 5.0
-PASSING_FAILURES = ("Connected TCP socket", "unable to freeze", "freezer")
+PASSING_FAILURES = ("Connected TCP socket", "unable to freeze", "freezer", "in-flight socket")
 HARMLESS = "Can't setup RLIMIT_NOFILE for self"  # CRIU logs it as an error on hosts without CAP_SYS_RESOURCE
 
 # Run in a fresh fork (as the desktop user): $1 is the fork's time-to-live in seconds (0: none),
@@ -272,8 +272,10 @@ def _runc_checkpoint(container: Container, target: Path) -> None:
     """``runc checkpoint --leave-running`` of ``container`` into ``target/images`` (CRIU's log in
     ``target/work``). Two failures pass by themselves and are tried again: Docker's image health
     check opens a TCP connection to the VNC server once a minute (a dump that catches one open
-    fails; the check lasts milliseconds), and on a busy machine runc may not get every process
-    of a starting program frozen in time ("unable to freeze"; it thaws them again)."""
+    fails; the check lasts milliseconds), on a busy machine runc may not get every process of a
+    starting program frozen in time ("unable to freeze"; it thaws them again), and a dump may
+    catch a Unix socket on its way from one process to another with data still queued on it
+    ("in-flight socket"; it arrives a moment later)."""
     runc, states = _tool("runc"), _runc_state(container)
     if runc is None:
         raise CheckpointUnavailable("this engine cannot checkpoint desktops: there is no runc on the engine's host")
@@ -306,8 +308,19 @@ def _criu_said(log: Path, stderr: str) -> str:
     if errors:
         hint = " (close VNC viewers and tunnels to it first)" if "TCP" in errors[0] or "unix" in errors[0] else ""
         return f"CRIU: {errors[0].strip()}{hint}"
+    tail = _last_lines(log, 3)
+    if tail:  # no error line, but the log says where it stopped (runc's own line only names the log)
+        return f"CRIU's log ends: {tail}"
     lines = [line for line in stderr.splitlines() if line.strip()]
     return " ".join(lines[-1].split()) if lines else "runc failed without a word"
+
+
+def _last_lines(log: Path, count: int) -> str:
+    try:
+        lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return " | ".join(lines[-count:])
 
 
 def source_password(client: docker.DockerClient, checkpoint: Checkpoint) -> str | None:

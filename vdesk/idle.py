@@ -22,6 +22,7 @@ IDLE_SHARE = 0.03  # of one CPU: a program using less than this is idle (a blink
 WAIT_IDLE = f"""
 import os, sys, time
 name, quiet, timeout = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+absent_is_idle = sys.argv[4:] == ["absent-is-idle"]
 def read(path):
     try:
         with open(path) as file:
@@ -47,6 +48,8 @@ before = wanted()
 while time.monotonic() < deadline:
     time.sleep(quiet)
     now = wanted()
+    if now is None and absent_is_idle:
+        sys.exit(0)
     if before is not None and now is not None and not now[1] and now[0] - before[0] < {IDLE_SHARE} * quiet:
         sys.exit(0)
     before = now
@@ -54,10 +57,12 @@ sys.exit(f"{{name}} did not go idle within {{timeout:g}} s")
 """
 
 
-def wait_idle(desktop: Desktop, name: str, *, quiet: float = 1.0, timeout: float = 60.0) -> None:
+def wait_idle(desktop: Desktop, name: str, *, quiet: float = 1.0, timeout: float = 60.0,
+              absent_is_idle: bool = False) -> None:
     """Return once the processes called ``name`` used under :data:`IDLE_SHARE` of a CPU for
-    ``quiet`` seconds with no thread runnable; :class:`DesktopTimeout` after ``timeout``."""
-    argv = ["python3", "-c", WAIT_IDLE, name, str(quiet), str(timeout)]
+    ``quiet`` seconds with no thread runnable (or, with ``absent_is_idle``, none runs);
+    :class:`DesktopTimeout` after ``timeout``."""
+    argv = ["python3", "-c", WAIT_IDLE, name, str(quiet), str(timeout)] + (["absent-is-idle"] if absent_is_idle else [])
     # vdesk's own probe, not the task's program: on the desktop's real clock.
     done = desktop.run(argv, wait=True, timeout=timeout + 5, clock=False)
     if done.returncode != 0:

@@ -66,3 +66,18 @@ def test_a_window_names_its_program_and_that_program_can_be_waited_for(desktop):
         wait_idle(desktop, "xterm", quiet=0.3, timeout=30)
     finally:
         desktop.run(["pkill", "-f", "xterm -title idle-probe"], wait=True)
+
+
+def test_judging_waits_for_a_busy_program_and_not_for_an_absent_one(desktop):
+    """A task's judge_when_idle: the final frame waits while the named program works (here it
+    writes a file after 2 s of spinning), and not at all for a program that is not running."""
+    from vdesk.harness.env import idle_before_judging
+
+    desktop.run(named("saver", "end=$((SECONDS+2)); while [ $SECONDS -lt $end ]; do :; done; "
+                               "echo saved > /tmp/judged; sleep 600; exit"))
+    try:
+        idle_before_judging(desktop, "saver")
+        assert desktop.run(["cat", "/tmp/judged"], wait=True).stdout == "saved\n"  # written before judging
+    finally:
+        desktop.run(["pkill", "-x", "saver"], wait=True)
+    idle_before_judging(desktop, "never-started")  # returns at its first look, not after a minute

@@ -78,6 +78,8 @@ STEP_QUIET = 0.1
 FINAL_QUIET = 0.5
 SETUP_QUIET = 0.3
 SETTLE_TIMEOUT = 10.0
+JUDGE_IDLE_QUIET = 1.0      # seconds a task's judge_when_idle program must stay idle
+JUDGE_IDLE_TIMEOUT = 60.0   # at most, before it is judged as it is
 OBSERVATIONS = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")  # OSWorld's names
 OBSERVE_TIMEOUT = 30.0  # a frame and a tree
 STEP_TIMEOUT = 60.0  # for a setup step that has no timeout of its own (start, write)
@@ -413,7 +415,11 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         return self._last
 
     def final_frame(self) -> Image.Image:
-        """The settled screen at the logical size: what checks and replays compare."""
+        """The settled screen at the logical size: what checks and replays compare. First the
+        task's ``judge_when_idle`` programs go idle (or end), for :data:`JUDGE_IDLE_TIMEOUT` at
+        most each: past it the episode is judged as it is."""
+        for name in self._task.judge_when_idle if self._task else ():
+            self.desktop.call(idle_before_judging, name, timeout=JUDGE_IDLE_TIMEOUT + 15)
         self._settle(self.final_quiet)
         return self.desktop.screenshot(fresh=True)
 
@@ -528,6 +534,14 @@ def take_checkpoint(desktop: Desktop, name: str | None) -> Checkpoint:
 def restore_desktop(desktop: Desktop, checkpoint: Checkpoint | str) -> None:
     """Put ``desktop`` back to ``checkpoint`` in place (see :meth:`Desktop.restore`)."""
     desktop.restore(checkpoint)
+
+
+def idle_before_judging(desktop: Desktop, name: str) -> None:
+    """Wait until the programs called ``name`` are idle or gone; past the bound, go on."""
+    try:
+        wait_idle(desktop, name, quiet=JUDGE_IDLE_QUIET, timeout=JUDGE_IDLE_TIMEOUT, absent_is_idle=True)
+    except DesktopTimeout:
+        pass  # a program that never settles (a video playing) is judged as it is
 
 
 def settle(desktop: Desktop, quiet: float, timeout: float) -> None:

@@ -131,12 +131,15 @@ class ServeStep(_Strict):
         return _task_relative(value)
 
 
+ProcessName = Annotated[str, Field(min_length=1, max_length=15, pattern=r"^[A-Za-z0-9._+-]+$")]  # as ps shows it
+
+
 class WaitIdleStep(_Strict):
     """Wait until the programs of this process name (as ``ps`` shows it, e.g. ``soffice.bin``)
     run and have used almost no CPU for ``quiet`` seconds: a window is often shown before the
     program has drawn its content or can take input (an office document still loading)."""
 
-    wait_idle: str = Field(min_length=1, max_length=15, pattern=r"^[A-Za-z0-9._+-]+$")
+    wait_idle: ProcessName
     quiet: float = Field(default=1.0, gt=0, le=30)
     timeout: float = Field(default=60.0, gt=0, le=300)
 
@@ -375,6 +378,10 @@ class Task(_Strict):
     max_steps: int = Field(default=15, ge=1, le=1000)
     time_limit: float = Field(default=300.0, gt=0, le=24 * 3600)
     solution: list[list[dict[str, Any]]] | None = None
+    # Programs (process names) to wait for before the final frame and the checks: a save the
+    # agent started may still be being written when it says it is done, on a loaded machine
+    # long after the screen went still (LibreOffice greys its toolbars and draws nothing more).
+    judge_when_idle: list[ProcessName] = Field(default_factory=list, max_length=8)
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
 

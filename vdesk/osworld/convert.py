@@ -180,6 +180,8 @@ def to_osworld(task: Task, domain: str = "os") -> Conversion:
                                  "expected": [m[2] for m in metrics], "conj": "and"}
     if task.solution:
         out.lose("the solution (BaseActions have no pyautogui spelling written by vdesk)", None)
+    if task.judge_when_idle:
+        out.lose(f"judge_when_idle {', '.join(task.judge_when_idle)} (OSWorld judges without waiting)", JUDGING)
     return out
 
 
