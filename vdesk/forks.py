@@ -73,7 +73,7 @@ START_TIMEOUT = 600
 CHECKPOINT_TIMEOUT = 600
 CHECKPOINT_ATTEMPTS = 3
 EXIT_CODE_WAIT = 5.0
-PASSING_FAILURES = ("Connected TCP socket", "unable to freeze", "freezer", "in-flight socket")
+PASSING_FAILURES = ("Connected TCP socket", "unable to freeze", "freezer", "in-flight socket", "Timeout reached")
 HARMLESS = "Can't setup RLIMIT_NOFILE for self"  # CRIU logs it as an error on hosts without CAP_SYS_RESOURCE
 
 # Run in a fresh fork (as the desktop user): $1 is the fork's time-to-live in seconds (0: none),
@@ -275,7 +275,8 @@ def _runc_checkpoint(container: Container, target: Path) -> None:
     fails; the check lasts milliseconds), on a busy machine runc may not get every process of a
     starting program frozen in time ("unable to freeze"; it thaws them again), and a dump may
     catch a Unix socket on its way from one process to another with data still queued on it
-    ("in-flight socket"; it arrives a moment later)."""
+    ("in-flight socket"; it arrives a moment later); on a machine at a load of 15 CRIU may not
+    seize every thread within its own bound ("Timeout reached")."""
     runc, states = _tool("runc"), _runc_state(container)
     if runc is None:
         raise CheckpointUnavailable("this engine cannot checkpoint desktops: there is no runc on the engine's host")
