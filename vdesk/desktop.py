@@ -67,7 +67,8 @@ if TYPE_CHECKING:  # imported on first use: the VNC client library takes ~0.3 s 
     from vdesk.frames import Frame, LiveFramebuffer, OpenExec
 
 WM_PROBE_TITLE = "vdesk-window-manager-probe"
-WM_READY_TIMEOUT = 60.0  # openbox can take many seconds to manage its first window on a busy machine
+WM_READY_TIMEOUT = 120.0  # openbox can take many seconds to manage its first window on a busy machine
+WM_PROBE_PATIENCE = 30.0  # the longest one probe window is given (a loaded machine starts and frames it slowly)
 XDOTOOL_TIMEOUT = 30.0  # one xdotool invocation (typing, keys XTEST does not take)
 SETTLE_QUIET = 0.03  # seconds the screen must hold still after a batch run with settle=True
 SETTLE_TIMEOUT = 1.0  # seconds settle=True waits at most: a screen still changing then is taken as it is
@@ -608,7 +609,7 @@ class Desktop:
                 if time.monotonic() >= deadline:
                     raise DesktopTimeout(f"desktop {self.name}: the window manager did not manage a window "
                                          f"within {timeout:g} s") from None
-                patience = min(2 * patience, 8.0)
+                patience = min(2 * patience, WM_PROBE_PATIENCE)
                 continue
             finally:
                 self._guard(lambda: self.channel.run(["pkill", "-f", title], timeout=10))
