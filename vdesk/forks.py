@@ -300,28 +300,20 @@ def _runc_checkpoint(container: Container, target: Path) -> None:
 
 def _criu_said(log: Path, stderr: str) -> str:
     """CRIU's own first error line from ``log``, which says what could not be dumped or
-    restored (an open connection to outside, ...); else runc's last line of ``stderr``."""
+    restored (an open connection to outside, ...); else where the log ends; else runc's last
+    line of ``stderr``."""
     try:
-        errors = [line.split(") ", 1)[-1] for line in log.read_text(errors="replace").splitlines()
-                  if "Error (" in line and HARMLESS not in line]
+        logged = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
     except OSError:
-        errors = []
+        logged = []
+    errors = [line.split(") ", 1)[-1] for line in logged if "Error (" in line and HARMLESS not in line]
     if errors:
         hint = " (close VNC viewers and tunnels to it first)" if "TCP" in errors[0] or "unix" in errors[0] else ""
         return f"CRIU: {errors[0].strip()}{hint}"
-    tail = _last_lines(log, 3)
-    if tail:  # no error line, but the log says where it stopped (runc's own line only names the log)
-        return f"CRIU's log ends: {tail}"
+    if logged:  # no error line, but the log says where it stopped (runc's own line only names the log)
+        return f"CRIU's log ends: {' | '.join(logged[-3:])}"
     lines = [line for line in stderr.splitlines() if line.strip()]
     return " ".join(lines[-1].split()) if lines else "runc failed without a word"
-
-
-def _last_lines(log: Path, count: int) -> str:
-    try:
-        lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
-    except OSError:
-        return ""
-    return " | ".join(lines[-count:])
 
 
 def source_password(client: docker.DockerClient, checkpoint: Checkpoint) -> str | None:

@@ -60,13 +60,14 @@ class Limits:
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
+    def timed_out(self) -> bool:
+        return self.elapsed() > self.time_limit
+
     def reached(self) -> Status | None:
         """``max_steps`` or ``timeout`` once the episode is past its cap or its time, else None."""
         if self.steps >= self.max_steps:
             return Status.MAX_STEPS
-        if self.elapsed() > self.time_limit:
-            return Status.TIMEOUT
-        return None
+        return Status.TIMEOUT if self.timed_out() else None
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class Episode:
         """``cancelled`` once ``cancel`` is set, ``timeout`` once the time is up, else None."""
         if cancel is not None and cancel.is_set():
             return Status.CANCELLED
-        return Status.TIMEOUT if self.limits.elapsed() > self.limits.time_limit else None
+        return Status.TIMEOUT if self.limits.timed_out() else None
 
     def play(self, actions: Sequence[BaseAction], cancel: threading.Event | None = None) -> Played:
         """Run ``actions`` in order as one step (see the module's docstring)."""
