@@ -6,6 +6,7 @@ import time
 
 
 from tests.desktop.helpers import vdesk_containers
+from vdesk.container import remove_container
 from vdesk.desktop import Desktop
 from vdesk.inventory import prune_desktops
 from vdesk.images import IMAGE
@@ -72,4 +73,4 @@ def test_prune_removes_expired_and_stopped_desktops_only():
         for desktop in desktops:
             desktop.down()
         for container in others:
-            container.remove(force=True)
+            remove_container(container)

@@ -18,6 +18,7 @@ import docker
 import pytest
 
 from tests.desktop.helpers import vdesk_containers, wait_gone
+from vdesk.container import remove_container
 from vdesk import forks
 from vdesk.desktop import Desktop
 from vdesk.errors import CheckpointUnavailable
@@ -57,7 +58,7 @@ def second_engine() -> Iterator[str]:
         yield url
     finally:
         for container in docker.DockerClient(base_url=url).containers.list(all=True):
-            container.remove(force=True)
+            remove_container(container)
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=30)
         log.close()

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.engine import CLIENT  # made on first use, not at import
+from vdesk.container import remove_container
+
 VDESK = str(Path(sys.executable).parent / "vdesk")
-from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 # `vdesk up` takes ~0.6 s on an idle machine and several seconds on a loaded one: the signal
 # lands in the imports, the container's creation, the wait for X and the first frame, the
 # announcement, or after it.
@@ -44,4 +46,4 @@ def test_an_interrupted_up_leaves_no_unannounced_desktop(signum: int, delay: flo
             up.kill()
             up.wait()
         for container in CLIENT.containers.list(all=True, filters={"name": f"^/{name}$"}):
-            container.remove(force=True)
+            remove_container(container)

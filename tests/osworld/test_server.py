@@ -24,6 +24,7 @@ import requests
 from lxml import etree
 from PIL import Image
 
+from vdesk.container import remove_container
 from vdesk.desktop import Desktop
 from vdesk.errors import VdeskError
 from vdesk.osworld import pointer
@@ -386,7 +387,7 @@ def test_the_command_started_desktop_is_gone_when_the_process_is_killed():
     finally:
         process.kill()
         for container in client.containers.list(all=True, filters={"name": f"^{name}$"}):
-            container.remove(force=True)
+            remove_container(container)
 
 
 def test_the_command_ends_and_removes_its_desktop_when_stdin_closes():
@@ -402,7 +403,7 @@ def test_the_command_ends_and_removes_its_desktop_when_stdin_closes():
     finally:
         process.kill()
         for container in client.containers.list(all=True, filters={"name": f"^{name}$"}):
-            container.remove(force=True)
+            remove_container(container)
 
 
 def test_the_command_refuses_an_address_off_loopback_before_starting_anything():
