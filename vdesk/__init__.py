@@ -3,8 +3,8 @@
     from vdesk import Desktop
 
     with Desktop.up(size=(1280, 800)) as desktop:
-        desktop.execute([{"type": "click", "inputs": {"point": {"raw": {"x": 10, "y": 10}}}}])
-        desktop.screenshot().save("shot.png")
+        desktop.input.execute([{"type": "click", "inputs": {"point": {"raw": {"x": 10, "y": 10}}}}])
+        desktop.screen.shot().save("shot.png")
 
 The names below are the public surface. Each is imported on first use, so ``import vdesk`` (and
 the ``vdesk`` command) stays quick; ``from vdesk import Desktop`` works as usual. No module of
@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     from vdesk.actions import BaseAction, Coordinates, ExecuteResult, Receipt
     from vdesk.coords import Box, ImageSpace, Screen
     from vdesk.desktop import Desktop
+    from vdesk.elements import DesktopElements
+    from vdesk.input import DesktopInput
+    from vdesk.programs import DesktopPrograms
+    from vdesk.screen import DesktopScreen
+    from vdesk.text import DesktopText
+    from vdesk.vnc import DesktopVnc
     from vdesk.errors import (VdeskError, UsageError, InvalidArgument, InvalidAction, UnknownKey,
                               ParseError, ResetNeeded, HostError, EngineUnavailable, ImageError,
                               MissingDependency, ViewerUnavailable, DesktopError, DesktopNotFound,
@@ -42,6 +48,8 @@ __all__ = [
     "__version__",
     # the desktop
     "Desktop", "DesktopSpec", "DesktopInfo", "Limits", "Network", "Screen", "ImageSpace", "Box", "Checkpoint",
+    # its parts
+    "DesktopScreen", "DesktopInput", "DesktopText", "DesktopElements", "DesktopPrograms", "DesktopVnc",
     # actions and the agent contract
     "BaseAction", "Coordinates", "ExecuteResult", "Operator", "ExecuteRequest", "ScreenContext",
     "ScreenshotOutput", "Receipt",
@@ -65,7 +73,9 @@ _HOMES = {
     "BaseAction": "vdesk.actions", "Coordinates": "vdesk.actions", "ExecuteResult": "vdesk.actions",
     "Operator": "vdesk.integrations.operator", "ExecuteRequest": "vdesk.integrations.operator", "ScreenContext": "vdesk.integrations.operator",
     "ScreenshotOutput": "vdesk.integrations.operator", "Receipt": "vdesk.actions", "TextBox": "vdesk.accessibility.text",
-    "Checkpoint": "vdesk.forks",
+    "Checkpoint": "vdesk.forks", "DesktopScreen": "vdesk.screen", "DesktopInput": "vdesk.input",
+    "DesktopText": "vdesk.text", "DesktopElements": "vdesk.elements", "DesktopPrograms": "vdesk.programs",
+    "DesktopVnc": "vdesk.vnc",
     **{name: "vdesk.errors" for name in __all__[__all__.index("VdeskError"):]},
 }
 

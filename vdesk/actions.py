@@ -355,7 +355,7 @@ class Receipt(BaseModel):
     * ``None`` (``execute()`` without ``settle``, the default): the frame the VNC server held
       once the X server had processed the batch's last event, one round trip and no waiting.
       It shows what programs had drawn by then; ``changed=False`` means *not yet*, since a
-      program may still be answering. :meth:`~vdesk.Desktop.receipt` reads it again later.
+      program may still be answering. :meth:`~vdesk.input.DesktopInput.receipt` reads it again later.
     * ``True`` (``settle=True``): the frame once the screen held still for a quiet period
       after the batch; ``changed=False`` then means *unchanged* (a program that answers after
       the quiet period shows its change later).

@@ -21,7 +21,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -30,6 +30,7 @@ from vdesk.errors import BrowserError, DesktopTimeout, InvalidArgument, VdeskErr
 from vdesk.tunnel import Tunnel
 
 if TYPE_CHECKING:
+    from vdesk.programs import DesktopPrograms
     from playwright.async_api import Browser as CdpBrowser, Page, Playwright
 
 T = TypeVar("T")
@@ -62,7 +63,8 @@ class BrowserHost(Protocol):
     @property
     def client(self) -> Any: ...
 
-    def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0) -> Any: ...
+    @property
+    def programs(self) -> DesktopPrograms: ...
 
 
 @dataclass(frozen=True)
@@ -192,7 +194,7 @@ class Browser:
         endpoint = self._probe()
         if endpoint is None:
             if not self._starting():
-                self._desktop.run(chromium_argv())
+                self._desktop.programs.run(chromium_argv())
             while (endpoint := self._probe()) is None:
                 if time.monotonic() > deadline:
                     raise DesktopTimeout(f"desktop {self._desktop.name}: Chromium's debugging port did not "
@@ -207,7 +209,7 @@ class Browser:
         rather than joined by a second browser — a second window, whose address bar the
         reference's getter may read first, and a second profile. One ``pgrep``."""
         try:
-            found = self._desktop.run(["pgrep", "-x", "chrome|chromium"], wait=True, timeout=10.0)
+            found = self._desktop.programs.run(["pgrep", "-x", "chrome|chromium"], wait=True, timeout=10.0)
         except VdeskError:
             return False
         return getattr(found, "returncode", 1) == 0

@@ -17,6 +17,7 @@ from typing import Literal
 
 from vdesk.channel import MAX_OUTPUT_LIMIT, Channel
 from vdesk.errors import CommandFailed, DesktopTimeout, InvalidArgument, TooLarge
+from vdesk.guard import Guard, guarded
 
 CLIPBOARD_LIMIT = 4 << 20  # bytes read back from a selection
 MAX_SET_CHARS = 16 << 20
@@ -28,9 +29,11 @@ _NOTHING_OWNED = ("target UTF8_STRING not available", "target STRING not availab
 class Clipboard:
     """The X selections of one desktop, reached through its command channel."""
 
-    def __init__(self, channel: Channel) -> None:
+    def __init__(self, channel: Channel, guard: Guard) -> None:
         self._channel = channel
+        self._guard = guard
 
+    @guarded
     def get(self, selection: Selection = "clipboard", *, limit: int = CLIPBOARD_LIMIT,
             timeout: float = 10.0) -> str:
         """The selection's text ("" when nothing owns it); :class:`TooLarge` past ``limit`` bytes."""
@@ -51,6 +54,7 @@ class Clipboard:
                            f"{limit}: pass limit= (up to {MAX_OUTPUT_LIMIT}) to read more")
         return done.stdout
 
+    @guarded
     def set(self, text: str, selection: Selection = "clipboard", *, timeout: float = 10.0) -> None:
         """Make ``text`` the selection's content (exactly, any Unicode)."""
         _check_selection(selection)
@@ -65,6 +69,7 @@ class Clipboard:
         if done.returncode != 0:
             raise CommandFailed(f"xsel could not take the {selection} selection (exit {done.returncode})")
 
+    @guarded
     def paste(self, text: str, timeout: float = 10.0) -> None:
         """Type ``text`` into the focused program by pasting it: both selections are set to it
         (replacing what they held) and Shift+Insert is pressed."""

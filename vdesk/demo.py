@@ -57,7 +57,7 @@ def run_demo(out_dir: Path, picture: Path | None = None, say: Callable[[str], No
     with Desktop.up(image="apps", clock=CLOCK, timeout=120) as desktop, \
             (out_dir / "actions.jsonl").open("w") as log:
         say(f"apps desktop {desktop.name} up in {time.perf_counter() - started:.2f} s")
-        desktop.wait_for_window_manager()
+        desktop.programs.wait_for_window_manager()
         site = parse_task({"id": "demo-site", "instruction": "-", "setup": [{"serve": "site"}],
                            "checks": [{"command": "true"}]}, base_dir=SITE.parent)
         run_setup(desktop, site)
@@ -68,12 +68,12 @@ def run_demo(out_dir: Path, picture: Path | None = None, say: Callable[[str], No
         line = desktop.browser.text("#result") or "no answer from the page"
         say(f"the page answered: {line}")
         unpack_into(desktop, pack(SITE.parent / "files" / MEMO), ".")
-        desktop.run(["soffice", "--writer", "--norestore", f"/home/desk/{MEMO}"])
+        desktop.programs.run(["soffice", "--writer", "--norestore", f"/home/desk/{MEMO}"])
         loaded = parse_task({"id": "demo-office", "instruction": "-", "checks": [{"command": "true"}], "setup": [
             {"wait_window": f"{MEMO} - LibreOffice Writer", "timeout": 60}, {"wait_idle": "soffice.bin"}]})
         run_setup(desktop, loaded)  # the window shows before the document has loaded
         steps = _play(desktop, office_script(line), out_dir, log, picture, say, first=steps + 1)
-        final = desktop.wait_until_settled(quiet=0.3)
+        final = desktop.screen.settle(quiet=0.3)
         final.save(out_dir / "final.png")
     say(f"saved {steps} steps to {out_dir}/ (actions.jsonl, step-*.png, final.png); desktop removed")
 
@@ -83,8 +83,8 @@ def _play(desktop: Desktop, script: list[tuple[str, list[dict]]], out_dir: Path,
     """Run each step, save its frame and log line; returns the number of the last step."""
     index = first - 1
     for index, (what, actions) in enumerate(script, start=first):
-        result = desktop.execute(actions, settle=True)
-        frame = desktop.wait_until_settled(quiet=0.3, timeout=10)
+        result = desktop.input.execute(actions, settle=True)
+        frame = desktop.screen.settle(quiet=0.3, timeout=10)
         frame_path = out_dir / f"step-{index:02d}.png"
         frame.save(frame_path)
         log.write(json.dumps({"step": index, "what": what, "actions": actions,

@@ -37,6 +37,7 @@ import docker
 from vdesk.channel import Channel
 from vdesk.errors import CommandFailed, DesktopTimeout, InvalidArgument, TooLarge, VdeskError
 from vdesk.execstream import ExecStream
+from vdesk.guard import Guard, guarded
 
 HOME = "/home/desk"
 READ_LIMIT = 256 << 20
@@ -69,15 +70,18 @@ def split_desktop_path(argument: str) -> tuple[str, str] | None:
 
 
 class Files:
-    """File transfers of one desktop. Each call runs its own ``tar`` in the desktop."""
+    """File transfers of one desktop. Each call runs its own ``tar`` in the desktop, through the
+    desktop's guard (a stopped desktop raises DesktopGone)."""
 
-    def __init__(self, api: docker.APIClient, container_id: str, name: str, channel: Channel) -> None:
+    def __init__(self, api: docker.APIClient, container_id: str, name: str, channel: Channel, guard: Guard) -> None:
+        self._guard = guard
         self._api = api
         self._container_id = container_id
         self._name = name
         self._channel = channel
 
     # -- out ----------------------------------------------------------------------------------
+    @guarded
     def read_file(self, path: str, *, limit: int = READ_LIMIT, timeout: float = TRANSFER_TIMEOUT) -> bytes:
         """The bytes of one regular file in the desktop (symlinks followed inside the desktop);
         :class:`TooLarge` past ``limit`` bytes."""
@@ -96,6 +100,7 @@ class Files:
             assert reader is not None
             return reader.read()
 
+    @guarded
     def download(self, remote: str, local: str | os.PathLike[str], *, limit: int = DOWNLOAD_LIMIT,
                  max_entries: int = MAX_ENTRIES, timeout: float = TRANSFER_TIMEOUT) -> Path:
         """Copy a file or folder out of the desktop, as ``docker cp`` does: into ``local`` when
@@ -125,6 +130,7 @@ class Files:
         return target
 
     # -- in -----------------------------------------------------------------------------------
+    @guarded
     def write_file(self, path: str, data: bytes, *, timeout: float = TRANSFER_TIMEOUT) -> None:
         """Write ``data`` to a file in the desktop (made or replaced, mode 0644)."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
@@ -138,6 +144,7 @@ class Files:
             archive.addfile(member, _BytesReader(bytes(data)))
         self._send(parent, add, timeout)
 
+    @guarded
     def upload(self, local: str | os.PathLike[str], remote: str, *, timeout: float = TRANSFER_TIMEOUT) -> str:
         """Copy a local file or folder into the desktop, as ``docker cp`` does: into ``remote``
         when it is a folder there (or ends with ``/``), else to that name. Returns the path written."""
@@ -159,6 +166,7 @@ class Files:
         self._send(parent, lambda archive: archive.add(str(local), arcname=base), timeout)
         return target
 
+    @guarded
     def unpack(self, archive: bytes, folder: str, *, timeout: float = TRANSFER_TIMEOUT) -> None:
         """Unpack a tar ``archive`` made on this side into ``folder`` of the desktop (made if
         missing): its regular files and folders, never links or devices."""

@@ -363,7 +363,7 @@ class LiveFramebuffer:
 
         One copy of the screen is made per version and handed to every caller until the next
         change (a step's receipt, its settle and its screenshot share it): never draw on a
-        frame's image, copy it first (:meth:`~vdesk.Desktop.screenshot` hands out copies).
+        frame's image, copy it first (:meth:`~vdesk.screen.DesktopScreen.shot` hands out copies).
         """
         client = self._require()
         version = self._version  # read first: the copy is at least this new

@@ -64,7 +64,7 @@ def wait_idle(desktop: Desktop, name: str, *, quiet: float = 1.0, timeout: float
     :class:`DesktopTimeout` after ``timeout``."""
     argv = ["python3", "-c", WAIT_IDLE, name, str(quiet), str(timeout)] + (["absent-is-idle"] if absent_is_idle else [])
     # vdesk's own probe, not the task's program: on the desktop's real clock.
-    done = desktop.run(argv, wait=True, timeout=timeout + 5, clock=False)
+    done = desktop.programs.run(argv, wait=True, timeout=timeout + 5, clock=False)
     if done.returncode != 0:
         raise DesktopTimeout(done.stderr.strip() or f"{name} did not go idle within {timeout:g} s")
 
@@ -75,6 +75,6 @@ def program(desktop: Desktop, window: Window) -> str | None:
     pid = desktop.windows.pid(window)
     if pid is None:
         return None
-    done = desktop.run(["cat", f"/proc/{pid}/comm"], wait=True, timeout=10, clock=False)
+    done = desktop.programs.run(["cat", f"/proc/{pid}/comm"], wait=True, timeout=10, clock=False)
     name = done.stdout.strip()
     return name if done.returncode == 0 and name else None

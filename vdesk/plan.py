@@ -4,7 +4,7 @@ coordinate against a screen and builds steps, and touches no desktop.
 Pointer and key actions become :class:`Input` steps of typed events (motion to a pixel, a button
 or key going down or up, a drag's short pause); consecutive ones are chained into one
 (:func:`chained`), which :mod:`vdesk.xtest` sends. Text becomes typing steps whose text travels
-on stdin, so no user text ever becomes an argument. :meth:`vdesk.desktop.Desktop.execute` runs a
+on stdin, so no user text ever becomes an argument. :meth:`vdesk.input.DesktopInput.execute` runs a
 plan.
 
 A text's control characters are keys, pressed between the typed pieces (:func:`typing`): a line
@@ -143,7 +143,7 @@ class _Planner:
     def point(self, action: BaseAction, which: str = "point") -> PhysicalPoint | None:
         coordinates = getattr(action.inputs, which)
         if which == "point" and action.inputs.element is not None:
-            raise InvalidAction("an element action is resolved against a desktop's tree: run it with Desktop.execute")
+            raise InvalidAction("an element action is resolved against a desktop's tree: run it with desktop.input.execute")
         return coordinates.resolve(self.screen, self.image) if coordinates else None
 
     def add(self, action: BaseAction, plan: Plan) -> None:

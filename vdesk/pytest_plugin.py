@@ -1,12 +1,12 @@
 """The pytest plugin installed with vdesk: a ``desktop`` fixture for GUI-agent test suites.
 
     def test_opens_terminal(desktop):
-        desktop.run(["xterm"])
+        desktop.programs.run(["xterm"])
         desktop.windows.wait_for("xterm")
 
     def test_says_done(desktop):
-        desktop.run(["xterm", "-e", "sh", "-c", "echo Done; sleep 60"])
-        desktop.wait_for_text("Done", timeout=30)   # OCR of the live screen; find_text reads it now
+        desktop.programs.run(["xterm", "-e", "sh", "-c", "echo Done; sleep 60"])
+        desktop.text.wait_for("Done", timeout=30)   # OCR of the live screen; find_text reads it now
 
 Options: ``--vdesk-size WxH``, ``--vdesk-scale S``, ``--vdesk-image NAME``,
 ``--vdesk-frames DIR`` (where the last frame of a failing test is saved; default
@@ -80,7 +80,7 @@ def _save_frame(item: pytest.Item, desktop: Desktop) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / (re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid) + ".png")
     try:
-        desktop.screenshot().save(path)
+        desktop.screen.shot().save(path)
     except Exception as error:  # a failing test's report must not fail on top
         return f"could not save the desktop's frame: {error}"
     return f"desktop frame saved to {path}"

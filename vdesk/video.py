@@ -1,7 +1,7 @@
 """Video of a desktop: frames pulled from the held VNC connection, encoded to MP4 by ffmpeg.
 
-    with desktop.record("session.mp4", fps=10) as recording:
-        desktop.execute(actions)
+    with desktop.screen.record("session.mp4", fps=10) as recording:
+        desktop.input.execute(actions)
     print(recording.frames, "frames")
 
 A thread takes a fresh frame at every tick (one round trip for the change since the last

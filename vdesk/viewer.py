@@ -109,7 +109,7 @@ class Viewer:
         """A link that opens a live view of ``desktop`` once, within ``expires_in`` seconds."""
         if not 1 <= expires_in <= MAX_LINK_SECONDS:
             raise InvalidArgument(f"a viewer link expires within 1..{MAX_LINK_SECONDS} s, got {expires_in:g}")
-        password = desktop.vnc_view_password if read_only else desktop.vnc_password
+        password = desktop.vnc.view_password if read_only else desktop.vnc.password
         token = secrets.token_urlsafe(32)
         grant = _Grant(desktop.client.api, desktop.id, desktop.name, password, read_only,
                        time.monotonic() + expires_in)

@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 from Xlib import X, Xatom, display as xdisplay, error as xerror
 from Xlib.protocol import event as xevent
 
-from vdesk.coords import PhysicalPoint
 from vdesk.errors import DesktopTimeout, InvalidArgument
 from vdesk.xconn import XConnection
 
@@ -158,13 +157,6 @@ class Windows:
             display.screen().root.send_event(message, event_mask=X.SubstructureRedirectMask | X.SubstructureNotifyMask)
             display.flush()
         self.connection.request(send)
-
-    def pointer(self) -> PhysicalPoint:
-        """Where the pointer is, in the framebuffer's (physical) pixels: one round trip."""
-        def ask(display: xdisplay.Display) -> PhysicalPoint:
-            reply = display.screen().root.query_pointer()
-            return PhysicalPoint(int(reply.root_x), int(reply.root_y))
-        return self.connection.request(ask)
 
     def drawn(self) -> bool:
         """Whether anything was drawn on screen since the last call (see :mod:`vdesk.damage`); True

@@ -8,11 +8,12 @@ from PIL import Image, ImageChops
 from Xlib import X
 
 from vdesk.desktop import Desktop
+from vdesk.xconn import open_display
 
 
 def x_pixels(desktop: Desktop) -> Image.Image:
     """The root window's pixels as the X server has them (XGetImage), as RGB."""
-    display, tunnel = desktop.x_display()
+    display, tunnel = open_display(desktop.client.api, desktop.id)
     try:
         root = display.screen().root
         geometry = root.get_geometry()
@@ -36,12 +37,12 @@ def assert_frames_show_what_x_holds(desktop: Desktop, when: str, quiet: float = 
     counts once nothing moved meanwhile: the held connection's frames before and after, and
     X's pixels read twice, agree."""
     for _ in range(20):  # each round waits for a quiet screen first
-        desktop.wait_until_settled(quiet=quiet, timeout=30)
-        held = desktop.screenshot(fresh=True)
+        desktop.screen.settle(quiet=quiet, timeout=30)
+        held = desktop.screen.shot(fresh=True)
         with Desktop.attach(desktop.name) as other:
-            new = other.screenshot(fresh=True)
+            new = other.screen.shot(fresh=True)
         x_now, x_again = x_pixels(desktop), x_pixels(desktop)
-        still = differing_box(held, desktop.screenshot(fresh=True)) is None and differing_box(x_now, x_again) is None
+        still = differing_box(held, desktop.screen.shot(fresh=True)) is None and differing_box(x_now, x_again) is None
         if still:
             for label, frame in (("the held connection's frame", held), ("a new connection's frame", new)):
                 box = differing_box(frame, x_now)

@@ -37,24 +37,24 @@ def desktop() -> Iterator[Desktop]:
 def form(desktop: Desktop) -> Desktop:
     """Chromium showing the form, opened once for the tests that read or use it: each asks for
     it, so any of them runs alone (``-k``) as well as in order."""
-    desktop.write_file("/home/desk/form.html", FORM.encode())
-    desktop.run(["chromium", "file:///home/desk/form.html"])
+    desktop.files.write_file("/home/desk/form.html", FORM.encode())
+    desktop.programs.run(["chromium", "file:///home/desk/form.html"])
     _front(desktop, "Form page")
     _wait(desktop, lambda t: t.query("push button", "Submit"), "the form's button did not appear")
-    desktop.settle(quiet=1.0, timeout=15)  # Chromium's tree follows its layout with a delay
+    desktop.screen.settle(quiet=1.0, timeout=15)  # Chromium's tree follows its layout with a delay
     return desktop
 
 
 def _front(desktop: Desktop, title: str, timeout: float = 90) -> None:
     window = desktop.windows.wait_for(title, timeout=timeout)
     desktop.windows.focus(window)
-    desktop.settle(quiet=0.3, timeout=10)
+    desktop.screen.settle(quiet=0.3, timeout=10)
 
 
 def _wait(desktop: Desktop, predicate, what: str, timeout: float = 30.0) -> Tree:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while True:
-        tree = desktop.accessibility_tree(Limits(timeout=20))  # a program's first read can be slow
+        tree = desktop.elements.tree(Limits(timeout=20))  # a program's first read can be slow
         if predicate(tree):
             return tree
         if time.monotonic() > deadline:
@@ -68,7 +68,7 @@ def _texts(tree: Tree) -> str:
 
 def test_chromium_form_is_named_and_element_clicks_fill_and_submit_it(desktop, form):
     _front(desktop, "Form page")
-    tree = desktop.accessibility_tree()
+    tree = desktop.elements.tree()
     assert tree.find("heading", "Sign up")
     assert tree.find("check box", "Agree")
     entry = tree.find("entry", "Name")
@@ -79,23 +79,23 @@ def test_chromium_form_is_named_and_element_clicks_fill_and_submit_it(desktop, f
                    {"type": "click", "inputs": {"element": {"role": "entry", "name": "Name"}}},
                    {"type": "type", "inputs": {"content": "Ada"}},
                    {"type": "click", "inputs": {"element": {"role": "push button", "name": "Submit"}}}):
-        result = desktop.execute([action])
+        result = desktop.input.execute([action])
         assert result.status == "success", (action, result)
     _wait(desktop, lambda t: "Submitted Ada agreed" in _texts(t), "the page did not say 'Submitted Ada agreed'")
 
 
 def test_a_missing_element_fails_cleanly_naming_the_query_and_candidates(desktop, form):
     _front(desktop, "Form page")
-    result = desktop.execute([{"type": "type", "inputs": {"content": "never typed"}},
+    result = desktop.input.execute([{"type": "type", "inputs": {"content": "never typed"}},
                               {"type": "click", "inputs": {"element": {"role": "push button", "name": "Sbmit"}}}])
     assert result.status == "failed" and result.executed == 0
     assert "name='Sbmit'" in result.error_message and "Submit" in result.error_message
-    assert "never typed" not in _texts(desktop.accessibility_tree())
+    assert "never typed" not in _texts(desktop.elements.tree())
 
 
 def test_the_osworld_xml_parses_with_its_namespaces(desktop, form):
     _front(desktop, "Form page")
-    tree = desktop.accessibility_tree(Limits(details=True))
+    tree = desktop.elements.tree(Limits(details=True))
     root = ET.fromstring(to_xml(tree))
     assert root.tag == "desktop-frame"
     chromium = root.find("application[@name='Chromium']")
@@ -112,13 +112,13 @@ def test_the_osworld_xml_parses_with_its_namespaces(desktop, form):
 
 
 def test_calc_toolbar_bounds_are_corrected_so_bold_is_hit(desktop):
-    desktop.run(["libreoffice", "--calc", "--norestore"])
+    desktop.programs.run(["libreoffice", "--calc", "--norestore"])
     _front(desktop, "LibreOffice Calc")
     tree = _wait(desktop, lambda t: t.query("toggle button", "Bold"), "Calc's Bold button did not appear")
     bold = tree.find("toggle button", "Bold")
     assert "checked" not in bold.states
     assert bold.bounds is not None and bold.bounds.y > 48  # below the menu bar, not 26 px over it
-    assert desktop.execute([{"type": "click", "inputs": {"element": {"role": "toggle button", "name": "Bold"}}}]).status == "success"
+    assert desktop.input.execute([{"type": "click", "inputs": {"element": {"role": "toggle button", "name": "Bold"}}}]).status == "success"
     _wait(desktop, lambda t: "checked" in t.find("toggle button", "Bold").states, "Bold did not turn on")
 
 
@@ -127,20 +127,20 @@ def test_writer_bold_clicked_at_its_centre_makes_the_saved_text_bold(desktop, tm
     document.add_paragraph("")
     buffer = io.BytesIO()
     document.save(buffer)
-    desktop.write_file("/home/desk/letter.docx", buffer.getvalue())
-    desktop.run(["libreoffice", "--writer", "--norestore", "/home/desk/letter.docx"])
+    desktop.files.write_file("/home/desk/letter.docx", buffer.getvalue())
+    desktop.programs.run(["libreoffice", "--writer", "--norestore", "/home/desk/letter.docx"])
     _front(desktop, "letter.docx")
     tree = _wait(desktop, lambda t: any("Writer" in n.name for n in t.query("frame")) and t.query("toggle button", "Bold"),
                  "Writer's Bold button did not appear", timeout=90)
     x, y = tree.find("toggle button", "Bold").bounds.centre
-    desktop.execute([{"type": "click", "inputs": {"point": {"normalized": {"x": x / 1280, "y": y / 800}}}}])
+    desktop.input.execute([{"type": "click", "inputs": {"point": {"normalized": {"x": x / 1280, "y": y / 800}}}}])
     _wait(desktop, lambda t: any("checked" in n.states for n in t.query("toggle button", "Bold")), "Bold did not turn on")
-    result = desktop.execute([{"type": "type", "inputs": {"content": "Strong words"}},
+    result = desktop.input.execute([{"type": "type", "inputs": {"content": "Strong words"}},
                               {"type": "hotkey", "inputs": {"key": "ctrl+s"}}])
     assert result.status == "success", result
     deadline = time.monotonic() + 30
     while True:
-        saved = docx.Document(io.BytesIO(desktop.read_file("/home/desk/letter.docx")))
+        saved = docx.Document(io.BytesIO(desktop.files.read_file("/home/desk/letter.docx")))
         runs = [run for paragraph in saved.paragraphs for run in paragraph.runs if run.text.strip()]
         if runs or time.monotonic() > deadline:
             break
@@ -150,48 +150,48 @@ def test_writer_bold_clicked_at_its_centre_makes_the_saved_text_bold(desktop, tm
 
 
 def test_a_gtk2_program_is_named_and_its_toolbar_button_is_hit_at_its_centre(desktop):
-    desktop.run(["pcmanfm", "/home/desk"])
+    desktop.programs.run(["pcmanfm", "/home/desk"])
     _front(desktop, "desk")
     tree = _wait(desktop, lambda t: any(n.app == "pcmanfm" for n in t.query("push button", "Parent Folder")),
                  "pcmanfm's Parent Folder button did not appear")
     assert any(n.app == "pcmanfm" for n in tree.query("menu", "File"))
     x, y = tree.find("push button", "Parent Folder").bounds.centre
-    desktop.execute([{"type": "click", "inputs": {"point": {"normalized": {"x": x / 1280, "y": y / 800}}}}])
+    desktop.input.execute([{"type": "click", "inputs": {"point": {"normalized": {"x": x / 1280, "y": y / 800}}}}])
     desktop.windows.wait_for("home", timeout=30)  # it went up from /home/desk
 
 
 def test_marks_number_the_clickable_elements_and_a_mark_number_clicks_one(desktop, form):
     _front(desktop, "Form page")
     _wait(desktop, lambda t: t.query("push button", "Submit"), "the form's button was not on screen")
-    marks = desktop.marks()
+    marks = desktop.elements.marks()
     assert marks.image.size == (1280, 800)
     submit = next(m for m in marks.marks if m.role == "push button" and m.name == "Submit")
     assert submit.source == "tree"
     assert f"{submit.number}\tpush-button\tSubmit" in marks.table()
     for action in ({"type": "click", "inputs": {"element": {"role": "entry", "name": "Name"}}},
                    {"type": "hotkey", "inputs": {"key": "ctrl+a"}}, {"type": "type", "inputs": {"content": "Grace"}}):
-        assert desktop.execute([action]).status == "success"
-    assert desktop.execute([{"type": "click", "inputs": {"element": submit.number}}]).status == "success"
+        assert desktop.input.execute([action]).status == "success"
+    assert desktop.input.execute([{"type": "click", "inputs": {"element": submit.number}}]).status == "success"
     _wait(desktop, lambda t: "Submitted Grace" in _texts(t), "the mark's click did not submit")
-    stale = desktop.execute([{"type": "click", "inputs": {"element": 9999}}])
+    stale = desktop.input.execute([{"type": "click", "inputs": {"element": 9999}}])
     assert stale.status == "failed" and "no mark 9999" in stale.error_message
 
 
 def test_a_program_without_accessibility_is_reported_as_such(desktop):
-    desktop.run(["xterm", "-title", "plain terminal"])
+    desktop.programs.run(["xterm", "-title", "plain terminal"])
     desktop.windows.wait_for("plain terminal", timeout=60)
-    tree = desktop.accessibility_tree()
+    tree = desktop.elements.tree()
     assert "plain terminal" in [w.title for w in tree.silent]
     assert any(w["title"] == "plain terminal" for w in tree.to_json()["silent"])
 
 
 def test_marks_fall_back_to_text_read_on_a_window_without_a_tree(desktop):
-    desktop.run(["xterm", "-geometry", "60x10+300+300", "-title", "ocr terminal", "-e", "bash", "-c",
+    desktop.programs.run(["xterm", "-geometry", "60x10+300+300", "-title", "ocr terminal", "-e", "bash", "-c",
                  "echo Launch sequence ready; sleep 600"])
     window = desktop.windows.wait_for("ocr terminal", timeout=60)
     desktop.windows.focus(window)
-    desktop.settle(quiet=0.5, timeout=10)
-    marks = desktop.marks()
+    desktop.screen.settle(quiet=0.5, timeout=10)
+    marks = desktop.elements.marks()
     assert marks.sources.get("ocr terminal") == "ocr"
     read = [m for m in marks.marks if m.source == "ocr"]
     assert any("sequence ready" in m.name for m in read), [m.name for m in read]
@@ -199,14 +199,14 @@ def test_marks_fall_back_to_text_read_on_a_window_without_a_tree(desktop):
 
 
 def test_a_program_that_hangs_is_named_and_the_others_still_come_back(desktop, form):
-    desktop.run(["mousepad"])
+    desktop.programs.run(["mousepad"])
     desktop.windows.wait_for("Mousepad", timeout=60)
     _wait(desktop, lambda t: any(a.name == "mousepad" for a in t.applications), "mousepad did not join the bus")
-    desktop.run(["pkill", "-STOP", "-x", "mousepad"], wait=True).check()
+    desktop.programs.run(["pkill", "-STOP", "-x", "mousepad"], wait=True).check()
     try:  # the bound leaves Chromium's form time to come back on a loaded machine; mousepad never does
-        tree = desktop.accessibility_tree(Limits(timeout=10))
+        tree = desktop.elements.tree(Limits(timeout=10))
     finally:
-        desktop.run(["pkill", "-CONT", "-x", "mousepad"], wait=True)
+        desktop.programs.run(["pkill", "-CONT", "-x", "mousepad"], wait=True)
     assert any("mousepad" in error for error in tree.errors()), tree.errors()
     assert tree.query("push button", "Submit")  # Chromium's form is still there
 
@@ -248,7 +248,7 @@ def test_vdesk_tree_of_a_desktop_showing_only_xterm_says_it_has_no_accessible_ob
     from vdesk.cli import run
 
     with Desktop.up(size=(800, 600), image="apps", timeout=180) as desktop:
-        desktop.run(["xterm", "-title", "lone terminal"])
+        desktop.programs.run(["xterm", "-title", "lone terminal"])
         desktop.windows.wait_for("lone terminal", timeout=60)
         assert run(["tree", desktop.name, "--format", "table"]) == 0
     captured = capsys.readouterr()

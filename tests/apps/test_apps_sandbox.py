@@ -52,24 +52,24 @@ def test_nothing_of_the_host_is_mounted_and_the_only_sockets_are_the_sessions_ow
 # -- Chromium: the container is its sandbox ------------------------------------------------------
 def test_chromiums_own_sandbox_cannot_start_under_the_default_seccomp_profile(shared_desktop):
     # The binary itself, without the flags /etc/chromium.d adds: it refuses to run unsandboxed.
-    done = shared_desktop.run(["/usr/lib/chromium/chromium", "--headless=new", "--user-data-dir=/tmp/sandboxed",
+    done = shared_desktop.programs.run(["/usr/lib/chromium/chromium", "--headless=new", "--user-data-dir=/tmp/sandboxed",
                                "--dump-dom", "about:blank"], wait=True, timeout=60)
     assert done.returncode != 0
     assert "No usable sandbox" in done.stderr, done.stderr[-2000:]
 
 
 def test_chromium_runs_unprivileged_under_the_containers_seccomp_filter(shared_desktop):
-    shared_desktop.run(["chromium", "--user-data-dir=/tmp/held", "data:text/html,<title>held page</title>"])
+    shared_desktop.programs.run(["chromium", "--user-data-dir=/tmp/held", "data:text/html,<title>held page</title>"])
     shared_desktop.windows.wait_for("held page", timeout=60)
-    listing = shared_desktop.run(["pgrep", "-f", "user-data-dir=/tmp/held"], wait=True).check().stdout.split()
-    statuses = shared_desktop.run(["cat", *(f"/proc/{pid}/status" for pid in listing)], wait=True).stdout
+    listing = shared_desktop.programs.run(["pgrep", "-f", "user-data-dir=/tmp/held"], wait=True).check().stdout.split()
+    statuses = shared_desktop.programs.run(["cat", *(f"/proc/{pid}/status" for pid in listing)], wait=True).stdout
     blocks = [block for block in statuses.split("Name:")[1:]]
     assert len(blocks) >= 3, "a browser, a zygote and a renderer at least"
     for block in blocks:
         fields = dict(re.findall(r"^(\w+):\s+(.*)$", block, re.M))
         assert fields["Uid"].split()[0] == "1000" and int(fields["CapEff"], 16) == 0, block[:200]
         assert fields["NoNewPrivs"] == "1" and fields["Seccomp"] == "2", block[:200]  # 2: a filter
-    shared_desktop.run(["pkill", "-f", "user-data-dir=/tmp/held"], wait=True)
+    shared_desktop.programs.run(["pkill", "-f", "user-data-dir=/tmp/held"], wait=True)
 
 
 @pytest.fixture
@@ -130,13 +130,13 @@ def test_a_page_in_chromium_reaches_neither_the_network_nor_the_host(shared_desk
     outside = [f"http://{address}:{port}/" for address in sorted(_host_addresses())]
     outside += ["http://1.1.1.1/", "http://example.com/", f"http://host.docker.internal:{port}/"]
     assert len(outside) >= 4, outside
-    shared_desktop.run(["mkdir", "-p", "/home/desk/site"], wait=True).check()
-    shared_desktop.run(["tee", "/home/desk/site/reach.html"], stdin=PAGE % json.dumps([inside, *outside]),
+    shared_desktop.programs.run(["mkdir", "-p", "/home/desk/site"], wait=True).check()
+    shared_desktop.programs.run(["tee", "/home/desk/site/reach.html"], stdin=PAGE % json.dumps([inside, *outside]),
                        wait=True).check()
-    shared_desktop.run(["python3", "-m", "http.server", "8765", "--bind", "127.0.0.1", "--directory", "/home/desk/site"])
+    shared_desktop.programs.run(["python3", "-m", "http.server", "8765", "--bind", "127.0.0.1", "--directory", "/home/desk/site"])
     python(shared_desktop, "import socket, time\nfor _ in range(100):\n  try: socket.create_connection(('127.0.0.1', 8765)).close(); break\n"
                            "  except OSError: time.sleep(0.05)").check()
-    done = shared_desktop.run(["chromium", "--headless=new", "--user-data-dir=/tmp/reach", "--dump-dom",
+    done = shared_desktop.programs.run(["chromium", "--headless=new", "--user-data-dir=/tmp/reach", "--dump-dom",
                                "http://127.0.0.1:8765/reach.html"], wait=True, timeout=90)
     match = re.search(r"OUTCOME(.*)END", done.stdout)
     assert match, (done.stdout[-1000:], done.stderr[-2000:])
@@ -152,6 +152,6 @@ def test_a_memory_hog_in_an_apps_desktop_is_killed_and_the_desktop_lives_on():
         hog = python(desktop, "x = bytearray(1024 * 1024 * 1024); print('survived')", timeout=60)
         assert hog.returncode != 0 and "survived" not in hog.stdout
         assert desktop.is_alive()
-        assert desktop.run(["echo", "still here"], wait=True).check().stdout == "still here\n"
+        assert desktop.programs.run(["echo", "still here"], wait=True).check().stdout == "still here\n"
         config = host_config(desktop)
         assert (config["Memory"], config["PidsLimit"]) == (512 * 1024**2, 256)

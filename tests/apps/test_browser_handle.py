@@ -21,7 +21,7 @@ ORDER = "http://127.0.0.1:8000/order.html"
 @pytest.fixture(scope="module")
 def desktop():
     with Desktop.up(size=(1280, 800), image="apps", timeout=120) as desktop:
-        desktop.wait_for_window_manager()
+        desktop.programs.wait_for_window_manager()
         serve(desktop, pack(SITE), ServeStep(serve="site"))
         yield desktop
 
@@ -44,7 +44,7 @@ def test_a_form_submitted_by_clicks_and_typing_changes_the_page(desktop):
                            " return [r.x + r.width / 2, r.y + r.height / 2, window.outerHeight - window.innerHeight]; })()")
     x, y, chrome = box
     point = {"raw": {"x": round(x), "y": round(y + chrome)}}
-    desktop.execute([{"type": "click", "inputs": {"point": point}},
+    desktop.input.execute([{"type": "click", "inputs": {"point": point}},
                      {"type": "type", "inputs": {"content": "Grace"}},
                      {"type": "hotkey", "inputs": {"key": "enter"}}])  # Enter in a field submits the form
     deadline = time.monotonic() + 10

@@ -22,15 +22,15 @@ PAGE = "<html><body style='margin:0;background:#fff'><div style='width:120px;hei
 
 
 def soffice(desktop: Desktop, *args: str) -> None:
-    desktop.run(["sh", "-c", 'cd && exec soffice --headless "$@"', "sh", *args], wait=True, timeout=120).check()
+    desktop.programs.run(["sh", "-c", 'cd && exec soffice --headless "$@"', "sh", *args], wait=True, timeout=120).check()
 
 
 @pytest.fixture(scope="module")
 def desktop():
     with Desktop.up(size=(1280, 800), image="apps", timeout=120) as desktop:
         unpack_into(desktop, pack(FILES), ".")
-        desktop.run(["sh", "-c", "cd && cat > budget.csv"], wait=True, stdin=CSV).check()
-        desktop.run(["sh", "-c", "cd && cat > letter.html"], wait=True, stdin=HTML).check()
+        desktop.programs.run(["sh", "-c", "cd && cat > budget.csv"], wait=True, stdin=CSV).check()
+        desktop.programs.run(["sh", "-c", "cd && cat > letter.html"], wait=True, stdin=HTML).check()
         soffice(desktop, "--convert-to", "xlsx", "budget.csv")
         soffice(desktop, "--convert-to", "ods", "budget.csv")
         soffice(desktop, "--writer", "--convert-to", "docx:MS Word 2007 XML", "letter.html")
@@ -73,7 +73,7 @@ def test_pdf_text(desktop):
 
 def test_a_missing_or_damaged_document_fails_with_the_reason(desktop):
     assert "does not exist" in document_check(desktop, DocumentCheck(document="nope.xlsx", cells={"A1": 1})).detail
-    desktop.run(["sh", "-c", "cd && cp budget.csv budget.csv.docx"], wait=True).check()
+    desktop.programs.run(["sh", "-c", "cd && cp budget.csv budget.csv.docx"], wait=True).check()
     damaged = document_check(desktop, DocumentCheck(document="budget.csv.docx", contains=["x"]))
     assert not damaged.passed and "not a zip archive" in damaged.detail
 
@@ -99,7 +99,7 @@ def test_binary_file_hash_and_size(desktop):
 
 
 def test_reading_out_is_bounded(desktop):
-    desktop.run(["sh", "-c", "cd && head -c 5000 /dev/zero > big.bin"], wait=True).check()
+    desktop.programs.run(["sh", "-c", "cd && head -c 5000 /dev/zero > big.bin"], wait=True).check()
     with pytest.raises(TooLarge, match="over the limit of 4096"):
         read_file(desktop, "big.bin", limit=4096)
     assert read_file(desktop, "no-such-file") is None
@@ -108,9 +108,9 @@ def test_reading_out_is_bounded(desktop):
 def test_picture_likeness_of_screenshots_chromium_took(desktop, tmp_path):
     for colour in ("#d1495b", "#00798c"):
         name = colour.lstrip("#")
-        desktop.run(["sh", "-c", f"cd && cat > {name}.html"], wait=True, stdin=PAGE.format(colour)).check()
+        desktop.programs.run(["sh", "-c", f"cd && cat > {name}.html"], wait=True, stdin=PAGE.format(colour)).check()
         for copy in ("a", "b") if colour == "#d1495b" else ("a",):
-            desktop.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+            desktop.programs.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                          "--window-size=200,120", f"--screenshot=/home/desk/{name}-{copy}.png",
                          f"file:///home/desk/{name}.html"], wait=True, timeout=60).check()
     reference = tmp_path / "red.png"

@@ -25,23 +25,23 @@ PAGE = "data:text/html,<script>document.title = 'NOW' + Date.now() + 'END'</scri
 
 def test_programs_started_in_the_desktop_see_its_clock_and_it_runs_on():
     with Desktop.up(image="apps", clock=START, timeout=120) as desktop:
-        first = float(desktop.run(["date", "+%s.%N"], wait=True).check().stdout)
+        first = float(desktop.programs.run(["date", "+%s.%N"], wait=True).check().stdout)
         assert START_EPOCH <= first < START_EPOCH + 120
-        desktop.run(["chromium", PAGE])
+        desktop.programs.run(["chromium", PAGE])
         now = re.search(r"NOW(\d+)END", desktop.windows.wait_for("NOW", timeout=90).title)
         assert now
         assert first <= int(now.group(1)) / 1000 < START_EPOCH + 180  # the renderer too
-        shell = desktop.run(["sh", "-c", "sleep 1.5; date +%s.%N"], wait=True).check().stdout
+        shell = desktop.programs.run(["sh", "-c", "sleep 1.5; date +%s.%N"], wait=True).check().stdout
         assert first + 1.4 <= float(shell) < first + 60  # it runs, and children inherit it
         # The taskbar was started by the desktop's session, not by run(): it has the clock too.
-        environ = desktop.run(["sh", "-c", 'tr "\\0" "\\n" < /proc/$(pgrep -x tint2)/environ'], wait=True).stdout
+        environ = desktop.programs.run(["sh", "-c", 'tr "\\0" "\\n" < /proc/$(pgrep -x tint2)/environ'], wait=True).stdout
         assert f"FAKETIME={desktop.clock.faketime}" in environ.split()
         assert desktop.clock.start == START
 
 
 def _taskbar(desktop: Desktop):
     width, height = desktop.screen.size
-    return desktop.screenshot().crop((width - 200, height - 30, width, height))
+    return desktop.screen.shot().crop((width - 200, height - 30, width, height))
 
 
 def test_two_desktops_with_one_clock_show_the_same_taskbar_and_another_clock_shows_another():

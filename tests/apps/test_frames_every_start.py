@@ -30,6 +30,7 @@ from Xlib import X
 from tests.apps.screens import assert_frames_show_what_x_holds
 from vdesk import images
 from vdesk.desktop import Desktop
+from vdesk.xconn import open_display
 
 pytestmark = pytest.mark.desktop
 
@@ -89,7 +90,7 @@ STARTS: dict[str, Callable[[Path], AbstractContextManager[Desktop]]] = {
 # -- what X has, and the comparison -------------------------------------------------------------
 def popups(desktop: Desktop) -> set[int]:
     """The override-redirect windows on screen (menus, tooltips): the window manager lists none."""
-    display, tunnel = desktop.x_display()
+    display, tunnel = open_display(desktop.client.api, desktop.id)
     try:
         shown = set()
         for child in display.screen().root.query_tree().children:
@@ -111,7 +112,7 @@ def wait_for(condition: Callable[[], bool], what: str, timeout: float = 60) -> N
 
 
 def act(desktop: Desktop, *actions: dict) -> None:
-    result = desktop.execute(list(actions))
+    result = desktop.input.execute(list(actions))
     assert result.status == "success", result.error_message
 
 
@@ -129,7 +130,7 @@ def test_frames_equal_x_over_windows_menus_dialogs_and_tooltips(start, tmp_path)
     with STARTS[start](tmp_path) as desktop:
         assert_frames_show_what_x_holds(desktop, f"{start}: the desktop up")
 
-        desktop.run(["chromium", PAGE])
+        desktop.programs.run(["chromium", PAGE])
         browser = desktop.windows.wait_for("vdesk page", timeout=90)
         assert_frames_show_what_x_holds(desktop, f"{start}: chromium starting", quiet=0.1)
         assert_frames_show_what_x_holds(desktop, f"{start}: chromium started")
@@ -140,7 +141,7 @@ def test_frames_equal_x_over_windows_menus_dialogs_and_tooltips(start, tmp_path)
         assert_frames_show_what_x_holds(desktop, f"{start}: chromium's context menu")
         act(desktop, {"type": "hotkey", "inputs": {"key": "escape"}})
 
-        desktop.run(["libreoffice", "--writer"])
+        desktop.programs.run(["libreoffice", "--writer"])
         desktop.windows.wait_for(WRITER, timeout=120)
         assert_frames_show_what_x_holds(desktop, f"{start}: writer starting", quiet=0.1)
         assert_frames_show_what_x_holds(desktop, f"{start}: writer started")

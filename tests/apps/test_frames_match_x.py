@@ -41,7 +41,7 @@ PROGRAMS = {
 def test_the_frame_equals_the_x_servers_pixels_after_start_and_after_typing(name):
     program = PROGRAMS[name]
     with Desktop.up(image="apps", timeout=120) as desktop:
-        desktop.run(list(program.argv))
+        desktop.programs.run(list(program.argv))
         desktop.windows.wait_for(program.title, timeout=90)
         # The program starts as people expect: its window and nothing else (no tip of the day,
         # first-run wizard, keyring or recovery dialog).
@@ -55,5 +55,5 @@ def test_the_frame_equals_the_x_servers_pixels_after_start_and_after_typing(name
             time.sleep(0.2)
         assert all(program.title in title for title in titles), titles
         assert_frames_show_what_x_holds(desktop, f"{name} started")
-        desktop.execute([{"type": "type", "inputs": {"content": "Hello 123 çé"}}])
+        desktop.input.execute([{"type": "type", "inputs": {"content": "Hello 123 çé"}}])
         assert_frames_show_what_x_holds(desktop, f"{name} after typing")

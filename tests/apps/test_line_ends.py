@@ -30,7 +30,7 @@ VDESK = str(Path(sys.executable).with_name("vdesk"))
 @pytest.fixture(scope="module")
 def desktop() -> Iterator[Desktop]:
     with Desktop.up(size=(1280, 800), image="apps", timeout=180) as desktop:
-        desktop.wait_for_window_manager()
+        desktop.programs.wait_for_window_manager()
         yield desktop
 
 
@@ -47,16 +47,16 @@ def until(what: str, probe: Callable[[], Any], timeout: float = 60.0) -> Any:
 def front(desktop: Desktop, title: str, timeout: float = 90) -> None:
     window = desktop.windows.wait_for(title, timeout=timeout)
     desktop.windows.focus(window)
-    desktop.settle(quiet=0.5, timeout=15)
+    desktop.screen.settle(quiet=0.5, timeout=15)
 
 
 def act(desktop: Desktop, *actions: dict[str, Any]) -> None:
-    result = desktop.execute(list(actions))
+    result = desktop.input.execute(list(actions))
     assert result.status == "success", result.error_message
 
 
 def address_bar_focused(desktop: Desktop) -> bool:
-    return bool(desktop.accessibility_tree().query("entry", "Address and search bar", states=("focused",)))
+    return bool(desktop.elements.tree().query("entry", "Address and search bar", states=("focused",)))
 
 
 def type_text(text: str, method: str = "keys") -> dict[str, Any]:
@@ -68,7 +68,7 @@ def hotkey(key: str) -> dict[str, Any]:
 
 
 def file_text(desktop: Desktop, path: str) -> str | None:
-    done = desktop.run(["cat", path], wait=True)
+    done = desktop.programs.run(["cat", path], wait=True)
     return done.stdout if done.returncode == 0 else None
 
 
@@ -77,10 +77,10 @@ def save_as(desktop: Desktop, path: str, method: str = "keys") -> None:
     no Enter pressed; the dialog must close and the file appear."""
     act(desktop, hotkey("ctrl+shift+s"))
     dialog = desktop.windows.wait_for("^Save( As)?$", regex=True, timeout=60)  # LibreOffice's, mousepad's
-    desktop.settle(quiet=0.5, timeout=15)  # the name field has the focus once the dialog is drawn
+    desktop.screen.settle(quiet=0.5, timeout=15)  # the name field has the focus once the dialog is drawn
     # Emptied first: a paste takes the PRIMARY selection, so the entry's selected name would stay.
     act(desktop, hotkey("ctrl+a"), hotkey("BackSpace"), type_text(f"{path}\n", method))
-    until(f"the Save dialog did not save {path}", lambda: desktop.run(["test", "-s", path], wait=True).returncode == 0)
+    until(f"the Save dialog did not save {path}", lambda: desktop.programs.run(["test", "-s", path], wait=True).returncode == 0)
     desktop.windows.wait_gone(dialog, timeout=30)
 
 
@@ -89,8 +89,8 @@ def programs_closed(desktop: Desktop) -> Iterator[None]:
     """Each test starts its program afresh: whatever it left (an unsaved document) is killed."""
     yield
     for program in ("soffice", "mousepad", "pcmanfm"):
-        desktop.run(["pkill", "-9", "-f", program], wait=True)
-        until(f"{program} did not end", lambda: desktop.run(["pgrep", "-f", program], wait=True).returncode != 0)
+        desktop.programs.run(["pkill", "-9", "-f", program], wait=True)
+        until(f"{program} did not end", lambda: desktop.programs.run(["pgrep", "-f", program], wait=True).returncode != 0)
 
 
 def test_writer_makes_a_paragraph_of_each_typed_line(desktop):
@@ -98,14 +98,14 @@ def test_writer_makes_a_paragraph_of_each_typed_line(desktop):
     document.add_paragraph("")
     buffer = io.BytesIO()
     document.save(buffer)
-    desktop.write_file("/home/desk/lines.docx", buffer.getvalue())
-    desktop.run(["libreoffice", "--writer", "--norestore", "/home/desk/lines.docx"])
+    desktop.files.write_file("/home/desk/lines.docx", buffer.getvalue())
+    desktop.programs.run(["libreoffice", "--writer", "--norestore", "/home/desk/lines.docx"])
     front(desktop, "lines.docx")
-    until("Writer's document did not show", lambda: desktop.accessibility_tree().query("toggle button", "Bold"), 90)
+    until("Writer's document did not show", lambda: desktop.elements.tree().query("toggle button", "Bold"), 90)
     act(desktop, type_text("Hello\nSecond line.\n"), hotkey("ctrl+s"))
 
     def paragraphs() -> list[str] | None:
-        saved = docx.Document(io.BytesIO(desktop.read_file("/home/desk/lines.docx")))
+        saved = docx.Document(io.BytesIO(desktop.files.read_file("/home/desk/lines.docx")))
         texts = [paragraph.text for paragraph in saved.paragraphs]
         return texts if any(texts) else None
 
@@ -115,9 +115,9 @@ def test_writer_makes_a_paragraph_of_each_typed_line(desktop):
 @pytest.mark.parametrize("method", ["keys", "paste"])
 def test_the_gtk_save_dialog_saves_when_the_typed_path_ends_with_a_line_end(desktop, method):
     path = f"/home/desk/two-{method}.odt"
-    desktop.run(["libreoffice", "--writer", "--norestore"])
+    desktop.programs.run(["libreoffice", "--writer", "--norestore"])
     front(desktop, "LibreOffice Writer")
-    until("Writer's document did not show", lambda: desktop.accessibility_tree().query("toggle button", "Bold"), 90)
+    until("Writer's document did not show", lambda: desktop.elements.tree().query("toggle button", "Bold"), 90)
     act(desktop, type_text("One\tcell\nTwo\n"))
     save_as(desktop, path, method)
     check = document_check(desktop, DocumentCheck(document=Path(path).name, paragraphs=["One\tcell", "Two"]))
@@ -125,9 +125,9 @@ def test_the_gtk_save_dialog_saves_when_the_typed_path_ends_with_a_line_end(desk
 
 
 def test_calc_moves_down_a_cell_on_each_line_end_of_pyautogui_typing(desktop):
-    desktop.run(["libreoffice", "--calc", "--norestore"])
+    desktop.programs.run(["libreoffice", "--calc", "--norestore"])
     front(desktop, "LibreOffice Calc")
-    until("Calc's sheet did not show", lambda: desktop.accessibility_tree().query("toggle button", "Bold"), 90)
+    until("Calc's sheet did not show", lambda: desktop.elements.tree().query("toggle button", "Bold"), 90)
     # As an OSWorld agent writes it, through the command line: `vdesk exec --format pyautogui`.
     for code in ("pyautogui.typewrite('=1+2\\n')", "pyautogui.write('7\\tright\\n')"):
         run = subprocess.run([VDESK, "exec", desktop.name, "--format", "pyautogui", code],
@@ -142,7 +142,7 @@ def test_calc_moves_down_a_cell_on_each_line_end_of_pyautogui_typing(desktop):
 @pytest.mark.parametrize("method", ["keys", "paste"])
 def test_mousepad_keeps_the_typed_line_breaks_and_tabs_in_the_saved_file(desktop, method):
     path = f"/home/desk/lines-{method}.txt"
-    desktop.run(["mousepad"])
+    desktop.programs.run(["mousepad"])
     front(desktop, "Mousepad")
     act(desktop, type_text("first\nsecond\n\tthird\n", method))
     save_as(desktop, path, method)
@@ -150,8 +150,8 @@ def test_mousepad_keeps_the_typed_line_breaks_and_tabs_in_the_saved_file(desktop
 
 
 def test_chromium_goes_to_the_address_typed_with_a_line_end(desktop):
-    desktop.write_file("/home/desk/start.html", b"<title>Start page</title><p>start")
-    desktop.write_file("/home/desk/target.html", b"<title>Target page</title><p>target")
+    desktop.files.write_file("/home/desk/start.html", b"<title>Start page</title><p>start")
+    desktop.files.write_file("/home/desk/target.html", b"<title>Target page</title><p>target")
     browser = desktop.browser
     browser.open("file:///home/desk/start.html")
     front(desktop, "Start page")
@@ -165,12 +165,12 @@ def test_chromium_goes_to_the_address_typed_with_a_line_end(desktop):
 
 
 def test_a_gtk2_location_bar_opens_the_folder_typed_with_a_line_end(desktop):
-    desktop.run(["sh", "-c", "mkdir -p /home/desk/typed-folder"], wait=True).check()
-    desktop.run(["pcmanfm", "/home/desk"])
+    desktop.programs.run(["sh", "-c", "mkdir -p /home/desk/typed-folder"], wait=True).check()
+    desktop.programs.run(["pcmanfm", "/home/desk"])
     front(desktop, "desk")
     batch = parse_payloads("uitars", ["Action: hotkey(key='ctrl l')\n\ntype(content='/home/desk/typed-folder\\n')"],
                            desktop.screen.image())
-    result = desktop.execute(batch)
+    result = desktop.input.execute(batch)
     assert result.status == "success", result.error_message
     desktop.windows.wait_for("typed-folder", timeout=30)
 
@@ -178,15 +178,15 @@ def test_a_gtk2_location_bar_opens_the_folder_typed_with_a_line_end(desktop):
 def test_vlcs_open_media_dialog_takes_an_address_typed_with_a_line_end():
     """Qt (VLC on the osworld image): the dialog closes on the typed line end and VLC opens it."""
     with Desktop.up(size=(1280, 800), image="osworld", timeout=180) as vlc_desktop:
-        home = vlc_desktop.run(["sh", "-c", "echo $HOME"], wait=True).stdout.strip()
+        home = vlc_desktop.programs.run(["sh", "-c", "echo $HOME"], wait=True).stdout.strip()
         tone = (f"import wave; w = wave.open('{home}/tone.wav', 'wb'); w.setnchannels(1); w.setsampwidth(2); "
                 "w.setframerate(8000); w.writeframes(bytes(2 * 8000 * 20)); w.close()")
-        vlc_desktop.run(["python3", "-c", tone], wait=True).check()
-        vlc_desktop.run(["vlc", "--no-qt-privacy-ask"])
+        vlc_desktop.programs.run(["python3", "-c", tone], wait=True).check()
+        vlc_desktop.programs.run(["vlc", "--no-qt-privacy-ask"])
         front(vlc_desktop, "VLC media player")
         act(vlc_desktop, hotkey("ctrl+n"))  # Media > Open Network Stream: its address field has the focus
         dialog = vlc_desktop.windows.wait_for("Open Media", timeout=60)
-        vlc_desktop.settle(quiet=0.5, timeout=15)
+        vlc_desktop.screen.settle(quiet=0.5, timeout=15)
         act(vlc_desktop, type_text(f"file://{home}/tone.wav\n"))  # the default receipt: no tree read (it ends VLC)
         vlc_desktop.windows.wait_for("tone.wav - VLC media player", timeout=60)
         vlc_desktop.windows.wait_gone(dialog, timeout=30)

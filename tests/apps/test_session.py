@@ -24,28 +24,28 @@ done
 
 def test_the_first_frame_after_up_has_the_wallpaper_and_the_drawn_taskbar_and_the_bus_is_up():
     with Desktop.up(image="apps", timeout=120) as desktop:
-        frame = desktop.screenshot()  # nothing waited for: what an agent sees first
+        frame = desktop.screen.shot()  # nothing waited for: what an agent sees first
         width, height = desktop.screen.size
         assert frame.getpixel((width // 2, height // 2)) == WALLPAPER
         assert frame.getpixel((width // 2, height - PANEL_HEIGHT // 2)) == PANEL
         icons = frame.crop((0, height - PANEL_HEIGHT, LAUNCHERS * 32, height))
         assert len(set(icons.getdata())) > 50, "the taskbar's launcher icons are not drawn"
-        bus = desktop.run(["xprop", "-root", "AT_SPI_BUS"], wait=True).check().stdout
+        bus = desktop.programs.run(["xprop", "-root", "AT_SPI_BUS"], wait=True).check().stdout
         assert '= "unix:path=' in bus, bus
-        assert desktop.run(IS_ENABLED, wait=True, timeout=20).check().stdout.strip() == "(<true>,)"
-        assert desktop.run(["gsettings", "get", "org.gnome.desktop.interface", "toolkit-accessibility"],
+        assert desktop.programs.run(IS_ENABLED, wait=True, timeout=20).check().stdout.strip() == "(<true>,)"
+        assert desktop.programs.run(["gsettings", "get", "org.gnome.desktop.interface", "toolkit-accessibility"],
                            wait=True, timeout=20).check().stdout.strip() == "true"
 
 
 def test_the_taskbar_finds_every_launcher_icon_in_the_shipped_cache(shared_desktop):
-    shipped = shared_desktop.run(["cat", "/etc/xdg/tint2/icon.cache"], wait=True).check().stdout
+    shipped = shared_desktop.programs.run(["cat", "/etc/xdg/tint2/icon.cache"], wait=True).check().stdout
     cached = dict(line.rsplit("=", 1) for line in shipped.splitlines())
-    icons = shared_desktop.run(["bash", "-c", LAUNCHER_ICONS], wait=True).check().stdout.split()
+    icons = shared_desktop.programs.run(["bash", "-c", LAUNCHER_ICONS], wait=True).check().stdout.split()
     assert len(icons) == LAUNCHERS
     for icon in icons:
         path = cached.get(f"Adwaita\t{icon}\t24")
         assert path, f"the launcher icon {icon} is not in docker/apps/tint2-icon.cache"
-        shared_desktop.run(["test", "-f", path], wait=True).check()
+        shared_desktop.programs.run(["test", "-f", path], wait=True).check()
     # tint2 rewrites its cache when it had to look an icon up: it did not.
-    used = shared_desktop.run(["cat", "/home/desk/.cache/tint2/icon.cache"], wait=True).check().stdout
+    used = shared_desktop.programs.run(["cat", "/home/desk/.cache/tint2/icon.cache"], wait=True).check().stdout
     assert used == shipped

@@ -69,7 +69,7 @@ def paints(desktop: Desktop, colour: tuple[int, int, int], timeout: float = 5.0)
     """Seconds until the centre of the screen shows ``colour`` in a screenshot. The VNC
     server finds changes by polling, so the first fresh frame may not hold it yet."""
     started = time.monotonic()
-    while (seen := desktop.screenshot().getpixel((desktop.screen.width // 2, desktop.screen.height // 2))) != colour:
+    while (seen := desktop.screen.shot().getpixel((desktop.screen.width // 2, desktop.screen.height // 2))) != colour:
         assert time.monotonic() - started < timeout, f"the screen shows {seen}, not {colour}"
         time.sleep(0.05)
     return time.monotonic() - started
@@ -80,7 +80,7 @@ def xterm(desktop: Desktop, title: str, *argv: str) -> Iterator[Window]:
     """An xterm titled ``title`` (running ``argv`` if given) on screen; killed on leaving, and
     waited for until the window manager has let go of it (the next program may get the same
     window id)."""
-    desktop.run(["xterm", "-title", title, *argv])
+    desktop.programs.run(["xterm", "-title", title, *argv])
     window: Window | None = None
     try:
         window = desktop.windows.wait_for(title)
@@ -94,7 +94,7 @@ def close_window(desktop: Desktop, title: str, window: Window | None = None) -> 
     has let go of its window (``window``, or the one now titled so). The program may have
     ended by itself already."""
     window = window or desktop.windows.find(title)
-    desktop.run(["pkill", "-f", title], wait=True)
+    desktop.programs.run(["pkill", "-f", title], wait=True)
     if window is not None:
         desktop.windows.wait_gone(window)
 
@@ -106,15 +106,15 @@ def program_receiving_keys(desktop: Desktop, tag: str) -> Iterator[Callable[[], 
     path = f"/tmp/{tag}-{time.monotonic_ns()}.txt"
     with xterm(desktop, path, "-e", "sh", "-c", f"cat > {path}") as window:
         desktop.windows.focus(window)
-        desktop.execute([{"type": "click", "inputs": {"point": {"raw": {"x": window.x + 20, "y": window.y + 20}}}}])
+        desktop.input.execute([{"type": "click", "inputs": {"point": {"raw": {"x": window.x + 20, "y": window.y + 20}}}}])
 
         def received() -> str:
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
-                if desktop.run(["pgrep", "-f", f"cat > {path}"], wait=True).returncode != 0:
+                if desktop.programs.run(["pgrep", "-f", f"cat > {path}"], wait=True).returncode != 0:
                     break
                 time.sleep(0.05)
-            return desktop.run(["cat", path], wait=True).stdout
+            return desktop.programs.run(["cat", path], wait=True).stdout
 
         yield received
 

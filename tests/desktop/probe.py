@@ -14,6 +14,7 @@ from Xlib import X, XK
 from Xlib.protocol import event
 
 from vdesk.desktop import Desktop
+from vdesk.xconn import open_display
 
 XK.load_keysym_group("xf86")
 KEYSYM_NAMES = {getattr(XK, n): n[3:] for n in sorted(dir(XK), reverse=True) if n.startswith("XK_")}
@@ -36,7 +37,7 @@ class EventProbe:
     """Covers the screen with a white window that has the keyboard focus, and records events."""
 
     def __init__(self, desktop: Desktop) -> None:
-        self.display, self._tunnel = desktop.x_display()
+        self.display, self._tunnel = open_display(desktop.client.api, desktop.id)
         screen = self.display.screen()
         self.window = screen.root.create_window(
             0, 0, screen.width_in_pixels, screen.height_in_pixels, 0, screen.root_depth,
@@ -49,7 +50,7 @@ class EventProbe:
         self._mark_atom = self.display.intern_atom("VDESK_PROBE_MARK")
         self._marks = 0
         self.events()  # drop map/expose noise
-        desktop.wait_until_settled(quiet=0.1)  # frames taken next show the probe window
+        desktop.screen.settle(quiet=0.1)  # frames taken next show the probe window
 
     def events(self, timeout: float = 5.0) -> list[Event]:
         """Every event the X server queued for the probe so far. A marker sent through the same

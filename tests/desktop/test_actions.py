@@ -10,7 +10,7 @@ from vdesk.desktop import Desktop
 
 
 def act(desktop: Desktop, *actions: dict) -> None:
-    result = desktop.execute(list(actions))
+    result = desktop.input.execute(list(actions))
     assert result.status == "success", result.error_message
 
 
@@ -130,7 +130,7 @@ def test_modifiers_are_held_during_a_click(shared_desktop, probe):
 
 
 def test_hold_key_holds_for_the_duration(shared_desktop, probe):
-    result = shared_desktop.execute([{"type": "hold_key", "inputs": {"key": "a", "duration": 0.3}}])
+    result = shared_desktop.input.execute([{"type": "hold_key", "inputs": {"key": "a", "duration": 0.3}}])
     assert result.status == "success"
     events = [e for e in probe.events() if e.kind.startswith("key")]
     # Held down, then let go. A loaded machine may hold it past the X server's autorepeat delay:
@@ -142,20 +142,20 @@ def test_hold_key_holds_for_the_duration(shared_desktop, probe):
 
 
 def test_wait_honours_its_time(shared_desktop):
-    result = shared_desktop.execute([{"type": "wait", "inputs": {"time": 0.25}}])
+    result = shared_desktop.input.execute([{"type": "wait", "inputs": {"time": 0.25}}])
     assert result.status == "success" and 250 <= result.elapsed_ms < 250 + 1000 * HANG
 
 
 def test_finished_and_call_user_are_reported_without_touching_the_desktop(shared_desktop, probe):
-    result = shared_desktop.execute([{"type": "finished", "inputs": {"content": "done"}}])
+    result = shared_desktop.input.execute([{"type": "finished", "inputs": {"content": "done"}}])
     assert result.finished and result.finished_content == "done"
-    result = shared_desktop.execute([{"type": "call_user", "inputs": {"content": "need a password"}}])
+    result = shared_desktop.input.execute([{"type": "call_user", "inputs": {"content": "need a password"}}])
     assert result.call_user == "need a password"
     assert probe.events() == []
 
 
 def test_a_point_off_screen_fails_the_batch_and_nothing_runs(shared_desktop, probe):
-    result = shared_desktop.execute([{"type": "click", "inputs": {"point": raw(10, 10)}},
+    result = shared_desktop.input.execute([{"type": "click", "inputs": {"point": raw(10, 10)}},
                                      {"type": "click", "inputs": {"point": raw(1280, 10)}}])
     assert result.status == "failed"
     assert "action 1" in result.error_message and "(1280, 10)" in result.error_message and "1280x800" in result.error_message
@@ -163,7 +163,7 @@ def test_a_point_off_screen_fails_the_batch_and_nothing_runs(shared_desktop, pro
 
 
 def test_a_malformed_action_fails_the_whole_batch_before_anything_runs(shared_desktop, probe):
-    result = shared_desktop.execute([{"type": "click", "inputs": {"point": raw(10, 10)}},
+    result = shared_desktop.input.execute([{"type": "click", "inputs": {"point": raw(10, 10)}},
                                      {"type": "hotkey", "inputs": {"key": "ctrl+nosuchkey"}}])
     assert result.status == "failed" and "nosuchkey" in result.error_message
     assert probe.events() == []
@@ -171,5 +171,5 @@ def test_a_malformed_action_fails_the_whole_batch_before_anything_runs(shared_de
 
 @pytest.mark.parametrize("kind", ["navigate", "open_app", "swipe", "long_press", "home", "back", "navigate_back"])
 def test_browser_and_mobile_actions_are_rejected_as_unsupported(shared_desktop, kind):
-    result = shared_desktop.execute([{"type": kind, "inputs": {}}])
+    result = shared_desktop.input.execute([{"type": kind, "inputs": {}}])
     assert result.status == "failed" and "unsupported on a desktop" in result.error_message

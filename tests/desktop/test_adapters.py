@@ -53,7 +53,7 @@ def summary(events: list[Event]) -> list[str]:
 
 def park(desktop: Desktop, probe: EventProbe) -> None:
     """Put the pointer somewhere no case aims at, and forget the motion that caused."""
-    desktop.execute([{"type": "mouse_move", "inputs": {"point": {"raw": {"x": PARK[0], "y": PARK[1]}}}}])
+    desktop.input.execute([{"type": "mouse_move", "inputs": {"point": {"raw": {"x": PARK[0], "y": PARK[1]}}}}])
     probe.events()
 
 
@@ -241,19 +241,19 @@ def test_anthropic_zoom_on_a_scaled_screen_is_a_full_resolution_crop(fhd_desktop
     computer = AnthropicComputer(fhd_desktop, version=SINGLE_TOOL)
     # Something to look at: a terminal in the top-left quarter of the screen.
     with xterm(fhd_desktop, "zoom-subject", "-geometry", "60x20+40+40"):
-        fhd_desktop.wait_until_settled(quiet=0.2)
+        fhd_desktop.screen.settle(quiet=0.2)
         result = computer({"action": "zoom", "region": [0, 0, 683, 384]})
         assert result.error is None, result.error
         zoomed = Image.open(io.BytesIO(base64.b64decode(result.base64_image))).convert("RGB")
         assert zoomed.size == (960, 540)  # not shrunk to the screenshot's 683x384
-        physical = fhd_desktop.frames.fresh().image.convert("RGB").crop((0, 0, 960, 540))
+        physical = fhd_desktop.screen.frames.fresh().image.convert("RGB").crop((0, 0, 960, 540))
         assert zoomed.tobytes() == physical.tobytes()
         assert len(set(zoomed.getdata())) > 2  # it shows the terminal, not a blank
 
 
 def test_anthropic_on_a_1600x1200_screen_shows_xga_and_maps_clicks_back():
     with Desktop.up(size=(1600, 1200)) as desktop, EventProbe(desktop) as probe:
-        desktop.wait_until_settled(quiet=0.1)
+        desktop.screen.settle(quiet=0.1)
         computer = AnthropicComputer(desktop, version=SINGLE_TOOL)
         definition = computer.tool_definition()
         assert (definition["display_width_px"], definition["display_height_px"]) == (1024, 768)
@@ -355,6 +355,6 @@ def test_openai_type_newline_and_tab_arrive_as_return_and_tab(shared_desktop, pr
 @pytest.mark.parametrize("code", ["pyautogui.write('a\\nb\\tc\\n')", "pyautogui.typewrite('a\\nb\\tc\\n')",
                                   "pyautogui.typewrite(message='a\\r\\nb\\tc\\r\\n', interval=0.01)"])
 def test_pyautogui_write_newline_and_tab_arrive_as_return_and_tab(shared_desktop, probe, code):
-    result = shared_desktop.execute(parse_payloads("pyautogui", [code], shared_desktop.screen.image()))
+    result = shared_desktop.input.execute(parse_payloads("pyautogui", [code], shared_desktop.screen.image()))
     assert result.status == "success", result.error_message
     assert pressed(probe) == TYPED_KEYS_PRESSED

@@ -102,7 +102,7 @@ def test_vnc_forwards_a_loopback_port_that_needs_the_password(shared_desktop):
     try:
         assert f"127.0.0.1:{port}" in forward.stdout.readline()
         assert listening_addresses(port) == {"127.0.0.1"}  # loopback only, never all interfaces
-        frames = LiveFramebuffer(f"127.0.0.1::{port}", shared_desktop.vnc_password, "forwarded")
+        frames = LiveFramebuffer(f"127.0.0.1::{port}", shared_desktop.vnc.password, "forwarded")
         try:
             frames.connect(timeout=10)
             assert frames.fresh().image.size == (1280, 800)

@@ -72,7 +72,7 @@ def test_view_prints_a_one_time_link_whole_and_never_the_password(shared_desktop
         stdout, stderr = viewer.communicate(timeout=30)
     assert viewer.returncode == 130 and stderr.endswith("vdesk: interrupted\n")
     said = first + stdout + stderr
-    assert shared_desktop.vnc_password not in said and shared_desktop.vnc_view_password not in said
+    assert shared_desktop.vnc.password not in said and shared_desktop.vnc.view_password not in said
     assert ("view-only" in stderr) is not control
     # noVNC reads `view_only` from the page's address (UI.initSetting), so the page opens so.
     assert "initSetting('view_only'" in Path("/usr/share/novnc/app/ui.js").read_text()
@@ -176,7 +176,7 @@ def test_empty_listings_say_so(monkeypatch, capsys):
 
 
 def pointer(desktop) -> tuple[int, int]:
-    shell = desktop.run(["xdotool", "getmouselocation", "--shell"], wait=True).check().stdout
+    shell = desktop.programs.run(["xdotool", "getmouselocation", "--shell"], wait=True).check().stdout
     fields = dict(line.split("=", 1) for line in shell.split())
     return int(fields["X"]), int(fields["Y"])
 
@@ -185,10 +185,10 @@ def pointer(desktop) -> tuple[int, int]:
 def test_the_view_only_password_watches_and_the_vnc_server_drops_its_input(shared_desktop):
     from vncdotool import api as vnc_api
 
-    assert shared_desktop.vnc_view_password != shared_desktop.vnc_password
-    shared_desktop.execute([{"type": "mouse_move", "inputs": {"point": [10, 10]}}])
-    address = shared_desktop.vnc_address
-    watcher = vnc_api.connect(address, shared_desktop.vnc_view_password, timeout=30)
+    assert shared_desktop.vnc.view_password != shared_desktop.vnc.password
+    shared_desktop.input.execute([{"type": "mouse_move", "inputs": {"point": [10, 10]}}])
+    address = shared_desktop.vnc.address
+    watcher = vnc_api.connect(address, shared_desktop.vnc.view_password, timeout=30)
     try:
         watcher.mouseMove(300, 200)
         watcher.refreshScreen()  # a round trip: the move, if honoured, has reached the server
@@ -196,7 +196,7 @@ def test_the_view_only_password_watches_and_the_vnc_server_drops_its_input(share
     finally:
         watcher.disconnect()
     assert pointer(shared_desktop) == (10, 10)
-    controller = vnc_api.connect(address, shared_desktop.vnc_password, timeout=30)
+    controller = vnc_api.connect(address, shared_desktop.vnc.password, timeout=30)
     try:
         controller.mouseMove(300, 200)
         controller.refreshScreen()

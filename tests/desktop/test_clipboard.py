@@ -38,7 +38,7 @@ def test_paste_typing_lands_exactly(shared_desktop: Desktop) -> None:
     # Lines under the terminal's 4095-character line limit; 8,000 characters in all.
     text = "pasted: " + TEXT + "\n" + ("x" * 79 + "\n") * 100 + "end"
     with program_receiving_keys(shared_desktop, "paste") as received:
-        result = shared_desktop.execute([{"type": "type", "inputs": {"content": text, "method": "paste"}},
+        result = shared_desktop.input.execute([{"type": "type", "inputs": {"content": text, "method": "paste"}},
                                          {"type": "type", "inputs": {"content": "\n"}},
                                          {"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
         assert result.status == "success", result.error_message
@@ -46,7 +46,7 @@ def test_paste_typing_lands_exactly(shared_desktop: Desktop) -> None:
 
 
 def test_text_past_the_limit_is_refused_naming_it(shared_desktop: Desktop) -> None:
-    result = shared_desktop.execute([{"type": "type", "inputs": {"content": "x" * (MAX_TYPED_CHARS + 1)}}])
+    result = shared_desktop.input.execute([{"type": "type", "inputs": {"content": "x" * (MAX_TYPED_CHARS + 1)}}])
     assert result.status == "failed" and f"over the limit of {MAX_TYPED_CHARS}" in (result.error_message or "")
     with pytest.raises(InvalidAction, match="method"):
         from vdesk.actions import BaseAction

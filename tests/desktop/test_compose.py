@@ -41,11 +41,11 @@ def test_compose_up_starts_a_password_protected_desktop_on_loopback():
     try:
         name = f"vdeskcompose{port}_desktop_1"
         with Desktop.attach(name) as desktop:
-            assert desktop.vnc_password == "c0mp0se!"
-            assert desktop.vnc_address == f"127.0.0.1::{port}"
+            assert desktop.vnc.password == "c0mp0se!"
+            assert desktop.vnc.address == f"127.0.0.1::{port}"
             ports = desktop.container.attrs["HostConfig"]["PortBindings"]["5900/tcp"]
             assert ports == [{"HostIp": "127.0.0.1", "HostPort": str(port)}]
-            assert desktop.screenshot().size == (1280, 800)
+            assert desktop.screen.shot().size == (1280, 800)
         listed = json.loads(subprocess.run([VDESK, "ls", "--json"], capture_output=True, text=True, check=True).stdout)
         created = datetime.fromisoformat(next(d for d in listed["desktops"] if d["name"] == name)["created"])
         assert abs((datetime.now(timezone.utc) - created).total_seconds()) < 600  # not 1970

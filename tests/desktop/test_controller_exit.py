@@ -25,12 +25,12 @@ VDESK = str(Path(sys.executable).parent / "vdesk")
 
 
 def _size(desktop: Desktop, path: str) -> int:
-    done = desktop.run(["stat", "-c", "%s", path], wait=True)
+    done = desktop.programs.run(["stat", "-c", "%s", path], wait=True)
     return int(done.stdout) if done.returncode == 0 else 0
 
 
 def _xdotools(desktop: Desktop) -> int:
-    return len(desktop.run(["pgrep", "-x", "xdotool"], wait=True).stdout.split())
+    return len(desktop.programs.run(["pgrep", "-x", "xdotool"], wait=True).stdout.split())
 
 
 def _wait_for(condition, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
@@ -50,7 +50,7 @@ def test_typing_stops_when_vdesk_exec_is_stopped(shared_desktop: Desktop, tmp_pa
     actions.write_text(json.dumps([{"type": "type", "inputs": {"content": text}}]))
     with xterm(desktop, path, "-e", "sh", "-c", f"cat > {path}") as window:
         desktop.windows.focus(window)
-        desktop.execute([{"type": "click", "inputs": {"point": {"raw": {"x": window.x + 20, "y": window.y + 20}}}}])
+        desktop.input.execute([{"type": "click", "inputs": {"point": {"raw": {"x": window.x + 20, "y": window.y + 20}}}}])
         typing = subprocess.Popen([VDESK, "exec", desktop.name, "-f", str(actions)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -76,9 +76,9 @@ def test_an_interrupted_call_ends_its_command(shared_desktop: Desktop) -> None:
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     with pytest.raises(KeyboardInterrupt):
-        shared_desktop.run(["bash", "-c", f"exec -a {tag} sleep 300"], wait=True, timeout=300)
+        shared_desktop.programs.run(["bash", "-c", f"exec -a {tag} sleep 300"], wait=True, timeout=300)
     timer.join()
-    _wait_for(lambda: shared_desktop.run(["pgrep", "-f", tag], wait=True).returncode != 0, 5,
+    _wait_for(lambda: shared_desktop.programs.run(["pgrep", "-f", tag], wait=True).returncode != 0, 5,
               "the command outlived its call")
 
 
@@ -89,6 +89,6 @@ def test_a_started_program_outlives_the_controller(shared_desktop: Desktop) -> N
               f"Desktop.attach(sys.argv[1]).run(['bash', '-c', 'exec -a {tag} sleep 300'])")
     subprocess.run([sys.executable, "-c", script, shared_desktop.name], check=True, timeout=60)
     try:
-        assert shared_desktop.run(["pgrep", "-f", tag], wait=True).returncode == 0
+        assert shared_desktop.programs.run(["pgrep", "-f", tag], wait=True).returncode == 0
     finally:
-        shared_desktop.run(["pkill", "-f", tag], wait=True)
+        shared_desktop.programs.run(["pkill", "-f", tag], wait=True)

@@ -29,13 +29,13 @@ def quiet(desktop: Desktop, timeout: float = 30.0) -> None:
 
 
 def root_colour(desktop: Desktop, colour: str) -> None:
-    desktop.run(["xsetroot", "-solid", colour], wait=True)  # its requests are processed when it ends
+    desktop.programs.run(["xsetroot", "-solid", colour], wait=True)  # its requests are processed when it ends
 
 
 @pytest.fixture
 def root(shared_desktop: Desktop):
     """The shared desktop, its root's colour put back afterwards."""
-    red, green, blue = shared_desktop.screenshot(fresh=True).getpixel((EMPTY["raw"]["x"], EMPTY["raw"]["y"]))[:3]
+    red, green, blue = shared_desktop.screen.shot(fresh=True).getpixel((EMPTY["raw"]["x"], EMPTY["raw"]["y"]))[:3]
     yield shared_desktop
     root_colour(shared_desktop, f"#{red:02x}{green:02x}{blue:02x}")
 
@@ -69,17 +69,17 @@ def test_drawing_that_lands_right_after_a_question_is_never_lost(shared_desktop:
         while not shared_desktop.windows.drawn():  # until the loop prints
             assert time.monotonic() < deadline, "the terminal never printed"
             time.sleep(0.03)
-        after_last = shared_desktop.screenshot(fresh=True).tobytes()
+        after_last = shared_desktop.screen.shot(fresh=True).tobytes()
         witnessed, lost = 0, []
         for question in range(40):
             time.sleep(0.03)  # several lines printed between two questions, on a quiet machine
-            before = shared_desktop.screenshot(fresh=True).tobytes()
+            before = shared_desktop.screen.shot(fresh=True).tobytes()
             answer = shared_desktop.windows.drawn()
             if before != after_last:  # drawn between the two questions, as the screen shows
                 witnessed += 1
                 if not answer:
                     lost.append(question)
-            after_last = shared_desktop.screenshot(fresh=True).tobytes()
+            after_last = shared_desktop.screen.shot(fresh=True).tobytes()
         assert witnessed >= 10, f"the terminal printed between only {witnessed} of 40 questions"
         assert not lost, f"drawing the screen shows went unreported at questions {lost}"
 
@@ -89,12 +89,12 @@ def test_a_receipt_after_drawing_no_batch_made_starts_from_the_screen_as_it_is(r
     batches is in the second batch's frame from before, so neither its receipt nor a later read of
     it blames the click for the new colour."""
     shared_desktop = root
-    shared_desktop.execute(CLICK_EMPTY)  # the frame a still screen would reuse
+    shared_desktop.input.execute(CLICK_EMPTY)  # the frame a still screen would reuse
     quiet(shared_desktop)
-    shared_desktop.execute(CLICK_EMPTY)
+    shared_desktop.input.execute(CLICK_EMPTY)
     root_colour(shared_desktop, "#3060a0")
-    result = shared_desktop.execute(CLICK_EMPTY)
+    result = shared_desktop.input.execute(CLICK_EMPTY)
     assert result.status == "success" and result.receipt is not None, result
     assert result.receipt.changed is False, result.receipt
-    assert shared_desktop.receipt().changed is False  # its frame from before has the new colour
-    assert shared_desktop.screenshot().getpixel((1200, 760))[:3] == (0x30, 0x60, 0xA0)
+    assert shared_desktop.input.receipt().changed is False  # its frame from before has the new colour
+    assert shared_desktop.screen.shot().getpixel((1200, 760))[:3] == (0x30, 0x60, 0xA0)

@@ -49,12 +49,12 @@ def test_a_short_output_comes_whole_while_this_process_is_slow_to_read(shared_de
 
 
 def test_files_and_the_vnc_handshake_come_whole_while_this_process_is_slow_to_read(shared_desktop: Desktop) -> None:
-    shared_desktop.write_file("/tmp/read-ahead.txt", b"all of it\n")
+    shared_desktop.files.write_file("/tmp/read-ahead.txt", b"all of it\n")
     open_vnc = functools.partial(start_exec, shared_desktop.client.api, shared_desktop.id, ["socat", "STDIO", VNC_TARGET])
     with slow_to_read():
-        copies = [shared_desktop.read_file("/tmp/read-ahead.txt") for _ in range(3)]
+        copies = [shared_desktop.files.read_file("/tmp/read-ahead.txt") for _ in range(3)]
         for _ in range(2):  # the server speaks first: a lost version string would stall the handshake
-            frames = LiveFramebuffer(open_vnc, shared_desktop.vnc_password, "slow-reader")
+            frames = LiveFramebuffer(open_vnc, shared_desktop.vnc.password, "slow-reader")
             try:
                 frames.connect(timeout=20)
                 assert frames.latest().image.size == shared_desktop.screen.physical_size

@@ -46,23 +46,23 @@ class ApiCalls:
 
 # -- the container is killed -------------------------------------------------------------------
 def _execute(desktop: Desktop) -> None:
-    result = desktop.execute(CLICK)  # the operator contract folds the error into the result
+    result = desktop.input.execute(CLICK)  # the operator contract folds the error into the result
     assert result.status == "failed"
     raise DesktopGone(result.error_message)
 
 
 OPERATIONS: dict[str, Callable[[Desktop], object]] = {
     "execute": _execute,
-    "screenshot": lambda desktop: desktop.screenshot(),
-    "run": lambda desktop: desktop.run(["true"], wait=True),
-    "run-detached": lambda desktop: desktop.run(["xterm"]),
+    "screenshot": lambda desktop: desktop.screen.shot(),
+    "run": lambda desktop: desktop.programs.run(["true"], wait=True),
+    "run-detached": lambda desktop: desktop.programs.run(["xterm"]),
 }
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)
 def test_after_the_container_is_killed_the_next_call_raises_desktop_gone_naming_it_without_retrying(operation):
     with Desktop.up() as desktop:
-        assert desktop.execute(CLICK).status == "success" and desktop.screenshot()  # mid-episode
+        assert desktop.input.execute(CLICK).status == "success" and desktop.screen.shot()  # mid-episode
         desktop.container.kill()
         calls = ApiCalls(desktop)
         started = time.monotonic()
@@ -80,7 +80,7 @@ def test_a_call_in_flight_when_the_container_is_killed_ends_with_desktop_gone():
 
         def long_call() -> None:  # its command and its timeout both outlast HANG
             try:
-                desktop.run(["sleep", "300"], wait=True, timeout=300)
+                desktop.programs.run(["sleep", "300"], wait=True, timeout=300)
             except BaseException as error:  # noqa: BLE001 - handed to the test thread
                 outcome.append(error)
 
@@ -106,7 +106,7 @@ def test_a_desktop_removed_mid_typing_is_reported_as_gone_like_any_other_call():
     with Desktop.up() as desktop:
         results: list[object] = []
         typing = threading.Thread(target=lambda: results.append(
-            desktop.execute([{"type": "type", "inputs": {"content": "a" * 20_000}}], receipt=False)))
+            desktop.input.execute([{"type": "type", "inputs": {"content": "a" * 20_000}}], receipt=False)))
         typing.start()
         deadline = time.monotonic() + 60
         while not any("xdotool type" in " ".join(p) for p in desktop.container.top()["Processes"]):
@@ -124,18 +124,18 @@ def test_a_desktop_removed_mid_typing_is_reported_as_gone_like_any_other_call():
 # -- the VNC connection drops, or the server hangs --------------------------------------------
 def test_when_the_vnc_connection_drops_frames_resume_on_their_own():
     with Desktop.up() as desktop:
-        desktop.run(["xsetroot", "-solid", "#ff0000"], wait=True).check()
+        desktop.programs.run(["xsetroot", "-solid", "#ff0000"], wait=True).check()
         paints(desktop, (255, 0, 0))
         # The in-desktop end of the VNC tunnel: killing it drops the held connection.
-        desktop.run(["pkill", "-f", "TCP:127.0.0.1:5900"], wait=True).check()
+        desktop.programs.run(["pkill", "-f", "TCP:127.0.0.1:5900"], wait=True).check()
         killed = time.monotonic()
-        frame = desktop.screenshot()  # reconnects by itself
+        frame = desktop.screen.shot()  # reconnects by itself
         print(f"first frame {(time.monotonic() - killed) * 1000:.0f} ms after the VNC connection dropped")
         assert frame.getpixel((640, 400)) == (255, 0, 0)
         # Frames resume: a change made while a wait watches the reconnected screen is seen, and
         # a fresh screenshot shows it too.
-        desktop.run(["sh", "-c", "sleep 2; xsetroot -solid '#0000ff'"])  # starts now, paints in 2 s
-        changed = desktop.wait_for_change(timeout=20)
+        desktop.programs.run(["sh", "-c", "sleep 2; xsetroot -solid '#0000ff'"])  # starts now, paints in 2 s
+        changed = desktop.screen.wait_for_change(timeout=20)
         assert changed.getpixel((640, 400)) == (0, 0, 255)
         paints(desktop, (0, 0, 255))
 
@@ -155,40 +155,40 @@ def test_when_the_x_connection_drops_window_queries_and_typing_go_on():
     with Desktop.up() as desktop, xterm(desktop, "after-the-drop") as window:
         assert desktop.windows.find("after-the-drop").id == window.id  # the connection is open
         # The in-desktop end of the X tunnel: killing it drops the held connection.
-        desktop.run(["pkill", "-f", "UNIX-CONNECT:/tmp/.X11-unix/X0"], wait=True).check()
+        desktop.programs.run(["pkill", "-f", "UNIX-CONNECT:/tmp/.X11-unix/X0"], wait=True).check()
         assert desktop.windows.find("after-the-drop").id == window.id  # asked again on a new connection
-        result = desktop.execute([{"type": "type", "inputs": {"content": "ça 日本"}}])  # binds keys over X
+        result = desktop.input.execute([{"type": "type", "inputs": {"content": "ça 日本"}}])  # binds keys over X
         assert result.status == "success", result.error_message
         # Dropped while idle: the next input goes on a new connection (nothing of it was lost).
-        desktop.run(["pkill", "-f", "UNIX-CONNECT:/tmp/.X11-unix/X0"], wait=True).check()
+        desktop.programs.run(["pkill", "-f", "UNIX-CONNECT:/tmp/.X11-unix/X0"], wait=True).check()
         held_connection_ended(desktop)  # the drop reached this process; nobody has asked yet
         with EventProbe(desktop) as probe:
-            assert desktop.execute(CLICK, receipt=False).status == "success"
+            assert desktop.input.execute(CLICK, receipt=False).status == "success"
             assert buttons(probe.events()) == [("button_press", 1, 5, 5), ("button_release", 1, 5, 5)]
 
 
 def test_a_hung_x_and_vnc_server_gives_desktop_timeout_and_frames_come_back_when_it_resumes():
     with Desktop.up() as desktop:
-        desktop.screenshot()
+        desktop.screen.shot()
         desktop.windows.count()  # the X connection input goes on is open
         assert separate_exec(desktop, ["pkill", "-STOP", "-x", "Xvnc"]).exit_code == 0
         try:
             started = time.monotonic()
             # Each ends by its own 5 s timeout, as its error says; 10 times that only catches a hang.
             with pytest.raises(DesktopTimeout, match=f"{desktop.name}: no fresh frame within 5 s"):
-                desktop.screenshot()
+                desktop.screen.shot()
             elapsed = time.monotonic() - started
             print(f"hung X and VNC server: DesktopTimeout after {elapsed:.1f} s")
             assert elapsed < 50
             started = time.monotonic()
-            result = desktop.execute(CLICK, receipt=False)  # input waits for the X server no longer either
+            result = desktop.input.execute(CLICK, receipt=False)  # input waits for the X server no longer either
             elapsed = time.monotonic() - started
             print(f"hung X server: input failed after {elapsed:.1f} s: {result.error_message}")
             assert result.status == "failed" and desktop.name in result.error_message
             assert "the X server did not take input within 5 s" in result.error_message and elapsed < 50
         finally:
             separate_exec(desktop, ["pkill", "-CONT", "-x", "Xvnc"])
-        desktop.run(["xsetroot", "-solid", "#00ff00"], wait=True).check()
+        desktop.programs.run(["xsetroot", "-solid", "#00ff00"], wait=True).check()
         paints(desktop, (0, 255, 0))
 
 
@@ -197,13 +197,13 @@ def test_a_hung_x_and_vnc_server_gives_desktop_timeout_and_frames_come_back_when
 def test_when_the_x_server_dies_the_desktop_stops_and_the_next_call_says_so_naming_it(leased):
     desktop = Desktop.up(lease=leased, ttl=None if leased else 120)
     try:
-        desktop.screenshot()
-        desktop.run(["pkill", "-x", "Xvnc"])
+        desktop.screen.shot()
+        desktop.programs.run(["pkill", "-x", "Xvnc"])
         killed = time.monotonic()
         with pytest.raises(DesktopGone, match=desktop.name) as raised:
             while time.monotonic() - killed < HANG:  # calls made before the desktop noticed may pass
-                desktop.screenshot()
-                desktop.run(["true"], wait=True)
+                desktop.screen.shot()
+                desktop.programs.run(["true"], wait=True)
                 time.sleep(0.05)
         elapsed = time.monotonic() - killed
         print(f"X server killed: DesktopGone after {elapsed * 1000:.0f} ms: {raised.value}")
@@ -220,14 +220,14 @@ def test_when_the_x_server_dies_the_desktop_stops_and_the_next_call_says_so_nami
 # -- the channel -------------------------------------------------------------------------------
 def test_commands_that_fail_do_not_harm_the_channel(shared_desktop):
     reopened = shared_desktop.channel.reopened
-    assert shared_desktop.run(["false"], wait=True).returncode == 1
-    missing = shared_desktop.run(["no-such-program-here"], wait=True)
+    assert shared_desktop.programs.run(["false"], wait=True).returncode == 1
+    missing = shared_desktop.programs.run(["no-such-program-here"], wait=True)
     assert missing.returncode == 127 and "no-such-program-here" in missing.stderr
-    crashed = shared_desktop.run(["python3", "-c", "import os; os.abort()"], wait=True)
+    crashed = shared_desktop.programs.run(["python3", "-c", "import os; os.abort()"], wait=True)
     assert crashed.returncode == -6
-    noisy = shared_desktop.run(["python3", "-c", "import sys; sys.stderr.write('e' * 1000000); sys.exit(3)"], wait=True)
+    noisy = shared_desktop.programs.run(["python3", "-c", "import sys; sys.stderr.write('e' * 1000000); sys.exit(3)"], wait=True)
     assert noisy.returncode == 3 and len(noisy.stderr) == 1000000
-    assert shared_desktop.run(["echo", "still here"], wait=True).check().stdout == "still here\n"
+    assert shared_desktop.programs.run(["echo", "still here"], wait=True).check().stdout == "still here\n"
     assert shared_desktop.channel.reopened == reopened  # the same channel served them all
 
 
@@ -243,7 +243,7 @@ def _serving_ends(desktop: Desktop) -> int:
 
 
 def test_a_dropped_channel_is_reopened_on_the_next_request(shared_desktop):
-    shared_desktop.run(["true"], wait=True).check()
+    shared_desktop.programs.run(["true"], wait=True).check()
     assert _serving_ends(shared_desktop) == 1  # the serving end, as killed below
     reopened = shared_desktop.channel.reopened
     killed = separate_exec(shared_desktop, ["pkill", "-f", f"^{CHANNEL_CMDLINE}$"])
@@ -254,35 +254,35 @@ def test_a_dropped_channel_is_reopened_on_the_next_request(shared_desktop):
     while not _dropped(shared_desktop):
         assert time.monotonic() < deadline, "the channel's stream never saw its serving end die"
         time.sleep(0.02)
-    assert shared_desktop.run(["echo", "again"], wait=True).check().stdout == "again\n"
+    assert shared_desktop.programs.run(["echo", "again"], wait=True).check().stdout == "again\n"
     assert shared_desktop.channel.reopened == reopened + 1
-    assert shared_desktop.execute(CLICK).status == "success"
+    assert shared_desktop.input.execute(CLICK).status == "success"
 
 
 def test_a_command_that_runs_too_long_gets_desktop_timeout_and_the_channel_goes_on(shared_desktop):
     started = time.monotonic()
     with pytest.raises(DesktopTimeout, match=f"{shared_desktop.name}: sleep did not finish within 1 s \\(it was killed\\)"):
-        shared_desktop.run(["sleep", "31"], wait=True, timeout=1)
+        shared_desktop.programs.run(["sleep", "31"], wait=True, timeout=1)
     elapsed = time.monotonic() - started
     print(f"sleep 31 with a 1 s timeout: DesktopTimeout after {elapsed:.2f} s")
     assert elapsed < 31  # its timeout ended it, not the command's own end
-    assert shared_desktop.run(["pgrep", "-f", "sleep 31"], wait=True).returncode == 1  # it was killed
-    assert shared_desktop.run(["echo", "next"], wait=True).check().stdout == "next\n"
+    assert shared_desktop.programs.run(["pgrep", "-f", "sleep 31"], wait=True).returncode == 1  # it was killed
+    assert shared_desktop.programs.run(["echo", "next"], wait=True).check().stdout == "next\n"
 
 
 def test_a_channel_that_stops_answering_gives_desktop_timeout_then_a_fresh_channel_works(shared_desktop):
-    shared_desktop.run(["true"], wait=True).check()
+    shared_desktop.programs.run(["true"], wait=True).check()
     assert separate_exec(shared_desktop, ["pkill", "-STOP", "-f", f"^{CHANNEL_CMDLINE}$"]).exit_code == 0
     try:
         started = time.monotonic()
         # The channel's own bound (timeout 1 s + 5 s of grace) ends it, as its error says; 10
         # times that only catches a hang.
         with pytest.raises(DesktopTimeout, match=f"{shared_desktop.name}: true gave no answer within 6 s"):
-            shared_desktop.run(["true"], wait=True, timeout=1)
+            shared_desktop.programs.run(["true"], wait=True, timeout=1)
         elapsed = time.monotonic() - started
         print(f"hung channel: DesktopTimeout after {elapsed:.1f} s (timeout 1 s + 5 s grace)")
         assert elapsed < 60
-        assert shared_desktop.run(["echo", "fresh"], wait=True).check().stdout == "fresh\n"
+        assert shared_desktop.programs.run(["echo", "fresh"], wait=True).check().stdout == "fresh\n"
     finally:
         separate_exec(shared_desktop, ["pkill", "-CONT", "-f", f"^{CHANNEL_CMDLINE}$"])
     # The resumed old end finds its stdin closed and exits, leaving the fresh one alone.

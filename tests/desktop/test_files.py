@@ -20,11 +20,11 @@ VDESK = str(Path(sys.executable).parent / "vdesk")
 
 def test_binary_files_round_trip_byte_for_byte(shared_desktop: Desktop, tmp_path: Path) -> None:
     data = os.urandom(3_000_000) + bytes(range(256)) + b"\r\n\0"
-    shared_desktop.write_file("~/binary.bin", data)
-    assert shared_desktop.run(["stat", "-c", "%s", "/home/desk/binary.bin"], wait=True).stdout.strip() == str(len(data))
-    assert shared_desktop.read_file("~/binary.bin") == data
-    assert shared_desktop.download("~/binary.bin", tmp_path).read_bytes() == data
-    assert shared_desktop.read_file("/tmp/../home/desk/binary.bin") == data
+    shared_desktop.files.write_file("~/binary.bin", data)
+    assert shared_desktop.programs.run(["stat", "-c", "%s", "/home/desk/binary.bin"], wait=True).stdout.strip() == str(len(data))
+    assert shared_desktop.files.read_file("~/binary.bin") == data
+    assert shared_desktop.files.download("~/binary.bin", tmp_path).read_bytes() == data
+    assert shared_desktop.files.read_file("/tmp/../home/desk/binary.bin") == data
 
 
 def test_folders_go_in_and_out_like_docker_cp(shared_desktop: Desktop, tmp_path: Path) -> None:
@@ -32,15 +32,15 @@ def test_folders_go_in_and_out_like_docker_cp(shared_desktop: Desktop, tmp_path:
     (tree / "sub").mkdir(parents=True)
     (tree / "sub" / "é 你好.txt").write_text("unicode name\n")
     (tree / "top.bin").write_bytes(b"\0\1\2")
-    assert shared_desktop.upload(tree, "/tmp/") == "/tmp/tree"
-    assert shared_desktop.read_file("/tmp/tree/sub/é 你好.txt") == b"unicode name\n"
+    assert shared_desktop.files.upload(tree, "/tmp/") == "/tmp/tree"
+    assert shared_desktop.files.read_file("/tmp/tree/sub/é 你好.txt") == b"unicode name\n"
     out = tmp_path / "out"
     out.mkdir()
-    copied = shared_desktop.download("/tmp/tree", out)
+    copied = shared_desktop.files.download("/tmp/tree", out)
     assert copied == out / "tree"
     assert (copied / "sub" / "é 你好.txt").read_text() == "unicode name\n"
     assert (copied / "top.bin").read_bytes() == b"\0\1\2"
-    renamed = shared_desktop.download("/tmp/tree/top.bin", tmp_path / "renamed.bin")
+    renamed = shared_desktop.files.download("/tmp/tree/top.bin", tmp_path / "renamed.bin")
     assert renamed.read_bytes() == b"\0\1\2"
 
 
@@ -62,37 +62,37 @@ def test_vdesk_cp_copies_both_ways(shared_desktop: Desktop, tmp_path: Path) -> N
 
 def test_the_read_only_root_is_named(shared_desktop: Desktop) -> None:
     with pytest.raises(CommandFailed, match=r"only ~ and /tmp are writable"):
-        shared_desktop.write_file("/etc/vdesk-test", b"x")
+        shared_desktop.files.write_file("/etc/vdesk-test", b"x")
     with pytest.raises(InvalidArgument):
-        shared_desktop.write_file("~/x", "not bytes")  # type: ignore[arg-type]
+        shared_desktop.files.write_file("~/x", "not bytes")  # type: ignore[arg-type]
 
 
 # -- hostile files made inside the desktop -----------------------------------------------------
 def test_a_symlink_to_etc_passwd_is_refused_and_nothing_is_written(shared_desktop: Desktop, tmp_path: Path) -> None:
-    shared_desktop.run(["sh", "-c", "rm -rf /tmp/evil && mkdir -p /tmp/evil && echo ok > /tmp/evil/a && "
+    shared_desktop.programs.run(["sh", "-c", "rm -rf /tmp/evil && mkdir -p /tmp/evil && echo ok > /tmp/evil/a && "
                         "ln -s /etc/passwd /tmp/evil/passwd"], wait=True).check()
     with pytest.raises(CommandFailed, match=r"refused symlink 'evil/passwd' -> '/etc/passwd'"):
-        shared_desktop.download("/tmp/evil", tmp_path)
+        shared_desktop.files.download("/tmp/evil", tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_symlink_climbing_out_and_a_device_are_refused(shared_desktop: Desktop, tmp_path: Path) -> None:
-    shared_desktop.run(["sh", "-c", "rm -rf /tmp/climb && mkdir -p /tmp/climb/d && "
+    shared_desktop.programs.run(["sh", "-c", "rm -rf /tmp/climb && mkdir -p /tmp/climb/d && "
                         "ln -s ../../../../etc /tmp/climb/d/up"], wait=True).check()
     with pytest.raises(CommandFailed, match="points outside the destination"):
-        shared_desktop.download("/tmp/climb", tmp_path)
+        shared_desktop.files.download("/tmp/climb", tmp_path)
     with pytest.raises(CommandFailed, match="character device"):
-        shared_desktop.download("/dev/null", tmp_path)
+        shared_desktop.files.download("/dev/null", tmp_path)
     with pytest.raises(CommandFailed, match="not a regular file"):
-        shared_desktop.read_file("/tmp/climb")
+        shared_desktop.files.read_file("/tmp/climb")
     assert list(tmp_path.iterdir()) == []
 
 
 def test_odd_names_made_in_the_desktop_arrive_as_they_are(shared_desktop: Desktop, tmp_path: Path) -> None:
     names = ["...", "..a", "-rf", "a\\b", "new\nline", " space"]
     script = 'rm -rf /tmp/odd && mkdir /tmp/odd && for n in "$@"; do echo "$n" > "/tmp/odd/$n"; done'
-    shared_desktop.run(["sh", "-c", script, "sh", *names], wait=True).check()
-    copied = shared_desktop.download("/tmp/odd", tmp_path)
+    shared_desktop.programs.run(["sh", "-c", script, "sh", *names], wait=True).check()
+    copied = shared_desktop.files.download("/tmp/odd", tmp_path)
     assert sorted(p.name for p in copied.iterdir()) == sorted(names)
 
 
@@ -124,7 +124,7 @@ def _member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile
 def test_hostile_archives_streamed_from_a_desktop_are_refused(shared_desktop: Desktop, tmp_path: Path,
                                                               members, refusal) -> None:  # type: ignore[no-untyped-def]
     """Archives a compromised desktop could send, made here and streamed out of a real one."""
-    shared_desktop.write_file("/tmp/hostile.tar", _hostile_archive(*members))
+    shared_desktop.files.write_file("/tmp/hostile.tar", _hostile_archive(*members))
     staging = tmp_path / "staging"
     staging.mkdir()
     with _Outgoing(shared_desktop.files, ["cat", "/tmp/hostile.tar"], 30) as tar, \
@@ -141,7 +141,7 @@ def cp(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
 
 def test_vdesk_cp_out_follows_docker_cps_rules_for_the_destination(shared_desktop: Desktop, tmp_path: Path) -> None:
     name = shared_desktop.name
-    shared_desktop.write_file("~/cp-rules.txt", b"rules\n")
+    shared_desktop.files.write_file("~/cp-rules.txt", b"rules\n")
     missing_folder = cp(f"{name}:~/cp-rules.txt", "./out/", cwd=tmp_path)
     assert missing_folder.returncode == 2 and missing_folder.stderr == "vdesk: ./out/: no such folder\n"
     assert list(tmp_path.iterdir()) == []  # no file named out
@@ -156,7 +156,7 @@ def test_vdesk_cp_out_follows_docker_cps_rules_for_the_destination(shared_deskto
     assert not_folder.returncode == 2 and not_folder.stderr == "vdesk: ./file/: not a folder\n"
     over = cp(f"{name}:~/cp-rules.txt", "./file", cwd=tmp_path)  # an existing file is replaced
     assert over.returncode == 0 and (tmp_path / "file").read_text() == "rules\n"
-    shared_desktop.run(["mkdir", "-p", "/tmp/cp-tree/sub"], wait=True).check()
+    shared_desktop.programs.run(["mkdir", "-p", "/tmp/cp-tree/sub"], wait=True).check()
     onto_file = cp(f"{name}:/tmp/cp-tree", "./file", cwd=tmp_path)
     assert onto_file.returncode == 2 and f"cannot copy the folder {name}:/tmp/cp-tree onto the file file" in onto_file.stderr
     assert (tmp_path / "file").read_text() == "rules\n" and not list(tmp_path.glob(".vdesk-cp-*"))
@@ -164,7 +164,7 @@ def test_vdesk_cp_out_follows_docker_cps_rules_for_the_destination(shared_deskto
 
 def test_vdesk_cp_in_follows_the_same_rules(shared_desktop: Desktop, tmp_path: Path) -> None:
     name = shared_desktop.name
-    shared_desktop.run(["rm", "-rf", "/tmp/cp-in"], wait=True).check()
+    shared_desktop.programs.run(["rm", "-rf", "/tmp/cp-in"], wait=True).check()
     source = tmp_path / "data.csv"
     source.write_text("a,b\n")
     missing_folder = cp(str(source), f"{name}:/tmp/cp-in/")
@@ -172,12 +172,12 @@ def test_vdesk_cp_in_follows_the_same_rules(shared_desktop: Desktop, tmp_path: P
     no_parent = cp(str(source), f"{name}:/tmp/cp-in/x.csv")
     assert no_parent.returncode == 2 and no_parent.stderr == f"vdesk: {name}:/tmp/cp-in/x.csv: no folder /tmp/cp-in in the desktop\n"
     named = cp(str(source), f"{name}:/tmp/cp-in.csv")
-    assert named.returncode == 0 and shared_desktop.read_file("/tmp/cp-in.csv") == b"a,b\n"
+    assert named.returncode == 0 and shared_desktop.files.read_file("/tmp/cp-in.csv") == b"a,b\n"
     not_folder = cp(str(source), f"{name}:/tmp/cp-in.csv/")
     assert not_folder.returncode == 2 and "/tmp/cp-in.csv/: not a folder in the desktop" in not_folder.stderr
     onto_file = cp(str(tmp_path), f"{name}:/tmp/cp-in.csv")
     assert onto_file.returncode == 2 and f"cannot copy the folder {tmp_path} onto the file {name}:/tmp/cp-in.csv" in onto_file.stderr
-    shared_desktop.run(["mkdir", "/tmp/cp-in"], wait=True).check()
+    shared_desktop.programs.run(["mkdir", "/tmp/cp-in"], wait=True).check()
     into = cp(str(source), f"{name}:/tmp/cp-in")
     assert into.returncode == 0 and into.stdout.strip() == f"{name}:/tmp/cp-in/data.csv"
 
@@ -188,7 +188,7 @@ def test_what_is_not_in_the_desktop_is_said_in_vdesks_words(shared_desktop: Desk
     assert missing.returncode == 2 and missing.stderr == f"vdesk: {name}:~/nonexist.txt: no such file in the desktop\n"
     no_folder = cp(f"{name}:~/no-such-folder/x.txt", str(tmp_path))
     assert no_folder.stderr == f"vdesk: {name}:~/no-such-folder/x.txt: no such file in the desktop\n"
-    shared_desktop.run(["sh", "-c", "echo x > /tmp/secret && chmod 000 /tmp/secret"], wait=True).check()
+    shared_desktop.programs.run(["sh", "-c", "echo x > /tmp/secret && chmod 000 /tmp/secret"], wait=True).check()
     with pytest.raises(CommandFailed, match=f"^{name}:/tmp/secret: permission denied in the desktop"):
-        shared_desktop.read_file("/tmp/secret")
+        shared_desktop.files.read_file("/tmp/secret")
     assert list(tmp_path.iterdir()) == []

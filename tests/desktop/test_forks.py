@@ -37,7 +37,7 @@ CLOCK_WIDTH, TASKBAR_HEIGHT = TASKBAR_CLOCK
 
 
 def ticks(desktop: Desktop) -> int:
-    return int(desktop.run(["cat", "/tmp/ticks"], wait=True).check().stdout.strip() or 0)
+    return int(desktop.programs.run(["cat", "/tmp/ticks"], wait=True).check().stdout.strip() or 0)
 
 
 def wait_until(condition, timeout: float = 30.0, what: str = "condition") -> None:  # type: ignore[no-untyped-def]
@@ -55,10 +55,10 @@ def same_pixels(a: Image.Image, b: Image.Image) -> bool:
 def original() -> Iterator[Desktop]:
     """A lean desktop with a terminal that echoes what is typed and a counter writing /tmp/ticks."""
     with Desktop.up(name=f"fork-original-{RUN}") as desktop:
-        desktop.run(["xterm", "-T", TERMINAL_TITLE, "-geometry", "60x10+40+40", "-e", "sh", "-c",
+        desktop.programs.run(["xterm", "-T", TERMINAL_TITLE, "-geometry", "60x10+40+40", "-e", "sh", "-c",
                      "echo forked desktops; exec sleep 100000"])
         desktop.windows.wait_for(TERMINAL_TITLE)
-        desktop.run(COUNTER)
+        desktop.programs.run(COUNTER)
         wait_until(lambda: ticks(desktop) >= 5, what="the counter")
         yield desktop
 
@@ -66,7 +66,7 @@ def original() -> Iterator[Desktop]:
 @pytest.fixture(scope="module")
 def taken(original: Desktop) -> Iterator[tuple[Checkpoint, Image.Image, int]]:
     """The original's checkpoint, its screen just before it, and the counter just before it."""
-    screen = original.wait_until_settled(quiet=0.3)
+    screen = original.screen.settle(quiet=0.3)
     before = ticks(original)
     checkpoint = original.checkpoint()
     yield checkpoint, screen, before
@@ -76,11 +76,11 @@ def taken(original: Desktop) -> Iterator[tuple[Checkpoint, Image.Image, int]]:
 def test_a_fork_shows_the_checkpoint_screen_and_its_programs_run_on(original: Desktop, taken) -> None:  # type: ignore[no-untyped-def]
     checkpoint, screen, before = taken
     assert checkpoint.source == original.name and checkpoint.size > 1_000_000
-    assert original.screenshot().size == screen.size  # the original runs on, reconnected
+    assert original.screen.shot().size == screen.size  # the original runs on, reconnected
     (fork,) = Desktop.fork(checkpoint)
     with fork:
         assert fork.name != original.name and fork.id != original.id
-        assert same_pixels(fork.screenshot(), screen)
+        assert same_pixels(fork.screen.shot(), screen)
         saved = ticks(fork)
         assert saved >= before > 1  # from its saved value, not from 1
         wait_until(lambda: ticks(fork) > saved, what="the fork's counter to go on")
@@ -94,10 +94,10 @@ def test_a_fork_forks_in_turn_and_its_fork_refuses_both_earlier_passwords(origin
     with child:
         (grandchild,) = child.fork(1)  # its container runs under the fork runtime: checkpointed all the same
         with grandchild:
-            assert same_pixels(grandchild.screenshot(), screen)
+            assert same_pixels(grandchild.screen.shot(), screen)
             assert ticks(grandchild) >= before
-            assert grandchild.vnc_password not in {child.vnc_password, original.vnc_password}
-            for stale_password in (child.vnc_password, original.vnc_password):
+            assert grandchild.vnc.password not in {child.vnc.password, original.vnc.password}
+            for stale_password in (child.vnc.password, original.vnc.password):
                 source = functools.partial(start_exec, grandchild.client.api, grandchild.id, ["socat", "STDIO", VNC_TARGET],
                                            label=grandchild.name)
                 stale = LiveFramebuffer(source, stale_password, grandchild.name)
@@ -114,30 +114,30 @@ def test_typing_into_one_fork_changes_only_that_fork(original: Desktop, taken) -
     first, second = Desktop.fork(checkpoint, 2)
     with first, second:
         first.windows.focus(first.windows.wait_for(TERMINAL_TITLE))
-        first.execute([{"type": "type", "inputs": {"content": "only here"}}])
-        first.wait_for_text("only here")
-        assert not same_pixels(first.screenshot(), screen)
-        assert same_pixels(second.screenshot(), screen)
-        assert original.find_text("only here") == []
+        first.input.execute([{"type": "type", "inputs": {"content": "only here"}}])
+        first.text.wait_for("only here")
+        assert not same_pixels(first.screen.shot(), screen)
+        assert same_pixels(second.screen.shot(), screen)
+        assert original.text.find("only here") == []
 
 
 def test_a_fork_has_its_own_vnc_password_and_refuses_the_originals(original: Desktop, taken) -> None:  # type: ignore[no-untyped-def]
     checkpoint, _, _ = taken
     (fork,) = Desktop.fork(checkpoint)
     with fork:
-        assert fork.vnc_password != original.vnc_password
-        assert fork.vnc_view_password != original.vnc_view_password
+        assert fork.vnc.password != original.vnc.password
+        assert fork.vnc.view_password != original.vnc.view_password
         attached = Desktop.attach(fork.name)  # reads the password the fork's files say
-        assert attached.vnc_password == fork.vnc_password
+        assert attached.vnc.password == fork.vnc.password
         attached.close()
         source = functools.partial(start_exec, fork.client.api, fork.id, ["socat", "STDIO", VNC_TARGET], label=fork.name)
-        stale = LiveFramebuffer(source, original.vnc_password, fork.name)
+        stale = LiveFramebuffer(source, original.vnc.password, fork.name)
         try:
             with pytest.raises(PasswordRefused):
                 stale.connect(timeout=10)
         finally:
             stale.close()
-        fork.screenshot()  # its own password still opens it
+        fork.screen.shot()  # its own password still opens it
 
 
 def test_eight_forks_at_once_all_healthy_all_removed(taken) -> None:  # type: ignore[no-untyped-def]
@@ -147,8 +147,8 @@ def test_eight_forks_at_once_all_healthy_all_removed(taken) -> None:  # type: ig
     try:
         assert len({d.name for d in desktops}) == 8
         for desktop in desktops:
-            assert same_pixels(desktop.screenshot(), screen)
-            assert desktop.run(["echo", "alive"], wait=True).check().stdout.strip() == "alive"
+            assert same_pixels(desktop.screen.shot(), screen)
+            assert desktop.programs.run(["echo", "alive"], wait=True).check().stdout.strip() == "alive"
     finally:
         for desktop in desktops:
             desktop.down()
@@ -159,21 +159,21 @@ def test_restore_puts_a_desktop_back_in_place(taken) -> None:  # type: ignore[no
     checkpoint, screen, before = taken
     (desktop,) = Desktop.fork(checkpoint)
     with desktop:
-        name, password = desktop.name, desktop.vnc_password
+        name, password = desktop.name, desktop.vnc.password
         desktop.windows.focus(desktop.windows.wait_for(TERMINAL_TITLE))
-        desktop.execute([{"type": "type", "inputs": {"content": "undone"}}])
-        desktop.wait_for_text("undone")
-        desktop.run(["touch", "/tmp/made-after"], wait=True).check()
-        desktop.run(["pkill", "-f", "echo \\$i > /tmp/ticks"], wait=True).check()  # the counter stops
+        desktop.input.execute([{"type": "type", "inputs": {"content": "undone"}}])
+        desktop.text.wait_for("undone")
+        desktop.programs.run(["touch", "/tmp/made-after"], wait=True).check()
+        desktop.programs.run(["pkill", "-f", "echo \\$i > /tmp/ticks"], wait=True).check()  # the counter stops
         stopped = ticks(desktop)
         desktop.restore(checkpoint)
         assert desktop.name == name and desktop.is_alive()
-        assert same_pixels(desktop.screenshot(), screen)
-        assert desktop.run(["test", "-e", "/tmp/made-after"], wait=True).returncode == 1
+        assert same_pixels(desktop.screen.shot(), screen)
+        assert desktop.programs.run(["test", "-e", "/tmp/made-after"], wait=True).returncode == 1
         now = ticks(desktop)
         wait_until(lambda: ticks(desktop) > now, what="the restored counter to run")  # its process is back
         assert now >= before and stopped >= before
-        assert desktop.vnc_password != password
+        assert desktop.vnc.password != password
         assert len([c for c in desktop.client.containers.list(filters={"name": name}) if c.name == name]) == 1
 
 
@@ -201,9 +201,9 @@ def without_clock(screen: Image.Image) -> Image.Image:
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Desktop]:
     with Desktop.up(name=f"fork-chromium-{RUN}", image="apps", timeout=120) as desktop:
-        desktop.run(["chromium", "data:text/html,<title>fork page</title><h1>A page to fork</h1>"])
+        desktop.programs.run(["chromium", "data:text/html,<title>fork page</title><h1>A page to fork</h1>"])
         desktop.windows.wait_for("fork page", timeout=60)
-        desktop.wait_for_text("A page to fork", timeout=60)
+        desktop.text.wait_for("A page to fork", timeout=60)
         yield desktop
 
 
@@ -213,9 +213,9 @@ def fork_of_the_screen(desktop: Desktop, window: str) -> Iterator[Desktop]:
     the clock, its window ``window`` focused; the fork and the checkpoint are removed after."""
     checkpoint = None
     for _ in range(5):  # a screen the same before and after the checkpoint is the one it holds
-        screen = desktop.wait_until_settled(quiet=1.0, timeout=30)
+        screen = desktop.screen.settle(quiet=1.0, timeout=30)
         checkpoint = desktop.checkpoint()
-        if same_pixels(without_clock(desktop.screenshot()), without_clock(screen)):
+        if same_pixels(without_clock(desktop.screen.shot()), without_clock(screen)):
             break
         forks.remove(desktop.client, checkpoint.name)  # a late repaint (a loaded machine): again
     else:
@@ -223,7 +223,7 @@ def fork_of_the_screen(desktop: Desktop, window: str) -> Iterator[Desktop]:
     try:
         (fork,) = Desktop.fork(checkpoint, timeout=120)
         with fork:
-            assert same_pixels(without_clock(fork.screenshot()), without_clock(screen))
+            assert same_pixels(without_clock(fork.screen.shot()), without_clock(screen))
             fork.windows.focus(fork.windows.wait_for(window))
             yield fork
     finally:
@@ -232,7 +232,7 @@ def fork_of_the_screen(desktop: Desktop, window: str) -> Iterator[Desktop]:
 
 def test_an_apps_desktop_with_chromium_forks_with_the_same_pixels(chromium: Desktop) -> None:
     with fork_of_the_screen(chromium, "fork page") as fork:
-        fork.execute([{"type": "hotkey", "inputs": {"key": "ctrl+t"}}])
+        fork.input.execute([{"type": "hotkey", "inputs": {"key": "ctrl+t"}}])
         fork.windows.wait_for("New Tab", timeout=30)  # the forked browser takes input and draws
         assert chromium.windows.find("fork page") is not None
 
@@ -292,7 +292,7 @@ def test_a_fork_lives_by_its_own_time_to_live_not_the_originals() -> None:
                 wait_gone(client, short.name, 60)  # the original's twenty
                 wait_until(lambda: time.time() > expires + 5, what="the original's deadline to pass")
                 assert lasting.is_alive()  # the original's watcher was not restored into it
-                assert lasting.run(["echo", "on"], wait=True).check().stdout == "on\n"
+                assert lasting.programs.run(["echo", "on"], wait=True).check().stdout == "on\n"
         finally:
             forks.remove(client, checkpoint.name)
 
@@ -304,12 +304,12 @@ def test_an_apps_desktop_with_calc_and_a_document_forks_with_the_same_pixels(tmp
     book.active["A1"] = "forked cell"
     book.save(tmp_path / "sheet.xlsx")
     with Desktop.up(name=f"fork-calc-{RUN}", image="apps", timeout=120) as desktop:
-        desktop.write_file("/home/desk/sheet.xlsx", (tmp_path / "sheet.xlsx").read_bytes())
-        desktop.run(["libreoffice", "--calc", "--norestore", "/home/desk/sheet.xlsx"])
+        desktop.files.write_file("/home/desk/sheet.xlsx", (tmp_path / "sheet.xlsx").read_bytes())
+        desktop.programs.run(["libreoffice", "--calc", "--norestore", "/home/desk/sheet.xlsx"])
         desktop.windows.wait_for("sheet.xlsx", timeout=90)
-        desktop.wait_for_text("forked cell", timeout=60)
+        desktop.text.wait_for("forked cell", timeout=60)
         with fork_of_the_screen(desktop, "sheet.xlsx") as fork:
-            typed = fork.execute([{"type": "type", "inputs": {"content": "only in the fork\n"}}])
+            typed = fork.input.execute([{"type": "type", "inputs": {"content": "only in the fork\n"}}])
             assert typed.status == "success", typed.error_message
-            fork.wait_for_text("only in the fork", timeout=60)  # the forked Calc takes input
-            assert desktop.find_text("only in the fork") == []
+            fork.text.wait_for("only in the fork", timeout=60)  # the forked Calc takes input
+            assert desktop.text.find("only in the fork") == []

@@ -21,17 +21,17 @@ WHITE = (255, 255, 255)
 
 
 def test_a_screenshot_has_the_screen_size_and_shows_the_probe_window(shared_desktop, probe):
-    frame = shared_desktop.screenshot()
+    frame = shared_desktop.screen.shot()
     assert frame.size == (1280, 800) and frame.mode == "RGB"
     assert {frame.getpixel((x, y)) for x in (0, 640, 1279) for y in (0, 400, 799)} == {WHITE}
 
 
 def test_a_screenshot_can_be_resized_for_a_model(shared_desktop, probe):
-    assert shared_desktop.screenshot((1024, 640)).size == (1024, 640)
+    assert shared_desktop.screen.shot((1024, 640)).size == (1024, 640)
 
 
 def test_unchanged_and_fresh_frames_agree_on_a_static_screen(shared_desktop, probe):
-    assert shared_desktop.screenshot(fresh=True).tobytes() == shared_desktop.screenshot(fresh=False).tobytes()
+    assert shared_desktop.screen.shot(fresh=True).tobytes() == shared_desktop.screen.shot(fresh=False).tobytes()
 
 
 @pytest.mark.parametrize(("format", "magic"), [("png", b"\x89PNG"), ("jpeg", b"\xff\xd8")])
@@ -56,26 +56,28 @@ def test_settle_after_an_animation_returns_once_it_stops(shared_desktop):
     script = "for i in $(seq 1 25); do echo line $i; sleep 0.04; done; sleep 30"
     with xterm(shared_desktop, "animation", "-e", "sh", "-c", script):
         started = time.monotonic()
-        shared_desktop.wait_until_settled(quiet=0.3, timeout=10)
+        shared_desktop.screen.settle(quiet=0.3, timeout=10)
         animating_for = time.monotonic() - started
         assert animating_for >= 0.5  # it waited for the lines to stop, not a fixed sleep
-        assert shared_desktop.screenshot().tobytes() == shared_desktop.screenshot().tobytes()
+        assert shared_desktop.screen.shot().tobytes() == shared_desktop.screen.shot().tobytes()
 
 
 def test_settle_on_a_screen_that_never_stops_raises_with_what_it_saw(shared_desktop):
     with xterm(shared_desktop, "ticker-never-settles", "-e", "sh", "-c", "while :; do date +%N; sleep 0.02; done"):
         with pytest.raises(DesktopTimeout, match="kept changing for 1 s"):
-            shared_desktop.wait_until_settled(quiet=0.5, timeout=1)
+            shared_desktop.screen.settle(quiet=0.5, timeout=1, strict=True)
+        # Not strict: the screen as it is once the time is up (a video is no error).
+        assert shared_desktop.screen.settle(quiet=0.5, timeout=1).size == shared_desktop.screen.size
 
 
 def test_wait_for_change_sees_a_new_window_and_times_out_on_a_quiet_region(shared_desktop):
     with pytest.raises(DesktopTimeout, match="nothing changed in region"):
-        shared_desktop.wait_for_change(region=(1200, 0, 1280, 30), timeout=0.3)
+        shared_desktop.screen.wait_for_change(region=(1200, 0, 1280, 30), timeout=0.3)
     where = (600, 300, 840, 430)  # where the newcomer's window goes
-    before = shared_desktop.screenshot().crop(where)
-    shared_desktop.run(["xterm", "-title", "newcomer", "-geometry", "40x10+600+300"])
+    before = shared_desktop.screen.shot().crop(where)
+    shared_desktop.programs.run(["xterm", "-title", "newcomer", "-geometry", "40x10+600+300"])
     try:
-        frame = shared_desktop.wait_for_change(region=where, timeout=10)  # before the xterm can draw
+        frame = shared_desktop.screen.wait_for_change(region=where, timeout=10)  # before the xterm can draw
         assert frame.size == (1280, 800)
         assert frame.crop(where).tobytes() != before.tobytes(), "the frame does not show the new window"
     finally:
@@ -85,10 +87,10 @@ def test_wait_for_change_sees_a_new_window_and_times_out_on_a_quiet_region(share
 def test_hidpi_desktop_has_a_scaled_framebuffer_and_logical_screenshots():
     with Desktop.up(size=(640, 400), scale=2) as desktop, EventProbe(desktop) as probe:
         assert probe.display.screen().width_in_pixels == 1280
-        assert desktop.screenshot().size == (640, 400)
+        assert desktop.screen.shot().size == (640, 400)
         assert Operator(desktop).screen_context().model_dump() == {
             "screen_width": 640, "screen_height": 400, "scale_x": 2.0, "scale_y": 2.0}
-        desktop.execute([{"type": "click", "inputs": {"point": {"normalized": {"x": 0.5, "y": 0.5}}}},
+        desktop.input.execute([{"type": "click", "inputs": {"point": {"normalized": {"x": 0.5, "y": 0.5}}}},
                          {"type": "click", "inputs": {"point": {"raw": {"x": 10, "y": 20}}}}])
         assert buttons(probe.events())[::2] == [("button_press", 1, 640, 400), ("button_press", 1, 21, 41)]
 
@@ -112,40 +114,40 @@ def busy_desktop():
     """A desktop whose terminal scrolls at about 50 Hz, in the lower right corner."""
     with Desktop.up(size=(1280, 800)) as desktop:
         with xterm(desktop, "busy-ticker", "-geometry", "100x40-0-0", "-e", "sh", "-c", TICKER):
-            desktop.wait_for_change(timeout=10)  # it is ticking
+            desktop.screen.wait_for_change(timeout=10)  # it is ticking
             yield desktop
 
 
 def test_a_busy_desktop_pulls_no_frames_while_nobody_looks(busy_desktop):
-    busy_desktop.screenshot()
+    busy_desktop.screen.shot()
     # The screen really is busy: a settle wait (which pulls every change) never sees it calm (on
     # a loaded machine its last request for a frame may be the one the deadline ends).
     with pytest.raises(DesktopTimeout, match="kept changing|no fresh frame"):
-        busy_desktop.wait_until_settled(quiet=0.3, timeout=1)
-    before = busy_desktop.frames.latest().version
+        busy_desktop.screen.settle(quiet=0.3, timeout=1, strict=True)
+    before = busy_desktop.screen.frames.latest().version
     cpu, wall = time.process_time(), time.monotonic()
     time.sleep(3)  # the ticker paints about 150 times meanwhile
     share = (time.process_time() - cpu) / (time.monotonic() - wall)
-    pulled = busy_desktop.frames.latest().version - before
+    pulled = busy_desktop.screen.frames.latest().version - before
     # Nothing is pulled while nobody looks: at most the answers to the requests outstanding as
     # the quiet began (a fresh frame's, a wait's). What that costs is the bench's figure
     # (busy_idle_cpu); a share of a core measured here would be the machine's load as much.
     print(f"while nobody looked: {pulled} updates, {share:.1%} of a core")
     assert pulled <= 2, f"{pulled} updates were pulled while nobody looked"
-    assert busy_desktop.screenshot(fresh=True) and busy_desktop.frames.latest().version > before + pulled  # still busy
+    assert busy_desktop.screen.shot(fresh=True) and busy_desktop.screen.frames.latest().version > before + pulled  # still busy
 
 
 def test_a_fresh_screenshot_of_a_busy_screen_shows_a_change_made_just_before(busy_desktop):
     for colour in ((200, 30, 30), (30, 200, 30), (30, 30, 200)):
-        busy_desktop.run(["xsetroot", "-solid", "#%02x%02x%02x" % colour], wait=True).check()
+        busy_desktop.programs.run(["xsetroot", "-solid", "#%02x%02x%02x" % colour], wait=True).check()
         # Nobody looked since the change, so nothing was pulled: the last frame is older.
-        assert busy_desktop.screenshot(fresh=False).getpixel(BACKGROUND) != colour
+        assert busy_desktop.screen.shot(fresh=False).getpixel(BACKGROUND) != colour
         # One fresh frame; on a loaded machine the VNC server's frame clock (it moves what X drew
         # into its clients' updates about 60 times a second) may tick late, and the change then
         # comes with the next one.
-        fresh = [busy_desktop.screenshot().getpixel(BACKGROUND) for _ in range(2)]
+        fresh = [busy_desktop.screen.shot().getpixel(BACKGROUND) for _ in range(2)]
         assert colour in fresh, fresh
-        assert busy_desktop.screenshot(fresh=False).getpixel(BACKGROUND) == colour  # and it is kept
+        assert busy_desktop.screen.shot(fresh=False).getpixel(BACKGROUND) == colour  # and it is kept
 
 
 def test_a_process_forked_after_frames_ran_gets_a_clear_error_not_a_hang(shared_desktop):
@@ -154,7 +156,7 @@ def test_a_process_forked_after_frames_ran_gets_a_clear_error_not_a_hang(shared_
     from vdesk.errors import ForkedProcess
     from vdesk.frames import LiveFramebuffer
 
-    shared_desktop.screenshot(fresh=True)  # this process's frame connection runs
+    shared_desktop.screen.shot(fresh=True)  # this process's frame connection runs
     read, write = os.pipe()
     child = os.fork()
     if child == 0:  # the child: its inherited event loop has no thread; connecting must say so at once
@@ -178,12 +180,12 @@ def test_a_process_forked_after_frames_ran_gets_a_clear_error_not_a_hang(shared_
 
 def test_a_desktop_without_a_network_gives_viewers_a_private_socket_that_shows_its_screen(shared_desktop):
     """The held frames read their relay in the event loop; a viewer gets a tunnel of its own."""
-    address = shared_desktop.vnc_address
-    assert address.startswith("/") and address == shared_desktop.vnc_address  # one tunnel, kept
-    viewer = LiveFramebuffer(address, shared_desktop.vnc_password, "viewer")
+    address = shared_desktop.vnc.address
+    assert address.startswith("/") and address == shared_desktop.vnc.address  # one tunnel, kept
+    viewer = LiveFramebuffer(address, shared_desktop.vnc.password, "viewer")
     try:
         viewer.connect(timeout=20)
-        shared_desktop.frames.wait_until_settled()
-        assert viewer.fresh().image.tobytes() == shared_desktop.frames.fresh().image.tobytes()
+        shared_desktop.screen.frames.wait_until_settled()
+        assert viewer.fresh().image.tobytes() == shared_desktop.screen.frames.fresh().image.tobytes()
     finally:
         viewer.close()

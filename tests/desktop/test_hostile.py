@@ -79,14 +79,14 @@ def bounded(timeout: float) -> Iterator[Watch]:
 
 def answers(desktop: Desktop) -> None:
     assert desktop.is_alive()
-    assert desktop.run(["echo", "still here"], wait=True, timeout=10).stdout == "still here\n"
-    assert desktop.screenshot().size == desktop.screen.size
+    assert desktop.programs.run(["echo", "still here"], wait=True, timeout=10).stdout == "still here\n"
+    assert desktop.screen.shot().size == desktop.screen.size
 
 
 @pytest.fixture(scope="module")
 def desktop() -> Iterator[Desktop]:
     with Desktop.up(size=(1024, 768)) as desktop:
-        desktop.write_file("/tmp/xattack.py", ATTACKER.read_bytes())
+        desktop.files.write_file("/tmp/xattack.py", ATTACKER.read_bytes())
         yield desktop
 
 
@@ -95,30 +95,30 @@ def attacker(desktop: Desktop, *args: str, ready: str | None = None) -> Iterator
     """The hostile X client running in the desktop; killed on leaving."""
     tag = f"xattack-{time.monotonic_ns()}"
     log = f"/tmp/{tag}.log"
-    desktop.run(["sh", "-c", f'exec python3 /tmp/xattack.py "$@" > {log} 2>&1', tag, *args])
+    desktop.programs.run(["sh", "-c", f'exec python3 /tmp/xattack.py "$@" > {log} 2>&1', tag, *args])
     try:
         if ready is not None:
             deadline = time.monotonic() + 120
-            while ready not in desktop.run(["cat", log], wait=True).stdout:
-                assert time.monotonic() < deadline, desktop.run(["cat", log], wait=True).stdout
+            while ready not in desktop.programs.run(["cat", log], wait=True).stdout:
+                assert time.monotonic() < deadline, desktop.programs.run(["cat", log], wait=True).stdout
                 time.sleep(0.2)
         yield
     finally:
-        desktop.run(["pkill", "-f", "/tmp/xattack.py"], wait=True)
+        desktop.programs.run(["pkill", "-f", "/tmp/xattack.py"], wait=True)
 
 
 # -- output -----------------------------------------------------------------------------------
 def test_endless_output_is_cut_and_fails_clearly_not_as_a_lost_desktop(desktop: Desktop) -> None:
     with bounded(60), pytest.raises(DesktopTimeout, match="output cut") as raised:
         # The bound on output is met in milliseconds; the command's own time limit then ends it.
-        desktop.run(["sh", "-c", "yes vdesk-hostile-output-line"], wait=True, timeout=8)
+        desktop.programs.run(["sh", "-c", "yes vdesk-hostile-output-line"], wait=True, timeout=8)
     assert "did not finish within 8 s" in str(raised.value)
     answers(desktop)
 
 
 def test_a_large_output_keeps_its_first_bytes_and_says_how_much_came(desktop: Desktop) -> None:
     with bounded(60):
-        done = desktop.run(["sh", "-c", "head -c 400000000 /dev/zero | tr '\\0' x"], wait=True, timeout=60)
+        done = desktop.programs.run(["sh", "-c", "head -c 400000000 /dev/zero | tr '\\0' x"], wait=True, timeout=60)
     assert done.returncode == 0 and done.cut
     assert done.stdout == "x" * OUTPUT_LIMIT
     assert done.stdout_bytes == 400_000_000
@@ -129,10 +129,10 @@ def test_a_large_output_keeps_its_first_bytes_and_says_how_much_came(desktop: De
 def test_output_that_grows_most_in_json_keeps_the_framing(desktop: Desktop) -> None:
     """NUL bytes become six characters each in a reply: the worst case of the reply bound."""
     with bounded(30):
-        done = desktop.run(["head", "-c", "5000000", "/dev/zero"], wait=True, timeout=30)
+        done = desktop.programs.run(["head", "-c", "5000000", "/dev/zero"], wait=True, timeout=30)
     assert done.stdout == "\0" * OUTPUT_LIMIT and done.stdout_bytes == 5_000_000
     with bounded(30):
-        raw = desktop.run(["head", "-c", "3000000", "/dev/urandom"], wait=True, timeout=30)
+        raw = desktop.programs.run(["head", "-c", "3000000", "/dev/urandom"], wait=True, timeout=30)
     assert raw.stdout_bytes == 3_000_000 and raw.cut
     answers(desktop)
 
@@ -140,10 +140,10 @@ def test_output_that_grows_most_in_json_keeps_the_framing(desktop: Desktop) -> N
 # -- clipboard --------------------------------------------------------------------------------
 def _own_clipboard(desktop: Desktop, size: int) -> None:
     """A program in the desktop takes the clipboard with ``size`` bytes."""
-    desktop.run(["sh", "-c", f"head -c {size} /dev/zero | tr '\\0' c | xsel --input --clipboard"])
+    desktop.programs.run(["sh", "-c", f"head -c {size} /dev/zero | tr '\\0' c | xsel --input --clipboard"])
     deadline = time.monotonic() + 180  # xsel takes it all in first: slow on a loaded machine
-    while desktop.run(["pgrep", "-x", "xsel"], wait=True).returncode != 0 or \
-            desktop.run(["pgrep", "-x", "head"], wait=True).returncode == 0:
+    while desktop.programs.run(["pgrep", "-x", "xsel"], wait=True).returncode != 0 or \
+            desktop.programs.run(["pgrep", "-x", "head"], wait=True).returncode == 0:
         assert time.monotonic() < deadline, "the hostile clipboard owner never started"
         time.sleep(0.2)
 
@@ -156,7 +156,7 @@ def test_a_clipboard_past_its_bound_is_refused_with_its_size(desktop: Desktop) -
             desktop.clipboard.get(timeout=30)
         assert len(desktop.clipboard.get(limit=size, timeout=30)) == size
     finally:
-        desktop.run(["pkill", "-x", "xsel"], wait=True)
+        desktop.programs.run(["pkill", "-x", "xsel"], wait=True)
     answers(desktop)
 
 
@@ -166,7 +166,7 @@ def test_a_huge_clipboard_ends_within_the_timeout(desktop: Desktop) -> None:
         with bounded(20), pytest.raises((TooLarge, DesktopTimeout)):
             desktop.clipboard.get(timeout=20)
     finally:
-        desktop.run(["pkill", "-x", "xsel"], wait=True)
+        desktop.programs.run(["pkill", "-x", "xsel"], wait=True)
     answers(desktop)
 
 
@@ -200,7 +200,7 @@ def test_many_windows_are_listed_up_to_the_bound(desktop: Desktop) -> None:
 # -- files ------------------------------------------------------------------------------------
 def test_a_tree_with_too_many_entries_is_refused_and_leaves_nothing(desktop: Desktop, tmp_path: Path) -> None:
     entries = MAX_ENTRIES + 50_000
-    desktop.run(["python3", "-c", "import os, sys\nos.makedirs('/tmp/many')\n"
+    desktop.programs.run(["python3", "-c", "import os, sys\nos.makedirs('/tmp/many')\n"
                  "for i in range(int(sys.argv[1])): open(f'/tmp/many/{i}', 'w').close()", str(entries)],
                 wait=True, timeout=120).check()
     try:
@@ -208,12 +208,12 @@ def test_a_tree_with_too_many_entries_is_refused_and_leaves_nothing(desktop: Des
             desktop.files.download("/tmp/many", tmp_path, timeout=120)
         assert list(tmp_path.iterdir()) == []
     finally:
-        desktop.run(["rm", "-rf", "/tmp/many"], wait=True, timeout=120)
+        desktop.programs.run(["rm", "-rf", "/tmp/many"], wait=True, timeout=120)
     answers(desktop)
 
 
 def test_a_sparse_100_gb_file_is_refused_at_once(desktop: Desktop, tmp_path: Path) -> None:
-    desktop.run(["truncate", "-s", "100G", "/tmp/sparse"], wait=True).check()
+    desktop.programs.run(["truncate", "-s", "100G", "/tmp/sparse"], wait=True).check()
     try:
         with bounded(30), pytest.raises(TooLarge, match="107374182400 bytes"):
             desktop.files.download("/tmp/sparse", tmp_path, timeout=30)
@@ -221,7 +221,7 @@ def test_a_sparse_100_gb_file_is_refused_at_once(desktop: Desktop, tmp_path: Pat
             desktop.files.read_file("/tmp/sparse", timeout=30)
         assert list(tmp_path.iterdir()) == []
     finally:
-        desktop.run(["rm", "-f", "/tmp/sparse"], wait=True)
+        desktop.programs.run(["rm", "-f", "/tmp/sparse"], wait=True)
     answers(desktop)
 
 
@@ -230,11 +230,11 @@ def test_a_killed_channel_helper_is_not_a_lost_desktop(desktop: Desktop) -> None
     helper = "^/usr/bin/python3 /usr/local/bin/vdesk-channel$"
     # It kills the helper once the command below runs (a fixed delay lost the race on a loaded
     # machine: the helper died first, and the command then ran on a fresh channel).
-    desktop.run(["sh", "-c", 'until pgrep -xf "sleep 20" >/dev/null; do sleep 0.05; done; exec pkill -f "$1"',
+    desktop.programs.run(["sh", "-c", 'until pgrep -xf "sleep 20" >/dev/null; do sleep 0.05; done; exec pkill -f "$1"',
                  "sh", helper])
     before = desktop.channel.reopened
     with bounded(30), pytest.raises(ChannelLost, match="the channel closed while running sleep"):
-        desktop.run(["sleep", "20"], wait=True, timeout=30)
+        desktop.programs.run(["sleep", "20"], wait=True, timeout=30)
     answers(desktop)
     assert desktop.channel.reopened == before + 1
 
@@ -246,10 +246,10 @@ def test_an_x_client_flooding_the_screen(desktop: Desktop) -> None:
         # screen that keeps changing gives up after 3 s (twice at most) and takes it as it is.
         with bounded(5 * (5 + 5 + 2 * 3)):
             for _ in range(5):
-                shot = desktop.screenshot()
+                shot = desktop.screen.shot()
                 assert shot.size == desktop.screen.size
                 seen.add(shot.getpixel((desktop.screen.width // 2, desktop.screen.height // 2)))
-                result = desktop.execute([{"type": "mouse_move", "inputs": {"point": [10, 10]}}])
+                result = desktop.input.execute([{"type": "mouse_move", "inputs": {"point": [10, 10]}}])
                 assert result.status == "success", result.error_message
                 assert result.receipt is not None and result.receipt.changed  # the flood paints on
         # The flood ran under every call: the screen they saw kept changing colour.

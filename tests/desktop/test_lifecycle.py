@@ -23,7 +23,7 @@ def test_with_block_removes_the_container_on_success():
     with Desktop.up() as desktop:
         name = desktop.name
         assert name in vdesk_containers(CLIENT)
-        assert desktop.screenshot().size == (1280, 800)
+        assert desktop.screen.shot().size == (1280, 800)
     assert name not in vdesk_containers(CLIENT)
 
 
@@ -40,7 +40,7 @@ def test_labels_and_vnc_password_identify_the_desktop():
         labels = desktop.container.labels
         assert labels["vdesk"] == "desktop" and labels["vdesk.size"] == "1024x768"
         assert str(os.getpid()) in labels["vdesk.owner"] and labels["vdesk.created"]
-        assert len(desktop.vnc_password) == 8
+        assert len(desktop.vnc.password) == 8
         info = desktop.info()
         assert info.size == (1024, 768) and info.leased
 
@@ -74,10 +74,10 @@ def works(desktop: Desktop) -> None:
     """The desktop takes input (the click arrives in it), runs commands (their output comes
     back) and shows its screen."""
     with EventProbe(desktop) as probe:
-        assert desktop.execute([{"type": "click", "inputs": {"point": [5, 5]}}], receipt=False).status == "success"
+        assert desktop.input.execute([{"type": "click", "inputs": {"point": [5, 5]}}], receipt=False).status == "success"
         assert buttons(probe.events()) == [("button_press", 1, 5, 5), ("button_release", 1, 5, 5)]
-    assert desktop.run(["echo", "working"], wait=True).check().stdout == "working\n"
-    assert desktop.screenshot().size == (1280, 800)
+    assert desktop.programs.run(["echo", "working"], wait=True).check().stdout == "working\n"
+    assert desktop.screen.shot().size == (1280, 800)
 
 
 def test_attach_drives_a_desktop_started_elsewhere():
@@ -85,7 +85,7 @@ def test_attach_drives_a_desktop_started_elsewhere():
     try:
         with Desktop.attach(started.name) as attached:
             assert attached.screen == started.screen
-            assert attached.vnc_password == started.vnc_password
+            assert attached.vnc.password == started.vnc.password
             works(attached)
         assert started.is_alive()  # leaving an attached desktop's block only disconnects
     finally:
@@ -103,7 +103,7 @@ def test_stop_then_start_comes_back_working():
             deadline = time.monotonic() + HANG  # its X server and VNC server start again
             while True:
                 try:
-                    assert again.screenshot().size == (1280, 800)
+                    assert again.screen.shot().size == (1280, 800)
                     break
                 except Exception:
                     if time.monotonic() > deadline:
@@ -132,8 +132,8 @@ def test_a_killed_container_raises_desktop_gone_naming_it():
     with Desktop.up() as desktop:
         desktop.container.kill()
         started = time.monotonic()
-        result = desktop.execute([{"type": "click", "inputs": {"point": [5, 5]}}])
+        result = desktop.input.execute([{"type": "click", "inputs": {"point": [5, 5]}}])
         assert result.status == "failed" and desktop.name in result.error_message
         with pytest.raises(DesktopGone, match=desktop.name):
-            desktop.screenshot()
+            desktop.screen.shot()
         assert time.monotonic() - started < HANG  # neither waited on a desktop that is gone

@@ -32,12 +32,12 @@ def summary(events: list[Event]) -> list[str]:
             for e in events if e.kind.startswith(("button", "key"))]
 
 
-class CountingDesktop:
-    """A desktop seen through a wrapper that counts how often the frames are reached for, which
-    is what ``initialize`` does in its body, and makes each reach slow enough for a race."""
+class CountingScreen:
+    """A desktop's screen seen through a wrapper that counts how often the frames are reached
+    for, which is what ``initialize`` does in its body, and makes each reach slow enough for a race."""
 
-    def __init__(self, desktop: Desktop) -> None:
-        self._desktop = desktop
+    def __init__(self, screen: Any) -> None:
+        self._screen = screen
         self._lock = threading.Lock()
         self.frames_reached = 0
 
@@ -46,7 +46,22 @@ class CountingDesktop:
         with self._lock:
             self.frames_reached += 1
         time.sleep(0.1)
-        return self._desktop.frames
+        return self._screen.frames
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._screen, name)
+
+
+class CountingDesktop:
+    """A desktop whose screen counts its frames' reaches (see :class:`CountingScreen`)."""
+
+    def __init__(self, desktop: Desktop) -> None:
+        self._desktop = desktop
+        self.screen = CountingScreen(desktop.screen)
+
+    @property
+    def frames_reached(self) -> int:
+        return self.screen.frames_reached
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._desktop, name)
@@ -142,14 +157,14 @@ def test_the_door_stops_a_cancelled_batch_between_two_bursts(shared_desktop, pro
     cancel.set()  # the first burst still goes: a cancel lands between two, never inside one
     batch = [{"type": "click", "inputs": {"point": raw(10, 10)}}, {"type": "wait", "inputs": {"time": 0.1}},
              {"type": "hotkey", "inputs": {"key": "b"}}]
-    result = shared_desktop.execute(batch, cancel=cancel)
+    result = shared_desktop.input.execute(batch, cancel=cancel)
     assert result.status == "failed" and result.executed == 1, result
     assert "cancelled after 1 of 3 actions" in result.error_message
     assert summary(probe.events()) == ["button_press 1 10 10", "button_release 1 10 10"]
 
 
 def test_the_door_takes_a_batch_as_json_text(shared_desktop, probe):
-    result = shared_desktop.execute(json.dumps([{"type": "hotkey", "inputs": {"key": "a"}}]))
+    result = shared_desktop.input.execute(json.dumps([{"type": "hotkey", "inputs": {"key": "a"}}]))
     assert result.status == "success", result.error_message
     assert summary(probe.events()) == ["key_press a", "key_release a"]
 
@@ -287,7 +302,7 @@ def test_screen_context_reports_the_logical_size_and_scale(shared_desktop, probe
     root = probe.display.screen()  # what the X server itself says
     assert (root.width_in_pixels, root.height_in_pixels) == (
         round(context.screen_width * context.scale_x), round(context.screen_height * context.scale_y))
-    assert shared_desktop.screenshot().size == (context.screen_width, context.screen_height)
+    assert shared_desktop.screen.shot().size == (context.screen_width, context.screen_height)
 
 
 def test_screen_context_of_a_hidpi_desktop_and_its_normalized_centre():

@@ -67,7 +67,7 @@ def test_prune_removes_expired_and_stopped_desktops_only():
             container.reload()  # still there, untouched
         # The desktops it kept still work.
         for desktop in (healthy_leased, healthy_unleased, forever):
-            assert desktop.is_alive() and desktop.screenshot().size == (1280, 800)
+            assert desktop.is_alive() and desktop.screen.shot().size == (1280, 800)
         assert prune_desktops(only=candidates) == []  # nothing more to do
     finally:
         for desktop in desktops:

@@ -10,13 +10,13 @@ pytest_plugins = ["pytester"]
 def test_the_desktop_fixture_gives_a_fresh_desktop_and_saves_the_frame_of_a_failure(pytester):
     pytester.makepyfile(test_agent="""
         def test_passes(desktop):
-            assert desktop.screenshot().size == (1024, 768)
+            assert desktop.screen.shot().size == (1024, 768)
 
         def test_session_desktop_is_shared(session_desktop):
-            assert session_desktop.screenshot().size == (1024, 768)
+            assert session_desktop.screen.shot().size == (1024, 768)
 
         def test_fails(desktop):
-            desktop.run(["xterm", "-title", "evidence"])
+            desktop.programs.run(["xterm", "-title", "evidence"])
             desktop.windows.wait_for("evidence")
             assert False, "the agent did not finish"
     """)
@@ -54,11 +54,11 @@ def test_the_fixture_desktop_finds_and_waits_for_text_on_screen(pytester):
         from vdesk.errors import DesktopTimeout
 
         def test_reads_the_screen(desktop):
-            desktop.run(["xterm", "-geometry", "60x6+50+50", "-e", "sh", "-c", "sleep 1; echo Agent says done; sleep 60"])
-            [box] = desktop.wait_for_text("Agent says done", timeout=30)
-            assert desktop.find_text("Agent says") and box.bounds[0] >= 50
+            desktop.programs.run(["xterm", "-geometry", "60x6+50+50", "-e", "sh", "-c", "sleep 1; echo Agent says done; sleep 60"])
+            [box] = desktop.text.wait_for("Agent says done", timeout=30)
+            assert desktop.text.find("Agent says") and box.bounds[0] >= 50
             with pytest.raises(DesktopTimeout, match="no text matching 'Agent failed'"):
-                desktop.wait_for_text("Agent failed", timeout=2)
+                desktop.text.wait_for("Agent failed", timeout=2)
     """)
     result = pytester.runpytest_subprocess("--vdesk-size", "1024x768")
     result.assert_outcomes(passed=1)

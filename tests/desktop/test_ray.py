@@ -245,7 +245,7 @@ def clicks_seen(desktop: Desktop, actions: list[dict]) -> list[tuple[str, int, i
     from tests.desktop.probe import EventProbe, buttons
 
     with EventProbe(desktop) as probe:
-        assert desktop.execute(actions).status == "success"
+        assert desktop.input.execute(actions).status == "success"
         return buttons(probe.events())
 
 
@@ -258,23 +258,23 @@ def test_an_actor_hosted_desktop_clicks_and_returns_frames_of_its_size(cluster):
     with RemoteDesktop.up(SPEC) as desktop:
         assert desktop.node_id in (cluster.head_id, cluster.second_id)
         assert desktop.name in own_desktops(alive_only=True)
-        result = desktop.execute(CLICK, settle=True)
+        result = desktop.input.execute(CLICK, settle=True)
         assert result.status == "success" and result.executed == 1, result
         assert desktop.call(clicks_seen, CLICK) == [("button_press", 1, 40, 30), ("button_release", 1, 40, 30)]
-        assert desktop.screenshot().size == (800, 600)
+        assert desktop.screen.shot().size == (800, 600)
         assert desktop.screenshot_bytes("jpeg").startswith(b"\xff\xd8")
-        assert desktop.wait_until_settled().size == (800, 600)
-        assert desktop.run(["true"], wait=True).returncode == 0
+        assert desktop.screen.settle().size == (800, 600)
+        assert desktop.programs.run(["true"], wait=True).returncode == 0
         usage = desktop.usage()  # the container, and the worker hosting it
         assert desktop.call(width_plus, 1) == 801  # run on the node
         before = desktop.call(window_count)
-        desktop.run(["xterm", "-title", "counted"])
+        desktop.programs.run(["xterm", "-title", "counted"])
         deadline = time.monotonic() + 30
         while desktop.call(window_count) != before + 1 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert desktop.call(window_count) == before + 1
         assert usage.memory_mib > 0 and usage.cpu_seconds > 0 and usage.host_memory_mib > 0
-        assert desktop.execute([{"type": "nonsense"}]).status == "failed"  # refused, not raised
+        assert desktop.input.execute([{"type": "nonsense"}]).status == "failed"  # refused, not raised
         name = desktop.name
     wait_gone(name, timeout=10)
 
@@ -286,7 +286,7 @@ def test_killing_the_actor_removes_its_desktop(cluster):
         desktop.kill()
         print(f"desktop gone {wait_gone(desktop.name, timeout=10):.2f} s after the actor was killed")
         with pytest.raises(DesktopGone, match="closed"):
-            desktop.screenshot()  # it refuses at once
+            desktop.screen.shot()  # it refuses at once
     finally:
         desktop.close()
 
@@ -299,12 +299,12 @@ def test_a_desktop_that_cannot_start_says_why(cluster):
 
 
 def home_file(desktop: Desktop, name: str) -> str:
-    return desktop.run(["sh", "-c", 'cat ~/"$1"', "sh", name], wait=True).stdout
+    return desktop.programs.run(["sh", "-c", 'cat ~/"$1"', "sh", name], wait=True).stdout
 
 
 def test_a_checkpoint_forks_and_restores_on_the_node_that_holds_it_only(cluster):
     with RemoteDesktop.up(SPEC, node_id=cluster.second_id) as original:
-        original.run(["sh", "-c", "echo set up > ~/mark"], wait=True).check()
+        original.programs.run(["sh", "-c", "echo set up > ~/mark"], wait=True).check()
         start = original.checkpoint()
         try:
             assert start.node_id == cluster.second_id and start.checkpoint.source == original.name
@@ -314,12 +314,12 @@ def test_a_checkpoint_forks_and_restores_on_the_node_that_holds_it_only(cluster)
             try:
                 assert fork.node_id == cluster.second_id and fork.name != original.name
                 assert fork.call(home_file, "mark") == "set up\n"
-                fork.run(["sh", "-c", "echo changed > ~/mark"], wait=True).check()
+                fork.programs.run(["sh", "-c", "echo changed > ~/mark"], wait=True).check()
                 assert (fork.call(home_file, "mark"), original.call(home_file, "mark")) == ("changed\n", "set up\n")
             finally:
                 fork.close()
                 wait_gone_by_name(fork.name, timeout=10)
-            original.run(["sh", "-c", "echo later > ~/mark"], wait=True).check()
+            original.programs.run(["sh", "-c", "echo later > ~/mark"], wait=True).check()
             original.restore(start)  # in place, on its node
             assert original.call(home_file, "mark") == "set up\n"
         finally:
@@ -329,7 +329,7 @@ def test_a_checkpoint_forks_and_restores_on_the_node_that_holds_it_only(cluster)
 
 def test_a_checkpoint_moved_to_another_node_forks_there(cluster):
     with RemoteDesktop.up(SPEC, node_id=cluster.second_id) as original:
-        original.run(["sh", "-c", "echo set up > ~/mark"], wait=True).check()
+        original.programs.run(["sh", "-c", "echo set up > ~/mark"], wait=True).check()
         start = original.checkpoint()
     try:
         # Both nodes of this cluster share one engine, so the copy takes another name there.
@@ -353,7 +353,7 @@ def test_a_checkpoint_moved_to_another_node_forks_there(cluster):
 def test_an_item_past_its_timeout_fails_and_leaves_nothing(cluster):
     def work(desktop: RemoteDesktop, item: int) -> None:
         names.append(desktop.name)
-        desktop.wait_for_change(timeout=300)  # a still screen: only the item's timeout ends this
+        desktop.screen.wait_for_change(timeout=300)  # a still screen: only the item's timeout ends this
 
     names: list[str] = []
     started = time.monotonic()
@@ -407,8 +407,8 @@ def test_items_survive_a_node_dying_mid_run(cluster):
             on_second.set()
         steps, until = 0, time.monotonic() + 5
         while time.monotonic() < until:
-            assert desktop.execute(CLICK, settle=True).status == "success"
-            assert desktop.screenshot().size == (800, 600)
+            assert desktop.input.execute(CLICK, settle=True).status == "success"
+            assert desktop.screen.shot().size == (800, 600)
             steps += 1
         return {"item": item, "node": desktop.node_id, "steps": steps}
 

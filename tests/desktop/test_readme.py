@@ -57,7 +57,7 @@ NOT_RUN = {
     '"retried": true': "a sample of results.json, not code",
     "from agents import": "needs a model service; tests/protocols/test_openai_agents.py runs ComputerTool",
     "import anthropic": "needs a model service; tests/protocols/test_anthropic_toolset.py runs the replies",
-    "tree = desktop.accessibility_tree()": "needs Calc and a form open; tests/apps/test_accessibility.py does each line",
+    "tree = desktop.elements.tree()": "needs Calc and a form open; tests/apps/test_accessibility.py does each line",
     "checkpoint = desktop.checkpoint()": "tests/desktop/test_forks.py does each line, on a desktop with programs running",
     "vdesk checkpoint NAME": "tests/desktop/test_forks.py runs checkpoint, fork, ls and prune from a shell",
     "vdesk fork ": "tests/desktop/test_forks.py (the forks it starts are its own to remove)",

@@ -70,21 +70,21 @@ def test_a_desktop_runs_on_another_engine_and_is_driven_through_tunnels(second_e
         assert desktop.name in {d.name for d in list_desktops(second_engine)}
         assert desktop.name not in vdesk_containers(docker.from_env())
         assert desktop.container.attrs["HostConfig"]["PortBindings"] in ({}, None)
-        desktop.run(["xterm", "-title", "remote"])
+        desktop.programs.run(["xterm", "-title", "remote"])
         window = desktop.windows.wait_for("remote")
         assert window.viewable
         desktop.windows.focus(window)
         # Typed through the X tunnel into the shell, which proves it ran by what it wrote.
-        typed = desktop.execute([{"type": "type", "inputs": {"content": "echo hi > /tmp/typed.txt\n"}}])
+        typed = desktop.input.execute([{"type": "type", "inputs": {"content": "echo hi > /tmp/typed.txt\n"}}])
         assert typed.status == "success", typed.error_message
         deadline = time.monotonic() + 60
-        while (shown := desktop.run(["cat", "/tmp/typed.txt"], wait=True)).stdout != "hi\n":
+        while (shown := desktop.programs.run(["cat", "/tmp/typed.txt"], wait=True)).stdout != "hi\n":
             assert time.monotonic() < deadline, f"the typed command wrote {shown.stdout!r} ({shown.stderr.strip()})"
             time.sleep(0.1)
-        assert desktop.screenshot().size == (1280, 800)
+        assert desktop.screen.shot().size == (1280, 800)
         payload = bytes(range(256)) * 4096  # files travel the engine's exec API too
-        desktop.write_file("~/remote.bin", payload)
-        assert desktop.read_file("~/remote.bin") == payload
+        desktop.files.write_file("~/remote.bin", payload)
+        assert desktop.files.read_file("~/remote.bin") == payload
 
 
 OWNER = textwrap.dedent("""
@@ -126,7 +126,7 @@ def test_a_checkpoint_forks_only_on_the_engine_that_holds_it(second_engine):
     with Desktop.up(engine=second_engine) as remote:
         with pytest.raises(CheckpointUnavailable, match=r"^this engine cannot checkpoint desktops: [^\n]+$"):
             remote.checkpoint()
-        assert remote.run(["true"], wait=True).returncode == 0 and remote.screenshot().size == (1280, 800)
+        assert remote.programs.run(["true"], wait=True).returncode == 0 and remote.screen.shot().size == (1280, 800)
         before = vdesk_containers(second)
         with Desktop.up() as local:
             start = local.checkpoint()
@@ -135,6 +135,6 @@ def test_a_checkpoint_forks_only_on_the_engine_that_holds_it(second_engine):
                     Desktop.fork(start, engine=second_engine)
                 with pytest.raises(CheckpointUnavailable, match="^this engine cannot checkpoint desktops: "):
                     remote.restore(start)
-                assert vdesk_containers(second) == before and remote.run(["true"], wait=True).returncode == 0
+                assert vdesk_containers(second) == before and remote.programs.run(["true"], wait=True).returncode == 0
             finally:
                 forks.remove(local.client, start.name)

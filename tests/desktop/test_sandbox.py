@@ -22,7 +22,7 @@ RFB_NONE, RFB_VNC_AUTH = 1, 2
 
 def python(desktop: Desktop, code: str, *args: str, timeout: float = 30) -> Completed:
     """Run a small Python probe in the desktop (as the desktop user) and wait for it."""
-    return desktop.run(["python3", "-c", code, *args], wait=True, timeout=timeout)
+    return desktop.programs.run(["python3", "-c", code, *args], wait=True, timeout=timeout)
 
 
 def host_config(desktop: Desktop) -> dict:
@@ -32,21 +32,21 @@ def host_config(desktop: Desktop) -> dict:
 
 # -- who runs, with what privileges ------------------------------------------------------------
 def test_every_process_in_the_desktop_runs_as_the_unprivileged_desktop_user(shared_desktop):
-    assert shared_desktop.run(["id", "-u"], wait=True).check().stdout.strip() == "1000"
-    uids = shared_desktop.run(["ps", "-eo", "uid=,args="], wait=True).check().stdout.splitlines()
+    assert shared_desktop.programs.run(["id", "-u"], wait=True).check().stdout.strip() == "1000"
+    uids = shared_desktop.programs.run(["ps", "-eo", "uid=,args="], wait=True).check().stdout.splitlines()
     assert uids and all(line.split()[0] != "0" for line in uids), uids
 
 
 def test_no_capability_is_left_and_none_can_be_regained(shared_desktop):
-    status = shared_desktop.run(["cat", "/proc/self/status", "/proc/1/status"], wait=True).check().stdout
+    status = shared_desktop.programs.run(["cat", "/proc/self/status", "/proc/1/status"], wait=True).check().stdout
     fields = [line.split(":\t") for line in status.splitlines() if line.startswith(("Cap", "NoNewPrivs"))]
     assert {name for name, _ in fields} == {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs"}
     for name, value in fields:  # this process and PID 1 alike
         assert (int(value) == 1) if name == "NoNewPrivs" else (int(value, 16) == 0), (name, value)
     # A set-uid root program gains nothing: passwd cannot read /etc/shadow, so it reports the
     # account without the password ageing that only /etc/shadow holds (it would, set-uid).
-    assert shared_desktop.run(["cat", "/etc/shadow"], wait=True).returncode != 0
-    assert shared_desktop.run(["passwd", "-S", "desk"], wait=True).stdout.split() == ["desk", "P"]
+    assert shared_desktop.programs.run(["cat", "/etc/shadow"], wait=True).returncode != 0
+    assert shared_desktop.programs.run(["passwd", "-S", "desk"], wait=True).stdout.split() == ["desk", "P"]
     config = host_config(shared_desktop)
     assert config["Privileged"] is False and config["CapDrop"] == ["ALL"] and not config["CapAdd"]
     assert "no-new-privileges" in config["SecurityOpt"]
@@ -77,9 +77,9 @@ def test_the_root_file_system_is_read_only_and_only_the_tmpfs_folders_are_writab
                        "/var/tmp": "EROFS", "/root": "EACCES",
                        "/tmp": "written", "/home/desk": "written", "/dev/shm": "written"}
     # Not even the desktop's own programs can be replaced.
-    overwrite = shared_desktop.run(["sh", "-c", "echo evil > /usr/local/bin/vdesk-channel"], wait=True)
+    overwrite = shared_desktop.programs.run(["sh", "-c", "echo evil > /usr/local/bin/vdesk-channel"], wait=True)
     assert overwrite.returncode != 0 and "Read-only file system" in overwrite.stderr
-    mounts = shared_desktop.run(["cat", "/proc/mounts"], wait=True).check().stdout.splitlines()
+    mounts = shared_desktop.programs.run(["cat", "/proc/mounts"], wait=True).check().stdout.splitlines()
     root = next(line.split() for line in mounts if line.split()[1] == "/")
     assert "ro" in root[3].split(",")
     config = host_config(shared_desktop)
@@ -108,7 +108,7 @@ print("\\n".join(found))
 def assert_no_host_mounts(desktop) -> None:
     """The only mounts backed by a disk are the engine's own read-only resolv.conf, hostname,
     hosts; nothing else of the host is bound in."""
-    mounts = [line.split() for line in desktop.run(["cat", "/proc/mounts"], wait=True).check().stdout.splitlines()]
+    mounts = [line.split() for line in desktop.programs.run(["cat", "/proc/mounts"], wait=True).check().stdout.splitlines()]
     from_disk = {target: options for source, target, _type, options, *_ in mounts if source.startswith("/dev/")}
     assert set(from_disk) <= {"/etc/resolv.conf", "/etc/hostname", "/etc/hosts"}, from_disk
     assert all("ro" in options.split(",") for options in from_disk.values())
@@ -163,16 +163,16 @@ def test_bridge_network_is_opt_in_and_publishes_vnc_on_127_0_0_1_only():
         published = desktop.container.attrs["NetworkSettings"]["Ports"]["5900/tcp"]
         assert [b["HostIp"] for b in published] == ["127.0.0.1"]
         port = int(published[0]["HostPort"])
-        assert desktop.vnc_address == f"127.0.0.1::{port}"
+        assert desktop.vnc.address == f"127.0.0.1::{port}"
         # The published port answers on loopback, with the password only...
-        viewer = LiveFramebuffer(desktop.vnc_address, desktop.vnc_password, desktop.name)
+        viewer = LiveFramebuffer(desktop.vnc.address, desktop.vnc.password, desktop.name)
         viewer.connect(timeout=10)
         try:
             assert viewer.latest().image.size == (1280, 800)
         finally:
             viewer.close()
         with pytest.raises(PasswordRefused, match="refused the password"):
-            LiveFramebuffer(desktop.vnc_address, "wrongpw1", desktop.name).connect(timeout=10)
+            LiveFramebuffer(desktop.vnc.address, "wrongpw1", desktop.name).connect(timeout=10)
         # ...and not on this machine's other addresses.
         others = _host_addresses(desktop)
         print(f"VNC published on 127.0.0.1:{port}; refused on {sorted(others)}")
@@ -224,8 +224,8 @@ def test_limits_are_configurable_and_a_memory_hog_is_killed_while_the_desktop_li
         hog = python(desktop, "block = b'x' * (768 << 20); print(len(block))", timeout=60)
         print(f"memory hog: exit {hog.returncode}, {hog.stderr.strip()[-80:]!r}")
         assert hog.returncode in (-9, 137, 1) and hog.stdout == ""  # killed, or refused its memory
-        assert desktop.execute([{"type": "mouse_move", "inputs": {"point": [20, 20]}}]).status == "success"
-        assert desktop.screenshot().size == (1280, 800)
+        assert desktop.input.execute([{"type": "mouse_move", "inputs": {"point": [20, 20]}}]).status == "success"
+        assert desktop.screen.shot().size == (1280, 800)
 
 
 FORK_BOMB = """
@@ -242,14 +242,14 @@ os._exit(0)
 
 def test_a_fork_bomb_hits_the_process_limit_and_the_desktop_still_answers():
     with Desktop.up() as desktop:
-        desktop.screenshot()
+        desktop.screen.shot()
         # Every process of the bomb forks as fast as it can for 4 s; `timeout` is the backstop.
-        desktop.run(["timeout", "-s", "KILL", "10", "python3", "-c", FORK_BOMB])
+        desktop.programs.run(["timeout", "-s", "KILL", "10", "python3", "-c", FORK_BOMB])
         started, peak, limit, shots_during = time.monotonic(), 0, 0, 0
         while time.monotonic() - started < 4:
             pids = desktop.container.stats(stream=False, one_shot=True)["pids_stats"]
             peak, limit = max(peak, pids.get("current", 0)), pids["limit"]
-            desktop.screenshot()  # the held VNC connection keeps serving frames throughout
+            desktop.screen.shot()  # the held VNC connection keeps serving frames throughout
             shots_during += 1
             subprocess.run(["true"], check=True)  # this machine can still start processes
             time.sleep(0.1)
@@ -262,9 +262,9 @@ def test_a_fork_bomb_hits_the_process_limit_and_the_desktop_still_answers():
         while desktop.container.stats(stream=False, one_shot=True)["pids_stats"]["current"] > 50:
             assert time.monotonic() < deadline, "the bomb's processes did not go away"
             time.sleep(0.2)
-        assert desktop.run(["true"], wait=True).returncode == 0
-        assert desktop.execute([{"type": "click", "inputs": {"point": [30, 30]}}]).status == "success"
-        desktop.run(["xsetroot", "-solid", "#00ff00"], wait=True).check()
+        assert desktop.programs.run(["true"], wait=True).returncode == 0
+        assert desktop.input.execute([{"type": "click", "inputs": {"point": [30, 30]}}]).status == "success"
+        desktop.programs.run(["xsetroot", "-solid", "#00ff00"], wait=True).check()
         paints(desktop, (0, 255, 0))
         assert desktop.is_alive()
 
@@ -281,7 +281,7 @@ def _recv(sock: socket.socket, size: int) -> bytes:
 
 
 def test_vnc_offers_password_authentication_only_and_refuses_a_client_without_it(shared_desktop):
-    address = shared_desktop.vnc_address  # a private tunnel socket (no network)
+    address = shared_desktop.vnc.address  # a private tunnel socket (no network)
     # A raw RFB handshake: the server offers VNC authentication and nothing else...
     with socket.socket(socket.AF_UNIX) as raw:
         raw.settimeout(5)
@@ -296,11 +296,11 @@ def test_vnc_offers_password_authentication_only_and_refuses_a_client_without_it
     # vncdotool without a password, and with a wrong one, is refused.
     with pytest.raises(VdeskError, match="password required"):
         LiveFramebuffer(address, None, "no-password").connect(timeout=10)  # type: ignore[arg-type]
-    wrong = "x" + shared_desktop.vnc_password[1:] if shared_desktop.vnc_password[0] != "x" else "y" + shared_desktop.vnc_password[1:]
+    wrong = "x" + shared_desktop.vnc.password[1:] if shared_desktop.vnc.password[0] != "x" else "y" + shared_desktop.vnc.password[1:]
     with pytest.raises(PasswordRefused, match="refused the password"):
         LiveFramebuffer(address, wrong, "wrong-password").connect(timeout=10)
     # With the right password it works.
-    viewer = LiveFramebuffer(address, shared_desktop.vnc_password, "right-password")
+    viewer = LiveFramebuffer(address, shared_desktop.vnc.password, "right-password")
     viewer.connect(timeout=10)
     try:
         assert viewer.latest().image.size == (1280, 800)
@@ -310,9 +310,9 @@ def test_vnc_offers_password_authentication_only_and_refuses_a_client_without_it
 
 def test_every_desktop_gets_its_own_random_vnc_password(shared_desktop):
     with Desktop.up() as other:
-        passwords = [shared_desktop.vnc_password, other.vnc_password]
+        passwords = [shared_desktop.vnc.password, other.vnc.password]
         assert passwords[0] != passwords[1] and all(len(p) == 8 for p in passwords)
         # The password file is the desktop user's alone, and the password is in no label.
-        mode = other.run(["stat", "-c", "%a %U", "/tmp/vdesk/vnc-password"], wait=True).check().stdout.split()
+        mode = other.programs.run(["stat", "-c", "%a %U", "/tmp/vdesk/vnc-password"], wait=True).check().stdout.split()
         assert mode == ["600", "desk"]
-        assert other.vnc_password not in json.dumps(other.container.labels)
+        assert other.vnc.password not in json.dumps(other.container.labels)

@@ -17,6 +17,7 @@ from tests.desktop.helpers import program_receiving_keys
 from tests.desktop.probe import EventProbe
 
 from vdesk.desktop import Desktop
+from vdesk.xconn import open_display
 
 VDESK = str(Path(sys.executable).with_name("vdesk"))
 
@@ -47,10 +48,10 @@ def typed(typing_desktop: Desktop):
     with program_receiving_keys(desktop, "typed") as received:
 
         def type_and_read(text: str) -> str:
-            result = desktop.execute([{"type": "type", "inputs": {"content": text}}])
+            result = desktop.input.execute([{"type": "type", "inputs": {"content": text}}])
             assert result.status == "success", result.error_message
-            desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])  # end of line: flush to cat
-            desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])  # end of file: cat exits
+            desktop.input.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])  # end of line: flush to cat
+            desktop.input.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])  # end of file: cat exits
             return received()
 
         yield type_and_read
@@ -81,7 +82,7 @@ def test_a_typed_line_end_arrives_as_the_return_key_and_a_tab_as_tab(shared_desk
     """Return (0xff0d), not the Linefeed (0xff0a) that xdotool's `type` sends and GTK, Qt and
     LibreOffice ignore; no modifier is down with it. Pasted, the keys that end the text."""
     text = f"ab\tc{line_end}" if method == "keys" else f"ab{line_end}\t"
-    result = shared_desktop.execute([{"type": "type", "inputs": {"content": text, "method": method}}])
+    result = shared_desktop.input.execute([{"type": "type", "inputs": {"content": text, "method": method}}])
     assert result.status == "success", result.error_message
     keys = pressed(probe)
     expected = [("a", 0), ("b", 0), ("Tab", 0), ("c", 0), ("Return", 0)] if method == "keys" else [("Return", 0), ("Tab", 0)]
@@ -91,7 +92,7 @@ def test_a_typed_line_end_arrives_as_the_return_key_and_a_tab_as_tab(shared_desk
 
 
 def test_line_ends_and_tabs_between_non_ascii_text_are_keys_in_order(shared_desktop, probe):
-    result = shared_desktop.execute([{"type": "type", "inputs": {"content": "é\r\n\t\nz\r"}}])
+    result = shared_desktop.input.execute([{"type": "type", "inputs": {"content": "é\r\n\t\nz\r"}}])
     assert result.status == "success", result.error_message
     names = [name for name, _ in pressed(probe)]
     # é's keycode was bound for it after the probe read the keymap: only its place is checked.
@@ -110,7 +111,7 @@ def test_a_thousand_characters_arrive_exactly(typed):
 def test_a_texts_new_characters_are_bound_in_one_keymap_change(typed, typing_desktop):
     """Every keymap change makes each X client re-read the keyboard (the window manager
     re-grabs its keys); a text's characters cost one change, not one each."""
-    display, tunnel = typing_desktop.x_display()
+    display, tunnel = open_display(typing_desktop.client.api, typing_desktop.id)
     try:
         text = "Ⅰ Ⅱ Ⅲ Ⅳ Ⅴ Ⅵ Ⅶ Ⅷ"  # not in any other test's text: none of them is bound yet
         assert typed(text) == text
@@ -127,14 +128,14 @@ def test_a_texts_new_characters_are_bound_in_one_keymap_change(typed, typing_des
 
 
 def test_control_characters_other_than_tab_and_newline_are_refused(shared_desktop):
-    result = shared_desktop.execute([{"type": "type", "inputs": {"content": "ok\x07no"}}])
+    result = shared_desktop.input.execute([{"type": "type", "inputs": {"content": "ok\x07no"}}])
     assert result.status == "failed" and "U+0007" in result.error_message and "position 2" in result.error_message
 
 
 def _attached_type(name: str, text: str) -> None:
     """Type as a controller of its own would (a `vdesk exec`, a fresh attach) and let go."""
     with Desktop.attach(name) as controller:
-        result = controller.execute([{"type": "type", "inputs": {"content": text}}])
+        result = controller.input.execute([{"type": "type", "inputs": {"content": text}}])
         assert result.status == "success", result.error_message
 
 
@@ -146,8 +147,8 @@ def test_thirty_controllers_typing_distinct_characters_never_run_out_of_keycodes
         for text in texts:
             _attached_type(typing_desktop.name, text)
         _attached_type(typing_desktop.name, texts[0])  # long since recycled: bound again
-        typing_desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
-        typing_desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
+        typing_desktop.input.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
+        typing_desktop.input.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
         assert received() == "".join(texts) + texts[0]
 
 
@@ -159,8 +160,8 @@ def test_a_vdesk_exec_types_what_earlier_controllers_bound(typing_desktop):
             run = subprocess.run([VDESK, "exec", typing_desktop.name, action],
                                  capture_output=True, text=True, timeout=120)
             assert run.returncode == 0, run.stderr
-        typing_desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
-        typing_desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
+        typing_desktop.input.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
+        typing_desktop.input.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
         assert received() == "é你好😀é你好😀ü日本" * 3
 
 
@@ -173,23 +174,23 @@ def test_two_controllers_typing_at_once_each_get_their_characters(typing_desktop
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             for done in [pool.submit(_attached_type, typing_desktop.name, text) for text in (first, second)]:
                 done.result()
-        typing_desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
-        typing_desktop.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
+        typing_desktop.input.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
+        typing_desktop.input.execute([{"type": "hotkey", "inputs": {"key": "ctrl+d"}}])
         assert sorted(received()) == sorted(first + second)
 
 
 def _glyph(desktop: Desktop, char: str) -> Image.Image:
     """``char`` as an xterm with a TrueType face (the README's and the suite's) draws it."""
     marker = f"glyph-{ord(char):x}"  # the same title for all: only the glyph differs on screen
-    desktop.run(["xterm", "-name", marker, "-fa", "Monospace", "-fs", "24", "-geometry", "4x1+0+0",
+    desktop.programs.run(["xterm", "-name", marker, "-fa", "Monospace", "-fs", "24", "-geometry", "4x1+0+0",
                  "-title", "glyph", "-e", "sh", "-c", f"printf '%s' '{char}'; sleep 60"])
     window = desktop.windows.wait_for("glyph")
     try:
-        desktop.wait_until_settled(quiet=0.3)
-        return desktop.screenshot().convert("RGB").crop((window.x, window.y, window.x + window.width,
+        desktop.screen.settle(quiet=0.3)
+        return desktop.screen.shot().convert("RGB").crop((window.x, window.y, window.x + window.width,
                                                          window.y + window.height))
     finally:
-        desktop.run(["pkill", "-f", marker], wait=True)
+        desktop.programs.run(["pkill", "-f", marker], wait=True)
         desktop.windows.wait_gone(window)
 
 

@@ -35,7 +35,7 @@ def difference(first: Image.Image, second: Image.Image) -> float:
 
 
 def paint(desktop: Desktop, colour: tuple[int, int, int]) -> None:
-    desktop.run(["xsetroot", "-solid", "#%02x%02x%02x" % colour], wait=True).check()
+    desktop.programs.run(["xsetroot", "-solid", "#%02x%02x%02x" % colour], wait=True).check()
 
 
 @pytest.fixture(scope="module")
@@ -47,10 +47,10 @@ def desktop():
 def test_a_recorded_video_shows_what_screenshots_showed_at_the_same_moments(desktop, tmp_path):
     path = tmp_path / "session.mp4"
     moments: list[tuple[int, Image.Image]] = []  # the last frame before the next colour, and the screenshot
-    with desktop.record(path, fps=FPS) as recording:
+    with desktop.screen.record(path, fps=FPS) as recording:
         for colour in COLOURS:
             paint(desktop, colour)
-            shot = desktop.screenshot()
+            shot = desktop.screen.shot()
             # Counted in frames, not seconds: HOLD frames written after the screenshot, the last
             # of them before the next colour is painted, show what the screen showed meanwhile.
             shown, deadline = recording.frames, time.monotonic() + 120
@@ -73,11 +73,11 @@ def test_a_recorded_video_shows_what_screenshots_showed_at_the_same_moments(desk
 
 def test_recording_refuses_a_bad_path_or_rate(desktop, tmp_path):
     with pytest.raises(InvalidArgument, match="must end in .mp4"):
-        desktop.record(tmp_path / "session.gif").__enter__()
+        desktop.screen.record(tmp_path / "session.gif").__enter__()
     with pytest.raises(InvalidArgument, match="fps must be"):
-        desktop.record(tmp_path / "session.mp4", fps=0).__enter__()
+        desktop.screen.record(tmp_path / "session.mp4", fps=0).__enter__()
     with pytest.raises(InvalidArgument, match="does not exist"):
-        desktop.record(tmp_path / "missing" / "session.mp4").__enter__()
+        desktop.screen.record(tmp_path / "missing" / "session.mp4").__enter__()
 
 
 def test_vdesk_record_until_ctrl_c_finishes_a_playable_file(desktop, tmp_path):

@@ -37,35 +37,35 @@ def desktop():
 
 def test_a_starved_program_is_not_idle(desktop):
     for _ in range(4):
-        desktop.run(["taskset", "-c", "0", *named("hog", SPIN)])
-    desktop.run(["taskset", "-c", "0", "nice", "-n", "19", *named("starved", SPIN)])
+        desktop.programs.run(["taskset", "-c", "0", *named("hog", SPIN)])
+    desktop.programs.run(["taskset", "-c", "0", "nice", "-n", "19", *named("starved", SPIN)])
     try:
         with pytest.raises(SetupError, match="starved did not go idle within 3 s"):
             run_setup(desktop, waiting_for("starved", quiet=0.5, timeout=3))
     finally:
-        desktop.run(["pkill", "-x", "hog"], wait=True)
-        desktop.run(["pkill", "-x", "starved"], wait=True)
+        desktop.programs.run(["pkill", "-x", "hog"], wait=True)
+        desktop.programs.run(["pkill", "-x", "starved"], wait=True)
 
 
 def test_a_sleeping_program_is_idle(desktop):
-    desktop.run(named("sleeper", "sleep 600; exit"))  # not the last command: bash would exec it
+    desktop.programs.run(named("sleeper", "sleep 600; exit"))  # not the last command: bash would exec it
     run_setup(desktop, waiting_for("sleeper", quiet=0.3, timeout=30))
-    desktop.run(["pkill", "-x", "sleeper"], wait=True)
+    desktop.programs.run(["pkill", "-x", "sleeper"], wait=True)
 
 
 def test_a_window_names_its_program_and_that_program_can_be_waited_for(desktop):
     """What the OSWorld `open` step waits for: the window's own process, from its _NET_WM_PID."""
-    desktop.run(["xterm", "-title", "idle-probe", "-e", "sleep", "600"])
+    desktop.programs.run(["xterm", "-title", "idle-probe", "-e", "sleep", "600"])
     window = desktop.windows.wait_for("idle-probe", timeout=30)
     try:
         pid = desktop.windows.pid(window)
         assert pid is not None
-        listed = desktop.run(["pgrep", "-x", "xterm"], wait=True).stdout.split()
+        listed = desktop.programs.run(["pgrep", "-x", "xterm"], wait=True).stdout.split()
         assert str(pid) in listed
         assert program(desktop, window) == "xterm"
         wait_idle(desktop, "xterm", quiet=0.3, timeout=30)
     finally:
-        desktop.run(["pkill", "-f", "xterm -title idle-probe"], wait=True)
+        desktop.programs.run(["pkill", "-f", "xterm -title idle-probe"], wait=True)
 
 
 def test_judging_waits_for_a_busy_program_and_not_for_an_absent_one(desktop):
@@ -73,11 +73,11 @@ def test_judging_waits_for_a_busy_program_and_not_for_an_absent_one(desktop):
     writes a file after 2 s of spinning), and not at all for a program that is not running."""
     from vdesk.harness.env import idle_before_judging
 
-    desktop.run(named("saver", "end=$((SECONDS+2)); while [ $SECONDS -lt $end ]; do :; done; "
+    desktop.programs.run(named("saver", "end=$((SECONDS+2)); while [ $SECONDS -lt $end ]; do :; done; "
                                "echo saved > /tmp/judged; sleep 600; exit"))
     try:
         idle_before_judging(desktop, "saver")
-        assert desktop.run(["cat", "/tmp/judged"], wait=True).stdout == "saved\n"  # written before judging
+        assert desktop.programs.run(["cat", "/tmp/judged"], wait=True).stdout == "saved\n"  # written before judging
     finally:
-        desktop.run(["pkill", "-x", "saver"], wait=True)
+        desktop.programs.run(["pkill", "-x", "saver"], wait=True)
     idle_before_judging(desktop, "never-started")  # returns at its first look, not after a minute

@@ -10,7 +10,7 @@ from vdesk.desktop import Desktop
 
 
 def sh(desktop: Desktop, command: str, timeout: float = 60.0) -> Completed:
-    return desktop.run(["bash", "-c", command], wait=True, timeout=timeout)
+    return desktop.programs.run(["bash", "-c", command], wait=True, timeout=timeout)
 
 
 def until(desktop: Desktop, command: str, timeout: float = 90.0) -> str:

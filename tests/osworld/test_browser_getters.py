@@ -149,7 +149,7 @@ def assert_same(cases: list[tuple[str, dict[str, Any]]], mine: list[dict[str, An
 
 # -- before the browser starts: the history a task gives it ----------------------------------
 def test_update_browse_history_gives_a_fresh_profile_exactly_those_visits(desktop, served, context, tmp_path):
-    assert desktop.run(["test", "-e", f"{HOME}/.config/google-chrome/Default/History"], wait=True).returncode != 0
+    assert desktop.programs.run(["test", "-e", f"{HOME}/.config/google-chrome/Default/History"], wait=True).returncode != 0
     started = time.time()
     run_step(context, StepSpec(type="update_browse_history", parameters={"history": HISTORY}))
     cases = [("history", {"dest": "history.sqlite"})]
@@ -173,13 +173,13 @@ def test_a_bad_history_entry_is_one_clear_error(context):
 @pytest.fixture(scope="module")
 def browser(desktop: Desktop, served: Served, context: Context) -> str:
     """google-chrome started as the tasks start it (with an unpacked extension), showing the shop."""
-    desktop.run(["mkdir", "-p", SITE, EXTENSION], wait=True).check()
-    desktop.write_file(f"{SITE}/shop.html", SHOP_HTML.encode())
-    desktop.write_file(f"{SITE}/about.html", b"<html><head><title>About us</title></head><body><h1>About</h1>"
+    desktop.programs.run(["mkdir", "-p", SITE, EXTENSION], wait=True).check()
+    desktop.files.write_file(f"{SITE}/shop.html", SHOP_HTML.encode())
+    desktop.files.write_file(f"{SITE}/about.html", b"<html><head><title>About us</title></head><body><h1>About</h1>"
                                               b"<p>We sell coffee makers.</p></body></html>")
-    desktop.write_file(f"{EXTENSION}/manifest.json", json.dumps(
+    desktop.files.write_file(f"{EXTENSION}/manifest.json", json.dumps(
         {"manifest_version": 3, "name": "Hello Extension", "version": "1.0"}).encode())
-    desktop.write_file(f"{HOME}/Desktop/game.desktop", b"[Desktop Entry]\nVersion=1.0\nType=Application\n"
+    desktop.files.write_file(f"{HOME}/Desktop/game.desktop", b"[Desktop Entry]\nVersion=1.0\nType=Application\n"
                                                        b"Name=Play Puzzle Game 2048\nExec=google-chrome --app=https://play2048.co/\n")
     for command in (["google-chrome", "--remote-debugging-port=1337", f"--load-extension={EXTENSION}", SHOP],
                     ["socat", "tcp-listen:9222,fork", "tcp:localhost:1337"]):
@@ -269,10 +269,10 @@ def test_profile_getters_read_the_running_browsers_profile_as_the_reference_does
 def test_cookies_and_history_of_the_browser_are_the_references(browser, desktop, served, context, tmp_path):
     """A page of a site served inside the desktop sets a cookie; once the browser has written its
     Cookies database, both read the same rows, and the visits with it."""
-    desktop.write_file(f"{SITE}/cookie.html", b"<html><head><title>Cookie</title></head><body>"
+    desktop.files.write_file(f"{SITE}/cookie.html", b"<html><head><title>Cookie</title></head><body>"
                                               b"<script>document.cookie = 'session=abc; max-age=86400';</script></body></html>")
-    desktop.run(["python3", "-m", "http.server", "8765", "--bind", "127.0.0.1", "--directory", SITE])
-    until(lambda: desktop.run(["python3", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8765/')"],
+    desktop.programs.run(["python3", "-m", "http.server", "8765", "--bind", "127.0.0.1", "--directory", SITE])
+    until(lambda: desktop.programs.run(["python3", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8765/')"],
                               wait=True).returncode == 0, "the site inside the desktop")
     desktop.browser.new_tab("http://127.0.0.1:8765/cookie.html")
     cookie = ("cookie_data", {"dest": "Cookies"})

@@ -41,7 +41,7 @@ def launch(desktop: Desktop, *argv: str) -> None:
 
 def test_the_browser_profile_has_preferences_from_the_start(desktop):
     assert sh(desktop, "pgrep chrom").returncode == 1  # no browser has run in this desktop
-    assert isinstance(json.loads(desktop.read_file(PREFERENCES)), dict)
+    assert isinstance(json.loads(desktop.files.read_file(PREFERENCES)), dict)
 
 
 def test_pkill_chrome_ends_the_browser_and_a_relaunch_starts_from_what_it_flushed(desktop):
@@ -53,7 +53,7 @@ def test_pkill_chrome_ends_the_browser_and_a_relaunch_starts_from_what_it_flushe
         browser.evaluate("chrome.settingsPrivate.setPref('webkit.webprefs.default_font_size', 21)")
     assert sh(desktop, "pkill chrome").returncode == 0
     until(desktop, "! pgrep chrom", timeout=30)  # every process: browser, zygotes, renderers, crashpad
-    assert json.loads(desktop.read_file(PREFERENCES))["webkit"]["webprefs"]["default_font_size"] == 21
+    assert json.loads(desktop.files.read_file(PREFERENCES))["webkit"]["webprefs"]["default_font_size"] == 21
 
     launch(desktop, "google-chrome", "--remote-debugging-port=1337")
     until(desktop, CDP)
@@ -151,7 +151,7 @@ def _profile_archive() -> bytes:
 
 
 def test_thunderbird_opens_the_profile_a_task_extracts(desktop):
-    desktop.write_file("/home/user/thunderbird-profile.tar.gz", _profile_archive())
+    desktop.files.write_file("/home/user/thunderbird-profile.tar.gz", _profile_archive())
     assert sh(desktop, "tar -xzv --recursive-unlink -f /home/user/thunderbird-profile.tar.gz -C /home/user/").returncode == 0
     launch(desktop, "/usr/bin/thunderbird")
     until(desktop, "test -L ~/.thunderbird/t5q2a5hp.default-release/lock", timeout=120)  # that profile, in use

@@ -39,7 +39,7 @@ def test_python_has_pyautogui_that_acts_on_the_screen(desktop):
 
 def test_pyautogui_types_and_presses_keys_into_a_window(desktop):
     sh(desktop, "rm -f /tmp/typed.txt")
-    desktop.run(["xterm", "-T", "typing-target", "-e", "bash", "-c", "read line; echo \"$line\" > /tmp/typed.txt"])
+    desktop.programs.run(["xterm", "-T", "typing-target", "-e", "bash", "-c", "read line; echo \"$line\" > /tmp/typed.txt"])
     until(desktop, "wmctrl -a typing-target")
     out = sh(desktop, "python -c \"import pyautogui, time; pyautogui.typewrite('hello osworld'); "
                       "pyautogui.press('/'); pyautogui.hotkey('shift', 'a'); pyautogui.press('enter')\"")
@@ -66,7 +66,7 @@ def test_only_this_profile_relaxes_privileges_and_the_rest_stays(desktop):
 
 def test_sudo_is_refused_in_the_apps_desktop():
     with Desktop.up(size=(1024, 768), image="apps", timeout=120) as apps:
-        out = apps.run(["bash", "-c", "command -v sudo || echo none; grep NoNewPrivs /proc/self/status"],
+        out = apps.programs.run(["bash", "-c", "command -v sudo || echo none; grep NoNewPrivs /proc/self/status"],
                        wait=True, timeout=30)
     assert "none" in out.stdout and "NoNewPrivs:\t1" in out.stdout
 
@@ -86,7 +86,7 @@ def test_a_task_opens_its_tab_in_the_browser_it_started_and_no_other(desktop):
     second one (a second window and profile), and opens the tab in its first window."""
     from vdesk.osworld import inside
 
-    desktop.run(["bash", "-c", "google-chrome --remote-debugging-port=1337 >/dev/null 2>&1 & "
+    desktop.programs.run(["bash", "-c", "google-chrome --remote-debugging-port=1337 >/dev/null 2>&1 & "
                                "socat tcp-listen:9222,fork tcp:localhost:1337 >/dev/null 2>&1 &"])
     try:
         inside.open_tabs(desktop, ["https://www.example.com/help"], 30)
@@ -104,7 +104,7 @@ def test_a_task_opens_its_tab_in_the_browser_it_started_and_no_other(desktop):
 
 
 def test_google_chrome_answers_cdp_and_pkill_chrome_stops_it(desktop):
-    desktop.run(["bash", "-c", "google-chrome --remote-debugging-port=1337 about:blank >/dev/null 2>&1 & "
+    desktop.programs.run(["bash", "-c", "google-chrome --remote-debugging-port=1337 about:blank >/dev/null 2>&1 & "
                                "socat tcp-listen:9222,fork tcp:localhost:1337 >/dev/null 2>&1 &"])
     version = until(desktop, "python -c \"import urllib.request; print(urllib.request.urlopen("
                              "'http://127.0.0.1:9222/json/version', timeout=5).read().decode())\"", timeout=90)
@@ -119,7 +119,7 @@ def test_google_chrome_answers_cdp_and_pkill_chrome_stops_it(desktop):
 
 
 def test_vlc_answers_on_its_http_interface(desktop):
-    desktop.run(["bash", "-c", "VLC_VERBOSE=-1 vlc --no-audio --no-video-title-show >/dev/null 2>&1"])
+    desktop.programs.run(["bash", "-c", "VLC_VERBOSE=-1 vlc --no-audio --no-video-title-show >/dev/null 2>&1"])
     status = until(desktop, "curl -sf -u :password http://127.0.0.1:8080/requests/status.xml", timeout=90)
     assert "<state>" in status
     assert sh(desktop, "curl -s -o /dev/null -w '%{http_code}' -u :wrong http://127.0.0.1:8080/requests/status.xml").stdout == "401"
@@ -136,13 +136,13 @@ def test_wmctrl_and_the_mime_defaults(desktop):
 
 
 def test_files_written_to_the_home_land_in_home_user(desktop, tmp_path):
-    desktop.write_file("~/notes.txt", b"from the host\n")
+    desktop.files.write_file("~/notes.txt", b"from the host\n")
     assert sh(desktop, "cat /home/user/notes.txt").stdout == "from the host\n"
     sh(desktop, "mkdir -p /home/user/Desktop && echo made > /home/user/Desktop/out.txt")
-    assert desktop.read_file("/home/user/Desktop/out.txt") == b"made\n"
+    assert desktop.files.read_file("/home/user/Desktop/out.txt") == b"made\n"
     local = tmp_path / "up.txt"
     local.write_text("uploaded")
-    desktop.upload(local, "/home/user/Documents/up.txt")
+    desktop.files.upload(local, "/home/user/Documents/up.txt")
     assert sh(desktop, "cat ~/Documents/up.txt").stdout == "uploaded"
 
 

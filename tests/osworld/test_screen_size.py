@@ -16,7 +16,7 @@ pytestmark = pytest.mark.desktop
 def test_the_screen_size_getter_sees_a_resolution_changed_inside_the_desktop() -> None:
     with Desktop.up(size=(1280, 800)) as desktop:
         assert inside.screen_size(desktop) == {"width": 1280, "height": 800}
-        assert desktop.run(["xrandr", "-s", "1024x768"], timeout=30).returncode == 0
+        assert desktop.programs.run(["xrandr", "-s", "1024x768"], timeout=30).returncode == 0
         deadline = time.monotonic() + 30  # the server applies the new mode just after xrandr returns
         while (seen := inside.screen_size(desktop)) != {"width": 1024, "height": 768} and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -107,11 +107,11 @@ def test_execute_runs_pyautogui_in_the_desktop_and_the_pointer_moves_there(url, 
 
 
 def test_execute_types_into_a_window_of_the_desktop(url, desktop):
-    desktop.run(["xterm", "-T", "server-typing", "-e", "bash", "-c", 'read line; echo "$line" > /tmp/typed.txt'])
+    desktop.programs.run(["xterm", "-T", "server-typing", "-e", "bash", "-c", 'read line; echo "$line" > /tmp/typed.txt'])
     window = desktop.windows.wait_for("server-typing", timeout=60)
     desktop.windows.focus(window)
     pyautogui(url, "pyautogui.typewrite('typed through the server'); pyautogui.press('enter')")
-    assert until(lambda: desktop.run(["cat", "/tmp/typed.txt"], wait=True).stdout, "the typed line") == \
+    assert until(lambda: desktop.programs.run(["cat", "/tmp/typed.txt"], wait=True).stdout, "the typed line") == \
         "typed through the server\n"
 
 
@@ -141,7 +141,7 @@ def test_frames_do_not_wait_for_a_long_command(url, desktop):
 
     threading.Thread(target=long_command, daemon=True).start()
     # Files travel on an exec of their own, beside the channel the command holds.
-    until(lambda: desktop.read_file("/tmp/long-started") == b"", "the long command to start")
+    until(lambda: desktop.files.read_file("/tmp/long-started") == b"", "the long command to start")
     assert requests.get(url + "/screenshot", timeout=25).status_code == 200
     assert requests.get(url + "/cursor_position", timeout=25).status_code == 200
     assert not done.is_set()  # answered while the command still ran
@@ -154,7 +154,7 @@ def test_screenshot_is_a_png_of_the_screen_with_the_cursor_drawn_in(url, desktop
     assert response.status_code == 200 and response.headers["content-type"] == "image/png"
     shot = Image.open(io.BytesIO(response.content)).convert("RGB")
     assert shot.size == SIZE
-    bare = desktop.screenshot()  # the framebuffer alone has no cursor
+    bare = desktop.screen.shot()  # the framebuffer alone has no cursor
     box = (595, 395, 625, 430)
     assert shot.crop(box).tobytes() != bare.crop(box).tobytes()
     far = (1500, 100, 1530, 135)
@@ -178,7 +178,7 @@ def test_upload_then_file_round_trip_bytes_exactly(url, desktop):
     response = requests.post(url + "/setup/upload", data={"file_path": "~/Documents/new folder/data.bin"},
                              files={"file_data": ("data.bin", data)}, timeout=60)
     assert response.status_code == 200 and response.text == f"File Uploaded: {len(data)} bytes"
-    assert desktop.read_file("/home/user/Documents/new folder/data.bin") == data
+    assert desktop.files.read_file("/home/user/Documents/new folder/data.bin") == data
     back = requests.post(url + "/file", data={"file_path": "/home/user/Documents/new folder/data.bin"}, timeout=60)
     assert back.status_code == 200 and back.content == data
 
@@ -195,7 +195,7 @@ def test_file_is_the_desktops_own_filesystem_never_this_machines(url):
 
 
 def test_list_directory_gives_the_references_tree(url, desktop):
-    desktop.run(["sh", "-c", "mkdir -p ~/tree/sub && touch ~/tree/a.txt ~/tree/sub/b.txt"], wait=True).check()
+    desktop.programs.run(["sh", "-c", "mkdir -p ~/tree/sub && touch ~/tree/a.txt ~/tree/sub/b.txt"], wait=True).check()
     tree = requests.post(url + "/list_directory", json={"path": "/home/user/tree"}).json()["directory_tree"]
     assert tree["type"] == "directory" and tree["name"] == "tree"
     assert sorted((child["type"], child["name"]) for child in tree["children"]) == [("directory", "sub"), ("file", "a.txt")]
@@ -209,7 +209,7 @@ def test_list_directory_gives_the_references_tree(url, desktop):
 def test_change_wallpaper_then_wallpaper_gives_its_bytes(url, desktop):
     picture = io.BytesIO()
     Image.new("RGB", (8, 8), (200, 10, 10)).save(picture, format="PNG")
-    desktop.write_file("/home/user/Pictures/wall.png", picture.getvalue())
+    desktop.files.write_file("/home/user/Pictures/wall.png", picture.getvalue())
     response = requests.post(url + "/setup/change_wallpaper", json={"path": "~/Pictures/wall.png"})
     assert response.status_code == 200, response.text
     assert requests.post(url + "/wallpaper").content == picture.getvalue()
@@ -257,11 +257,11 @@ def test_vlc_web_interface_answers_through_the_tunnel(url, served, desktop):
     status = until(lambda: (r := requests.get(vlc, auth=("", "password"), timeout=10)).status_code == 200 and r,
                    "VLC's status.xml")
     assert etree.fromstring(status.content).tag == "root"
-    desktop.run(["pkill", "vlc"], wait=True)
+    desktop.programs.run(["pkill", "vlc"], wait=True)
 
 
 def test_open_file_opens_it_and_activates_its_window(url, desktop):
-    desktop.write_file("/home/user/Documents/notes-server.txt", b"notes\n")
+    desktop.files.write_file("/home/user/Documents/notes-server.txt", b"notes\n")
     response = requests.post(url + "/setup/open_file", json={"path": "~/Documents/notes-server.txt"}, timeout=1810)
     assert response.status_code == 200 and response.text == "File opened and window activated successfully"
     focused = desktop.windows.focused()

@@ -41,12 +41,12 @@ def _status(desktop: Desktop, state: str, timeout: float = 90.0) -> bytes:
 
 def test_real_vlc_playing_then_paused(desktop: Desktop, tmp_path: Path) -> None:
     assert inside.vlc_status(desktop) is None  # no VLC yet: the getter's None, scored 0
-    done = desktop.run(["python", "-c", TONE], wait=True, timeout=60)
+    done = desktop.programs.run(["python", "-c", TONE], wait=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    desktop.run(["bash", "-c", "VLC_VERBOSE=-1 vlc --no-audio --loop ~/Music/chime.wav >/dev/null 2>&1"])
+    desktop.programs.run(["bash", "-c", "VLC_VERBOSE=-1 vlc --no-audio --loop ~/Music/chime.wav >/dev/null 2>&1"])
     playing = tmp_path / "playing.xml"
     playing.write_bytes(_status(desktop, "playing"))
-    desktop.run(["curl", "-sf", "-u", ":password", "http://127.0.0.1:8080/requests/status.xml?command=pl_pause"],
+    desktop.programs.run(["curl", "-sf", "-u", ":password", "http://127.0.0.1:8080/requests/status.xml?command=pl_pause"],
                 wait=True, timeout=30)
     paused = tmp_path / "paused.xml"
     paused.write_bytes(_status(desktop, "paused"))
@@ -58,4 +58,4 @@ def test_real_vlc_playing_then_paused(desktop: Desktop, tmp_path: Path) -> None:
              for state, path in (("playing", playing), ("paused", paused)) for label, rule in rules.items()]
     assert vdesk_scores(cases[:1]) == [1.0]  # what the task asks, VLC doing it
     assert_same_verdicts(cases)
-    desktop.run(["pkill", "vlc"], wait=True)
+    desktop.programs.run(["pkill", "vlc"], wait=True)

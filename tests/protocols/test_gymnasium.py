@@ -154,5 +154,5 @@ def test_reset_from_a_checkpoint_puts_the_desktop_back_to_it():
 
 def read(desktop, name: str) -> bytes | None:
     """A file of the desktop's home, or None when there is none."""
-    done = desktop.run(["sh", "-c", 'cat ~/"$1"', "sh", name], wait=True)
+    done = desktop.programs.run(["sh", "-c", 'cat ~/"$1"', "sh", name], wait=True)
     return done.stdout.encode() if done.returncode == 0 else None

@@ -26,10 +26,10 @@ async def until(client, tool, arguments, done, timeout: float = 30.0):  # type: 
 
 def test_the_tree_an_element_click_text_on_screen_and_marks_of_a_real_program():
     with Desktop.up(size=(1280, 800), image="apps", timeout=120) as desktop:
-        desktop.run(["mousepad"])
+        desktop.programs.run(["mousepad"])
         desktop.windows.wait_for("Mousepad", timeout=60)
         deadline = time.monotonic() + 60  # mousepad joins the accessibility bus after its window shows
-        while not any(app.name == "mousepad" for app in desktop.accessibility_tree().applications):
+        while not any(app.name == "mousepad" for app in desktop.elements.tree().applications):
             assert time.monotonic() < deadline, "mousepad never joined the accessibility bus"
             time.sleep(0.5)
 

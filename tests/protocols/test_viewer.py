@@ -113,7 +113,7 @@ def test_a_link_opens_the_page_once_and_carries_no_password(desktop):
     with Viewer.serve() as viewer:
         link = viewer.link(desktop, expires_in=60)
         assert link.url.startswith(f"http://127.0.0.1:{viewer.port}/view/") and link.read_only
-        assert desktop.vnc_password not in link.url and desktop.vnc_view_password not in link.url
+        assert desktop.vnc.password not in link.url and desktop.vnc.view_password not in link.url
         first = get(link.url)
         assert first.status == 303 and "view_only=1" in first.headers["Location"]
         cookie = session_cookie(first)
@@ -171,7 +171,7 @@ def test_novnc_in_a_real_browser_connects_through_the_link_without_asking_for_a_
             page.wait_for_function("() => { const c = document.querySelector('#noVNC_container canvas');"
                                    " return c && c.width === 640 && c.height === 480; }", timeout=60_000)
             assert not page.is_visible("#noVNC_credentials_dlg.noVNC_open")  # no password was asked for
-            assert desktop.vnc_view_password not in page.content()
+            assert desktop.vnc.view_password not in page.content()
             second = browser.new_page()
             assert second.goto(link.url, timeout=60_000).status == 403
         finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -35,9 +36,8 @@ def up(**arguments: Any) -> Callable[[], object]:
 
 def unconnected_desktop() -> Desktop:
     """A Desktop with nothing behind it: a check that comes first never reaches for one."""
-    desktop = Desktop.__new__(Desktop)
-    desktop.screen = Screen(1280, 800)
-    return desktop
+    container = SimpleNamespace(name="unconnected", id="0" * 12, labels={})
+    return Desktop(SimpleNamespace(api=None), container, Screen(1280, 800), owned=False)  # type: ignore[arg-type]
 
 
 ARGUMENTS: dict[str, Callable[[], object]] = {
@@ -65,11 +65,11 @@ ARGUMENTS: dict[str, Callable[[], object]] = {
     "parse_size: words": lambda: parse_size("big"),
     "parse_size: too many digits": lambda: parse_size("9" * 5000 + "x1"),
     "parse_size: not text": lambda: parse_size(1280),  # type: ignore[arg-type]
-    "run: empty argv": lambda: unconnected_desktop().run([]),
-    "run: argv with an empty string": lambda: unconnected_desktop().run(["ls", ""]),
-    "screenshot size: zero": lambda: unconnected_desktop().to_image(Image.new("RGB", (4, 4)), (0, 5)),
-    "screenshot size: one number": lambda: unconnected_desktop().to_image(Image.new("RGB", (4, 4)), (5,)),  # type: ignore[arg-type]
-    "wait_for_change: region upside down": lambda: unconnected_desktop().wait_for_change((10, 10, 5, 5)),
+    "run: empty argv": lambda: unconnected_desktop().programs.run([]),
+    "run: argv with an empty string": lambda: unconnected_desktop().programs.run(["ls", ""]),
+    "screenshot size: zero": lambda: unconnected_desktop().screen.to_image(Image.new("RGB", (4, 4)), (0, 5)),
+    "screenshot size: one number": lambda: unconnected_desktop().screen.to_image(Image.new("RGB", (4, 4)), (5,)),  # type: ignore[arg-type]
+    "wait_for_change: region upside down": lambda: unconnected_desktop().screen.wait_for_change((10, 10, 5, 5)),
     "channel: empty argv": lambda: Channel(None, "0" * 12, "test").run([]),  # type: ignore[arg-type]
     "image space: zero": lambda: ImageSpace(0, 10),
     "image space: floats": lambda: ImageSpace(10.5, 10),  # type: ignore[arg-type]
@@ -146,7 +146,7 @@ def test_executing_a_bad_batch_reports_it_and_raises_nothing() -> None:
     for request in ({"actions": [{"type": "teleport"}]}, {"actions": "click"}, [{"type": "click"}], 42):
         result = operator.execute(request)  # type: ignore[arg-type]
         assert result.status == "failed" and result.error_message and result.executed == 0
-    result = unconnected_desktop().execute([{"type": "click", "inputs": {"point": [5000, 1]}}])
+    result = unconnected_desktop().input.execute([{"type": "click", "inputs": {"point": [5000, 1]}}])
     assert result.status == "failed" and "(5000, 1)" in (result.error_message or "")
 
 

@@ -329,3 +329,18 @@ def test_the_x_connection_is_a_transport_its_users_sit_above() -> None:
     assert not edges["vdesk.xconn"] & {"vdesk.windows", "vdesk.xtest", "vdesk.keymap", "vdesk.desktop"}
     for user in ("vdesk.windows", "vdesk.xtest", "vdesk.keymap"):
         assert "vdesk.xconn" in edges[user], user
+
+
+PARTS = ("vdesk.screen", "vdesk.input", "vdesk.text", "vdesk.elements", "vdesk.programs", "vdesk.vnc",
+         "vdesk.files", "vdesk.clipboard", "vdesk.windows", "vdesk.browser", "vdesk.guard")
+
+
+def test_the_desktop_is_a_handle_over_parts_that_never_reach_back() -> None:
+    """The desktop builds its parts; no part imports the desktop, and the guard (which every
+    part takes) imports no part."""
+    edges, _ = graph()
+    for part in PARTS:
+        assert "vdesk.desktop" not in edges[part], part
+    assert not edges["vdesk.guard"] & set(PARTS)
+    for part in ("vdesk.screen", "vdesk.input", "vdesk.text", "vdesk.elements", "vdesk.programs", "vdesk.vnc"):
+        assert part in edges["vdesk.desktop"], part

@@ -7,7 +7,7 @@ few hundred milliseconds instead of one round trip per property per node. What c
 untrusted: it is validated here (pydantic), bounded, and its bounds are mapped to the logical
 pixels of screenshots and actions (:mod:`vdesk.coords`) and corrected (:mod:`.bounds`).
 
-    tree = desktop.accessibility_tree()
+    tree = desktop.elements.tree()
     save = tree.find(role="push button", name="Save")      # exactly one, or InvalidAction
     x, y = save.bounds.centre
 """

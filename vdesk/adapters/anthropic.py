@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 
 from vdesk import keys
 from vdesk.actions import BaseAction, validation_message
-from vdesk.coords import ImageSpace, anthropic_target, image_pixel
+from vdesk.coords import ImageSpace, anthropic_target
 from vdesk.errors import InvalidAction, InvalidArgument
 from vdesk.encoding import encode
 from vdesk.integrations.operator import ExecuteRequest, Operator
@@ -560,7 +560,7 @@ class AnthropicComputer:
         self.version: Version = version
         self.enable_zoom = enable_zoom and version in _ZOOM_VERSIONS
         self.settle_timeout = settle_timeout
-        self.image = anthropic_target(desktop.screen)
+        self.image = anthropic_target(desktop.screen.geometry)
         self.operator = Operator(desktop, image=self.image)
 
     def tool_definition(self) -> dict[str, Any]:
@@ -614,7 +614,7 @@ class AnthropicComputer:
         result = self.operator.execute(request)
         if result.status != "success":
             return result.error_message or "the action failed"
-        self.desktop.settle(timeout=self.settle_timeout)  # answer with the screen they led to
+        self.desktop.screen.settle(timeout=self.settle_timeout)  # answer with the screen they led to
         return None
 
     def _screenshot(self) -> ToolResult:
@@ -625,7 +625,7 @@ class AnthropicComputer:
 
     def _cursor_position(self) -> str:
         """``X=…,Y=…``: the pointer in the scaled screenshot's pixels."""
-        x, y = image_pixel(self.desktop.windows.pointer(), self.image, self.desktop.screen)
+        x, y = self.desktop.input.pointer(self.image)
         return f"X={x},Y={y}"
 
     def _zoom(self, region: tuple[int, int, int, int]) -> str:
@@ -640,5 +640,5 @@ class AnthropicComputer:
         sx, sy = pw / self.image.width, ph / self.image.height
         box = (math.floor(x1 * sx), math.floor(y1 * sy),
                min(pw, math.ceil(x2 * sx)), min(ph, math.ceil(y2 * sy)))
-        crop = self.desktop.frames.fresh().image.crop(box)
+        crop = self.desktop.screen.frames.fresh().image.crop(box)
         return base64.b64encode(encode(crop, "png")).decode()

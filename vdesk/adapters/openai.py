@@ -390,7 +390,7 @@ class OpenAIComputer:
             if result.status != "success":
                 return ScreenshotOutput(status="failed", error_message=result.error_message)
             try:
-                self.desktop.settle(timeout=self.settle_timeout)
+                self.desktop.screen.settle(timeout=self.settle_timeout)
             except VdeskError as error:  # the desktop went away: folded, as the contract says
                 return ScreenshotOutput(status="failed", error_message=f"{type(error).__name__}: {error}")
         return self.operator.screenshot()

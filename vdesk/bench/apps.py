@@ -69,23 +69,23 @@ def _programs(desktop: Desktop, repeats: int, progress: Progress) -> list[Measur
         progress(f"apps desktop: launching {launch.name}, {repeats} times")
         results += _launch(desktop, launch, repeats)
     _open(desktop, LAUNCHES[2])
-    desktop.wait_until_settled(quiet=0.5, timeout=30)
-    results.append(Measurement.of("apps_fresh_screenshot", "ms", _timed(lambda: desktop.screenshot(fresh=True), repeats),
+    desktop.screen.settle(quiet=0.5, timeout=30)
+    results.append(Measurement.of("apps_fresh_screenshot", "ms", _timed(lambda: desktop.screen.shot(fresh=True), repeats),
                                   note="a fresh frame of an apps desktop with Calc open"))
-    calc = desktop.screenshot()
+    calc = desktop.screen.shot()
     results.append(Measurement.of("apps_ocr_full_frame", "ms", _timed(lambda: text_on_screen.read(calc), repeats),
                                   note=f"OCR (Tesseract) of that {calc.width}x{calc.height} frame with Calc open; "
                                        "target ≤ 500 ms"))
     click = [{"type": "click", "inputs": {"point": {"raw": {"x": 600, "y": 400}}}}]
-    results.append(Measurement.of("apps_click", "ms", _timed(lambda: desktop.execute(click, receipt=False), repeats),
+    results.append(Measurement.of("apps_click", "ms", _timed(lambda: desktop.input.execute(click, receipt=False), repeats),
                                   note="a click into Calc's sheet (receipt off)"))
-    results.append(Measurement.of("apps_click_receipt", "ms", _timed(lambda: desktop.execute(click), repeats),
+    results.append(Measurement.of("apps_click_receipt", "ms", _timed(lambda: desktop.input.execute(click), repeats),
                                   note="the same click with its receipt (the default): the cell cursor moves"))
     progress(f"apps desktop: the accessibility tree, {repeats} times each")
     results += _tree_rows(desktop, "calc", repeats)
     _open(desktop, LAUNCHES[0])  # Chromium on a page beside Calc
     results += _tree_rows(desktop, "calc_chromium", repeats)
-    results.append(Measurement.of("apps_marks", "ms", _timed(desktop.marks, repeats),
+    results.append(Measurement.of("apps_marks", "ms", _timed(desktop.elements.marks, repeats),
                                   note="marks(): a tree, a screenshot, the boxes drawn (Calc and Chromium open)"))
     _close(desktop, LAUNCHES[2], LAUNCHES[2].title)
     results += _tree_rows(desktop, "chromium", repeats)
@@ -93,13 +93,13 @@ def _programs(desktop: Desktop, repeats: int, progress: Progress) -> list[Measur
 
 
 def _tree_rows(desktop: Desktop, label: str, repeats: int) -> list[Measurement]:
-    """The whole tree read through Desktop.accessibility_tree, the part of it spent inside the
+    """The whole tree read through DesktopElements.tree, the part of it spent inside the
     desktop (the reader's own clock), and nodes per second."""
-    desktop.accessibility_tree()  # a program builds its accessible objects on the first read
+    desktop.elements.tree()  # a program builds its accessible objects on the first read
     whole, inside, rates = [], [], []
     for _ in range(repeats):
         started = time.perf_counter()
-        tree = desktop.accessibility_tree()
+        tree = desktop.elements.tree()
         seconds = time.perf_counter() - started
         whole.append(seconds * 1000)
         inside.append(tree.elapsed_ms)
@@ -129,10 +129,10 @@ def _launch(desktop: Desktop, launch: Launch, repeats: int) -> list[Measurement]
     mapped, idle = [], []
     for _ in range(repeats):
         started = time.perf_counter()
-        desktop.run(list(launch.argv))
+        desktop.programs.run(list(launch.argv))
         window = desktop.windows.wait_for(launch.title, timeout=60)
         mapped.append((time.perf_counter() - started) * 1000)
-        desktop.wait_until_settled(quiet=0.3, timeout=30)
+        desktop.screen.settle(quiet=0.3, timeout=30)
         idle.append((time.perf_counter() - started) * 1000 - 300)  # the quiet period is not the program's
         _close(desktop, launch, window.title)
     return [Measurement.of(f"apps_{launch.name}_mapped", "ms", mapped, note=f"{launch.argv[0]} started until its window is shown"),
@@ -141,7 +141,7 @@ def _launch(desktop: Desktop, launch: Launch, repeats: int) -> list[Measurement]
 
 def _close(desktop: Desktop, launch: Launch, title: str) -> None:
     process = "chromium" if launch.name == "chromium" else "soffice.bin"
-    desktop.run(["pkill", "-x", process], wait=True)
+    desktop.programs.run(["pkill", "-x", process], wait=True)
     deadline = time.monotonic() + 30
     while any(title in w.title for w in desktop.windows.list()) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -160,5 +160,5 @@ def _memory_with_programs() -> Measurement:
 
 
 def _open(desktop: Desktop, launch: Launch) -> None:
-    desktop.run(list(launch.argv))
+    desktop.programs.run(list(launch.argv))
     desktop.windows.wait_for(launch.title, timeout=60)

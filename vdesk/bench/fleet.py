@@ -161,10 +161,10 @@ def _ray_way() -> _Way:
 
 def _step(desktop: Any) -> None:
     """One agent step; the same for a local and a remote desktop (same method names)."""
-    result = desktop.execute(CLICK, settle=True)
+    result = desktop.input.execute(CLICK, settle=True)
     if result.status != "success":
         raise BenchError(f"click failed: {result.error_message}")
-    desktop.screenshot(fresh=True)
+    desktop.screen.shot(fresh=True)
 
 
 # -- the run ----------------------------------------------------------------------------------

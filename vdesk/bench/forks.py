@@ -71,9 +71,9 @@ def fork_measurements(client: docker.DockerClient, repeats: int, progress: Progr
 
 
 def _reach(desktop: Desktop, state: State) -> None:
-    desktop.run(list(state.argv))
+    desktop.programs.run(list(state.argv))
     desktop.windows.wait_for(state.title, timeout=60)
-    desktop.settle(quiet=0.3, timeout=30)
+    desktop.screen.settle(quiet=0.3, timeout=30)
 
 
 def _fresh(state: State, repeats: int) -> list[Measurement]:
@@ -82,7 +82,7 @@ def _fresh(state: State, repeats: int) -> list[Measurement]:
         started = time.perf_counter()
         with Desktop.up(size=DEFAULT_SIZE, image=state.image, timeout=APPS_UP_TIMEOUT) as desktop:
             _reach(desktop, state)
-            desktop.screenshot()
+            desktop.screen.shot()
             samples.append((time.perf_counter() - started) * 1000 - 300)  # the quiet period is not the work
     return [Measurement.of(f"fork_{state.label}_fresh_setup", "ms", samples,
                            note=f"the alternative: Desktop.up(image={state.image!r}), start {state.argv[0]}, its window shown and "
@@ -111,7 +111,7 @@ def _forks(checkpoint: forks.Checkpoint, state: State, repeats: int) -> list[Mea
         started = time.perf_counter()
         (fork,) = Desktop.fork(checkpoint, timeout=FORK_TIMEOUT)
         try:
-            fork.screenshot()
+            fork.screen.shot()
             first_frame.append((time.perf_counter() - started) * 1000)
             time.sleep(IDLE_SECONDS)
             memory.append(container_memory_mib(fork.container))

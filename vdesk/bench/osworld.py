@@ -54,7 +54,7 @@ def _with_programs() -> list[Measurement]:
                               note=MEMORY_NOTE)
         started = time.perf_counter()
         for program in PROGRAMS:
-            desktop.run(list(program.argv))
+            desktop.programs.run(list(program.argv))
         for program in PROGRAMS:
             desktop.windows.wait_for(program.title, timeout=120)
         shown = (time.perf_counter() - started) * 1000

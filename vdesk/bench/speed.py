@@ -53,7 +53,8 @@ from vdesk.channel import ReplyLines
 from vdesk.bench.machine import BUSY_OTHERS_SHARE, Surroundings, around, busy_warning, cpu_model
 from vdesk.bench.threads import error_line, for_each, up_all
 from vdesk.container import DEFAULT_SIZE, LABEL
-from vdesk.desktop import SETTLE_QUIET, SETTLE_TIMEOUT, Desktop
+from vdesk.desktop import Desktop
+from vdesk.input import SETTLE_QUIET, SETTLE_TIMEOUT
 from vdesk.execstream import ExecStream
 from vdesk.frames import changed_regions
 from vdesk.errors import BenchError, InvalidArgument
@@ -256,16 +257,16 @@ def _operations(client: docker.DockerClient, desktop: Desktop, repeats: int, bas
     def timed(name: str, call: Callable[[], object], note: str) -> None:
         take(lambda: Measurement.of(name, "ms", _timed(call, repeats), note=note))
 
-    desktop.wait_until_settled()
+    desktop.screen.settle()
     progress("idle memory")
     take(lambda: Measurement.of("idle_memory", "MiB", _idle_memory(desktop, repeats), note=MEMORY_NOTE))
     progress("controller CPU while nobody looks, static screen")
     take(lambda: Measurement.of("static_idle_cpu", "% core", _idle_cpu(), note=IDLE_CPU_NOTE))
 
     progress("screenshots")
-    timed("fresh_screenshot", lambda: desktop.screenshot(fresh=True),
+    timed("fresh_screenshot", lambda: desktop.screen.shot(fresh=True),
           "screenshot(fresh=True): one round trip on the held VNC connection")
-    timed("unchanged_screenshot", lambda: desktop.screenshot(fresh=False),
+    timed("unchanged_screenshot", lambda: desktop.screen.shot(fresh=False),
           "screenshot(fresh=False): a copy of the last frame pulled")
     if baseline:
         progress("baseline: a new VNC connection per screenshot")
@@ -329,11 +330,11 @@ def _busy_screen(client: docker.DockerClient, desktop: Desktop, repeats: int, pr
     """The same desktop with a terminal scrolling text 50 times a second: what a busy screen
     costs while nobody looks, a click on it with and without a receipt and with settle, a fresh
     screenshot of it, and recording it."""
-    desktop.run(["xterm", "-title", BUSY_TITLE, "-geometry", "120x45+0+0", "-e", "sh", "-c", BUSY_SCRIPT])
+    desktop.programs.run(["xterm", "-title", BUSY_TITLE, "-geometry", "120x45+0+0", "-e", "sh", "-c", BUSY_SCRIPT])
     desktop.windows.wait_for(BUSY_TITLE)
     results: list[Measurement] = []
     try:
-        desktop.wait_for_change(timeout=10)
+        desktop.screen.wait_for_change(timeout=10)
         time.sleep(1.0)  # its 45 lines are full: from now on every line scrolls the terminal
         progress("controller CPU while nobody looks, busy screen")
         results += around(client, lambda: [Measurement.of("busy_idle_cpu", "% core", _idle_cpu(), note=(
@@ -342,14 +343,14 @@ def _busy_screen(client: docker.DockerClient, desktop: Desktop, repeats: int, pr
         results += around(client, lambda: _busy_actions(desktop, repeats))
         progress("screenshots of a busy screen")
         results += around(client, lambda: [Measurement.of(
-            "busy_fresh_screenshot", "ms", _timed(lambda: desktop.screenshot(fresh=True), repeats, gap=SCREENSHOT_GAP),
+            "busy_fresh_screenshot", "ms", _timed(lambda: desktop.screen.shot(fresh=True), repeats, gap=SCREENSHOT_GAP),
             note=f"screenshot(fresh=True) every {SCREENSHOT_GAP:g} s of that screen: the change since the last one")])
         progress(f"recording the busy screen at {RECORD_FPS:g} fps")
         results += around(client, lambda: [Measurement.of(
             "record_cpu", "% core", [_record_cpu(desktop) for _ in range(long_readings(repeats))],
-            note=f"desktop.record() at {RECORD_FPS:g} fps of that screen: this process + ffmpeg, {RECORD_SECONDS:g} s each")])
+            note=f"desktop.screen.record() at {RECORD_FPS:g} fps of that screen: this process + ffmpeg, {RECORD_SECONDS:g} s each")])
     finally:
-        desktop.run(["pkill", "-f", BUSY_TITLE], wait=True)
+        desktop.programs.run(["pkill", "-f", BUSY_TITLE], wait=True)
     return results
 
 
@@ -394,7 +395,7 @@ def _record_cpu(desktop: Desktop) -> float:
     folder = Path(tempfile.mkdtemp(prefix="vdesk-bench-video-"))
     try:
         before, wall = _cpu_with_children(), time.monotonic()
-        with desktop.record(folder / "bench.mp4", fps=RECORD_FPS):
+        with desktop.screen.record(folder / "bench.mp4", fps=RECORD_FPS):
             time.sleep(RECORD_SECONDS)
         return 100 * (_cpu_with_children() - before) / (time.monotonic() - wall)
     finally:
@@ -408,12 +409,12 @@ def _cpu_with_children() -> float:
 
 def _typing(desktop: Desktop, repeats: int, checks: dict[str, bool]) -> list[Measurement]:
     """Type random printable ASCII into ``cat > FILE`` in an xterm and check every line landed exactly."""
-    desktop.run(["xterm", "-title", TYPING_TITLE, "-geometry", "120x30+0+0",
+    desktop.programs.run(["xterm", "-title", TYPING_TITLE, "-geometry", "120x30+0+0",
                  "-e", "sh", "-c", f"cat > {TYPING_FILE}"])
     window = desktop.windows.wait_for(TYPING_TITLE)
     desktop.windows.focus(window)
     _act(desktop, [{"type": "click", "inputs": {"point": {"raw": {"x": window.x + 20, "y": window.y + 20}}}}])
-    desktop.wait_until_settled()
+    desktop.screen.settle()
     landed = 0  # bytes of the file accounted for so far
     results = []
     for length in TYPING_LENGTHS:
@@ -435,7 +436,7 @@ def _typing(desktop: Desktop, repeats: int, checks: dict[str, bool]) -> list[Mea
         results.append(Measurement.of(
             f"type_{length}", "ms", samples,
             note=f"execute(receipt=False) of {length} ASCII chars into xterm; {'exact' if exact else 'NOT exact'}: {matched}/{repeats} matched"))
-    desktop.run(["pkill", "-f", TYPING_TITLE], wait=True)
+    desktop.programs.run(["pkill", "-f", TYPING_TITLE], wait=True)
     return results
 
 
@@ -454,20 +455,20 @@ def _throughput(desktop: Desktop, repeats: int) -> list[Measurement]:
     def rate(seconds: float, count: int = size) -> float:
         return count / 1e6 / seconds
 
-    channel = [rate(_seconds(lambda: desktop.run(argv, wait=True, output_limit=size))) for _ in range(repeats)]
+    channel = [rate(_seconds(lambda: desktop.programs.run(argv, wait=True, output_limit=size))) for _ in range(repeats)]
     request = json.dumps({"id": 1, "argv": argv, "timeout": 60, "limit": size})
     inside = ("import subprocess, sys, time; t = time.monotonic(); subprocess.run(['/usr/local/bin/vdesk-channel'], "
               "input=sys.argv[1].encode() + b'\\n', stdout=subprocess.DEVNULL); print(time.monotonic() - t)")
-    in_container = [rate(float(desktop.run(["python3", "-c", inside, request], wait=True).check().stdout))
+    in_container = [rate(float(desktop.programs.run(["python3", "-c", inside, request], wait=True).check().stdout))
                     for _ in range(repeats)]
     reply = (json.dumps({"id": 1, "rc": 0, "stdout": "x" * size, "stderr": ""}, ensure_ascii=False) + "\n").encode()
     host = [rate(_seconds(lambda: _parse_reply(reply)), len(reply)) for _ in range(repeats)]
     transport = [rate(_seconds(lambda: _exec_stream(desktop, argv))) for _ in range(repeats)]
     payload = os.urandom(FILE_BYTES)
-    written = [rate(_seconds(lambda: desktop.write_file("/tmp/vdesk-bench.bin", payload)), FILE_BYTES)
+    written = [rate(_seconds(lambda: desktop.files.write_file("/tmp/vdesk-bench.bin", payload)), FILE_BYTES)
                for _ in range(repeats)]
-    read = [rate(_seconds(lambda: desktop.read_file("/tmp/vdesk-bench.bin")), FILE_BYTES) for _ in range(repeats)]
-    desktop.run(["rm", "-f", "/tmp/vdesk-bench.bin"], wait=True)
+    read = [rate(_seconds(lambda: desktop.files.read_file("/tmp/vdesk-bench.bin")), FILE_BYTES) for _ in range(repeats)]
+    desktop.programs.run(["rm", "-f", "/tmp/vdesk-bench.bin"], wait=True)
     mb = f"{size // 1_000_000} MB"
     return [
         Measurement.of("channel_output", "MB/s", channel, note=f"run(wait=True) of {mb} of output; {THROUGHPUT_TARGET}"),
@@ -511,22 +512,22 @@ def _read_line(desktop: Desktop, offset: int, expected: int) -> tuple[str, int]:
     deadline = time.monotonic() + TYPING_LANDED_TIMEOUT
     size = offset
     while time.monotonic() < deadline:
-        result = desktop.run(["stat", "-c", "%s", TYPING_FILE], wait=True)
+        result = desktop.programs.run(["stat", "-c", "%s", TYPING_FILE], wait=True)
         size = int(result.stdout) if result.returncode == 0 else 0
         if size >= offset + expected:
             break
         time.sleep(0.01)
-    content = desktop.run(["cat", TYPING_FILE], wait=True).check().stdout.encode()
+    content = desktop.programs.run(["cat", TYPING_FILE], wait=True).check().stdout.encode()
     return content[offset:].decode(errors="replace"), len(content)
 
 
 def _busy_frame(desktop: Desktop) -> Image.Image:
     """A frame with something on it: a full-screen terminal of coloured listings."""
-    desktop.run(["xterm", "-title", "vdesk-bench-listing", "-geometry", "200x60+0+0", "-e", "sh", "-c",
+    desktop.programs.run(["xterm", "-title", "vdesk-bench-listing", "-geometry", "200x60+0+0", "-e", "sh", "-c",
                  "ls -laR --color=always /usr/lib /usr/share | head -2000; exec sleep 600"])
     desktop.windows.wait_for("vdesk-bench-listing")
-    frame = desktop.wait_until_settled(quiet=0.3)
-    desktop.run(["pkill", "-f", "vdesk-bench-listing"], wait=True)
+    frame = desktop.screen.settle(quiet=0.3)
+    desktop.programs.run(["pkill", "-f", "vdesk-bench-listing"], wait=True)
     return frame
 
 
@@ -547,12 +548,12 @@ def _step_cpu(desktop: Desktop, steps: int) -> tuple[list[float], list[float]]:
 
 def _full_step(desktop: Desktop) -> None:
     _act(desktop, CLICK, settle=True)
-    desktop.screenshot(fresh=True)
+    desktop.screen.shot(fresh=True)
 
 
 def _act(desktop: Desktop, actions: list[dict[str, Any]], *, settle: bool = False, receipt: bool = True) -> bool | None:
     """Run a batch that must succeed; whether the screen settled after it (None: not asked)."""
-    result = desktop.execute(actions, settle=settle, receipt=receipt)
+    result = desktop.input.execute(actions, settle=settle, receipt=receipt)
     if result.status != "success":
         raise BenchError(f"{actions[0]['type']} failed: {result.error_message}")
     return result.settled
@@ -566,8 +567,8 @@ def _naive_exec_action(desktop: Desktop) -> None:
 
 
 def _naive_vnc_screenshot(desktop: Desktop) -> Image.Image:
-    tunnel = desktop.forward_vnc()
-    client = vnc_api.connect(f"127.0.0.1::{tunnel.port}", desktop.vnc_password, timeout=30)
+    tunnel = desktop.vnc.forward()
+    client = vnc_api.connect(f"127.0.0.1::{tunnel.port}", desktop.vnc.password, timeout=30)
     try:
         with warnings.catch_warnings():  # vncdotool's own client takes DES from its deprecated home
             warnings.filterwarnings("ignore", message="TripleDES has been moved")
@@ -597,7 +598,7 @@ def _lifecycle(repeats: int) -> list[Measurement]:
         desktop = Desktop.up(size=DEFAULT_SIZE)
         up = time.perf_counter() - started
         try:
-            desktop.screenshot(fresh=False)  # it really is ready
+            desktop.screen.shot(fresh=False)  # it really is ready
         finally:
             started = time.perf_counter()
             desktop.down()

@@ -49,12 +49,12 @@ def up(
     from vdesk.desktop import Desktop
 
     def announce(desktop: Desktop) -> None:  # Ctrl-C before this returns removes the desktop
-        vnc = desktop.vnc_address if network == "bridge" else f"vdesk vnc {desktop.name}"
+        vnc = desktop.vnc.address if network == "bridge" else f"vdesk vnc {desktop.name}"
         if as_json:
-            say(json.dumps({"name": desktop.name, "vnc": vnc, "password": desktop.vnc_password,
+            say(json.dumps({"name": desktop.name, "vnc": vnc, "password": desktop.vnc.password,
                             "size": size, "ttl_seconds": ttl}))
         else:
-            say(f"{desktop.name}  VNC: {vnc}  password: {desktop.vnc_password}")
+            say(f"{desktop.name}  VNC: {vnc}  password: {desktop.vnc.password}")
 
     chosen = _image_choice(image, apps)
     if size is None:

@@ -42,7 +42,7 @@ def shot(
     if resize is not None and min(resize) < 1:
         raise InvalidArgument(f"--size {size!r}: width and height must be at least 1")
     with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
-        frame = desktop.screenshot(resize)
+        frame = desktop.screen.shot(resize)
     if to_stdout:  # the image is stdout's; what was saved is said on stderr
         frame.save(sys.stdout.buffer, format="PNG")
         sys.stdout.buffer.flush()
@@ -91,7 +91,7 @@ def exec_command(
         except InvalidAction as error:  # the same channel as an action the desktop cannot honour
             result = ExecuteResult(status="failed", error_message=str(error))
         else:
-            result = desktop.execute(batch, settle=settle, receipt=receipt)
+            result = desktop.input.execute(batch, settle=settle, receipt=receipt)
     say(result.model_dump_json(exclude_none=True))
     if result.status != "success":
         raise typer.Exit(1)
@@ -136,7 +136,7 @@ def run(
 
     limit = _output_limit(max_output)  # a bad size fails before any desktop is reached
     with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
-        result = desktop.run(command, wait=wait, timeout=timeout, output_limit=limit)
+        result = desktop.programs.run(command, wait=wait, timeout=timeout, output_limit=limit)
     if wait:
         sys.stdout.write(result.stdout)
         sys.stderr.write(result.stderr)
@@ -184,9 +184,9 @@ def cp_command(
     name, path = remote_source or remote_destination  # type: ignore[misc]
     with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
         if remote_source is not None:
-            say(str(desktop.download(path, destination)))
+            say(str(desktop.files.download(path, destination)))
         else:
-            say(f"{name}:{desktop.upload(source, path)}")
+            say(f"{name}:{desktop.files.upload(source, path)}")
 
 
 def vnc(
@@ -197,9 +197,9 @@ def vnc(
     from vdesk.desktop import Desktop
 
     with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
-        tunnel = desktop.forward_vnc(port)
+        tunnel = desktop.vnc.forward(port)
         try:
-            say(f"VNC of {name}: {tunnel.address}  password: {desktop.vnc_password}  (Ctrl-C to stop)")
+            say(f"VNC of {name}: {tunnel.address}  password: {desktop.vnc.password}  (Ctrl-C to stop)")
             while desktop.is_alive():
                 time.sleep(1)
         finally:
@@ -242,7 +242,7 @@ def record(
     if seconds is not None and not 0 < seconds <= 10**7:
         raise InvalidArgument(f"--seconds must be more than 0, got {seconds}")
     with Desktop.attach(name, engine=OPTIONS.engine) as desktop, \
-            desktop.record(output, fps=fps, seconds=seconds) as recording:
+            desktop.screen.record(output, fps=fps, seconds=seconds) as recording:
         note(f"recording {name} into {output} at {fps:g} fps" + ("" if seconds else " (Ctrl-C to stop)"))
         try:
             while not recording.wait(0.1):  # its length reached, or the desktop went away

@@ -57,10 +57,10 @@ def fork(
     for forked in made:
         vnc = f"vdesk vnc {forked.name}"
         if as_json:
-            say(json.dumps({"name": forked.name, "vnc": vnc, "password": forked.vnc_password,
+            say(json.dumps({"name": forked.name, "vnc": vnc, "password": forked.vnc.password,
                             "checkpoint": forked.container.labels.get("vdesk.checkpoint")}))
         else:
-            say(f"{forked.name}  VNC: {vnc}  password: {forked.vnc_password}")
+            say(f"{forked.name}  VNC: {vnc}  password: {forked.vnc.password}")
         forked.close()
 
 

@@ -37,7 +37,7 @@ def tree(
 
     limits = Limits(timeout=timeout, hidden=hidden, details=format == "xml")
     with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
-        read = desktop.accessibility_tree(limits, apps=tuple(app or ()), strict=True)
+        read = desktop.elements.tree(limits, apps=tuple(app or ()), strict=True)
     if format == "json":
         say(json_text(read, indent))
     elif format == "xml":

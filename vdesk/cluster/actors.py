@@ -2,13 +2,17 @@
 
     vdesk.cluster.connect("127.0.0.1:6379")
     with RemoteDesktop.up(DesktopSpec(size=(1280, 800))) as desktop:
-        desktop.execute([{"type": "click", "inputs": {"point": {"raw": {"x": 10, "y": 10}}}}])
-        desktop.screenshot().save("shot.png")
+        desktop.input.execute([{"type": "click", "inputs": {"point": {"raw": {"x": 10, "y": 10}}}}])
+        desktop.screen.shot().save("shot.png")
 
 The actor calls :meth:`Desktop.up` in its constructor, so the container runs on the actor's
 node and is leased to the actor's worker process: when the actor is killed or its node dies,
-the worker dies with it and the lease removes the container. Frames travel as PNG or JPEG
-bytes; the host decodes them. Every call from the host waits a bounded time.
+the worker dies with it and the lease removes the container. A remote desktop has the parts of
+a local one (``screen``, ``input``, ``text``, ``elements``, ``programs``, ``files``,
+``clipboard``, ``windows``), forwarded as they are: ``desktop.input.execute(batch)`` runs
+``execute(batch)`` on the real desktop's ``input`` on the node. What they return travels by
+pickle, images as PNG (exact); the host decodes them. Every call from the host waits a bounded
+time: the call's own ``timeout`` argument, if it has one, plus :data:`CALL_SLACK`.
 
 Checkpoints live on the node whose engine took them (they are files in its state directory),
 so ``desktop.checkpoint()`` returns a :class:`NodeCheckpoint` that names that node, and
@@ -28,7 +32,7 @@ import io
 import logging
 import os
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -38,10 +42,8 @@ from PIL import Image
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from vdesk import engine as engines, forks
-from vdesk.channel import Completed
 from vdesk.cluster.membership import RESOURCE, desktop_nodes
-from vdesk.coords import Screen
-from vdesk.actions import Batch, ExecuteResult
+from vdesk.coords import ImageSpace, Screen
 from vdesk.desktop import Desktop
 from vdesk.errors import (ClusterError, DesktopGone, DesktopLost, DesktopStartFailed, DesktopTimeout,
                          InvalidArgument, VdeskError, first_line)
@@ -50,6 +52,7 @@ from vdesk.encoding import encode
 from vdesk.spec import DesktopSpec
 from vdesk.usage import Usage, container_usage
 
+PARTS = frozenset({"screen", "input", "text", "elements", "programs", "files", "clipboard", "windows"})
 UP_TIMEOUT = 120.0     # seconds for an actor to be placed, start its worker and bring a desktop up
 CALL_SLACK = 30.0      # seconds a call may take beyond its own timeout (queueing, transfer)
 CALL_TIMEOUT = 60.0    # seconds for a call that has no timeout of its own
@@ -120,27 +123,20 @@ class DesktopActor:
 
     def where(self) -> RemoteInfo:
         """Which desktop this is and where it lives; answering at all says the actor is alive."""
-        return RemoteInfo(self._desktop.name, self._desktop.screen, ray.get_runtime_context().get_node_id(),
+        return RemoteInfo(self._desktop.name, self._desktop.screen.geometry, ray.get_runtime_context().get_node_id(),
                           socket.gethostname(), os.getpid())
 
-    def screenshot(self, format: Literal["png", "jpeg"] = "png", quality: int = 85, fresh: bool = True,
-                   size: tuple[int, int] | None = None) -> bytes:
-        return encode(self._desktop.screenshot(size, fresh=fresh), format, quality)
+    def screenshot(self, format: Literal["png", "jpeg"], quality: int, fresh: bool,
+                   size: tuple[int, int] | None) -> bytes:
+        return encode(self._desktop.screen.shot(size, fresh=fresh), format, quality)
 
-    def execute(self, actions: Batch, settle: bool = False) -> ExecuteResult:
-        return self._desktop.execute(actions, settle=settle)
-
-    def wait_until_settled(self, quiet: float = 0.03, timeout: float = 10.0,
-                           format: Literal["png", "jpeg"] = "png") -> bytes:
-        return encode(self._desktop.wait_until_settled(quiet, timeout), format)
-
-    def wait_for_change(self, region: tuple[int, int, int, int] | None = None, timeout: float = 10.0,
-                        format: Literal["png", "jpeg"] = "png") -> bytes:
-        return encode(self._desktop.wait_for_change(region, timeout), format)
-
-    def run(self, argv: Sequence[str], wait: bool = False, timeout: float = 60.0,
-            stdin: str | None = None) -> Completed:
-        return self._desktop.run(argv, wait=wait, timeout=timeout, stdin=stdin)
+    def part(self, part: str, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``desktop.<part>.<method>(*args, **kwargs)`` on the hosted desktop; an image comes back
+        as PNG bytes."""
+        if part not in PARTS or method.startswith("_"):
+            raise InvalidArgument(f"no part method {part}.{method} of a desktop")
+        found = getattr(getattr(self._desktop, part), method)(*args, **kwargs)
+        return _Png(encode(found, "png")) if isinstance(found, Image.Image) else found
 
     def usage(self) -> Usage:
         """What the desktop uses, and this worker hosting it (read as for a local desktop, so
@@ -167,22 +163,62 @@ def actor_class() -> Any:
 
 
 # -- the host side ----------------------------------------------------------------------------
+class RemotePart:
+    """A part of a hosted desktop: each of its methods runs on the node, on the real part."""
+
+    def __init__(self, desktop: RemoteDesktop, part: str) -> None:
+        self._desktop = desktop
+        self._part = part
+
+    def __getattr__(self, method: str) -> Callable[..., Any]:
+        if method.startswith("_"):
+            raise AttributeError(method)
+
+        def forwarded(*args: Any, **kwargs: Any) -> Any:
+            own = kwargs.get("timeout")
+            timeout = float(own) if isinstance(own, (int, float)) and not isinstance(own, bool) else CALL_TIMEOUT
+            found = self._desktop._call("part", timeout, self._part, method, args, kwargs)
+            return _decode(found.data) if isinstance(found, _Png) else found
+
+        forwarded.__name__ = method
+        return forwarded
+
+    def __repr__(self) -> str:
+        return f"<{self._part} of {self._desktop!r}>"
+
+
+class RemoteScreen(RemotePart):
+    """The screen of a hosted desktop: its geometry known here, the rest forwarded."""
+
+    def __init__(self, desktop: RemoteDesktop, geometry: Screen) -> None:
+        super().__init__(desktop, "screen")
+        self.geometry = geometry
+        self.width, self.height, self.scale = geometry.width, geometry.height, geometry.scale
+        self.size, self.physical_size = geometry.size, geometry.physical_size
+
+    def image(self) -> ImageSpace:
+        return self.geometry.image()
+
+
 class RemoteDesktop:
     """A desktop hosted by a :class:`DesktopActor`, driven from this process.
 
-    The methods mirror :class:`Desktop`'s; screenshots come back as PIL images. Leaving a
-    ``with`` block (or :meth:`close`) removes the desktop and kills its actor. When the actor
-    or its node dies, calls raise :class:`DesktopLost` and :attr:`lost` remembers why.
+    Its parts are the hosted :class:`Desktop`'s, forwarded (see the module); images come back
+    as PIL images. Leaving a ``with`` block (or :meth:`close`) removes the desktop and kills
+    its actor. When the actor or its node dies, calls raise :class:`DesktopLost` and
+    :attr:`lost` remembers why.
     """
 
     def __init__(self, actor: Any, info: RemoteInfo) -> None:
         self.actor = actor
         self.info = info
         self.name = info.name
-        self.screen = info.screen
         self.node_id = info.node_id
         self.lost: str | None = None
         self._closed = False
+        self.screen = RemoteScreen(self, info.screen)
+        self.input, self.text, self.elements, self.programs, self.files, self.clipboard, self.windows = (
+            RemotePart(self, part) for part in ("input", "text", "elements", "programs", "files", "clipboard", "windows"))
 
     @classmethod
     def up(cls, spec: DesktopSpec | None = None, *, node_id: str | None = None,
@@ -242,32 +278,13 @@ class RemoteDesktop:
     def __repr__(self) -> str:
         return f"<RemoteDesktop {self.name} on {self.node_id[:8]} {self.screen.width}x{self.screen.height}>"
 
-    # -- frames -------------------------------------------------------------------------------
-    def screenshot(self, size: tuple[int, int] | None = None, *, fresh: bool = True) -> Image.Image:
-        """The screen as an RGB image (PNG on the wire, so exact)."""
-        return _decode(self.screenshot_bytes("png", size=size, fresh=fresh))
-
+    # -- beyond the parts ---------------------------------------------------------------------
     def screenshot_bytes(self, format: Literal["png", "jpeg"] = "png", *, quality: int = 85,
                          fresh: bool = True, size: tuple[int, int] | None = None) -> bytes:
         """The screen encoded on the node, as it travelled: for agents that send bytes on."""
         if format not in ("png", "jpeg"):
             raise InvalidArgument(f"format must be png or jpeg, got {format!r}")
         return self._call("screenshot", CALL_TIMEOUT, format, quality, fresh, size)
-
-    def wait_until_settled(self, quiet: float = 0.03, timeout: float = 10.0) -> Image.Image:
-        return _decode(self._call("wait_until_settled", timeout, quiet, timeout))
-
-    def wait_for_change(self, region: tuple[int, int, int, int] | None = None,
-                        timeout: float = 10.0) -> Image.Image:
-        return _decode(self._call("wait_for_change", timeout, region, timeout))
-
-    # -- programs and actions -----------------------------------------------------------------
-    def execute(self, actions: Batch, *, settle: bool = False) -> ExecuteResult:
-        return self._call("execute", CALL_TIMEOUT, actions, settle)
-
-    def run(self, argv: Sequence[str], *, wait: bool = False, timeout: float = 60.0,
-            stdin: str | None = None) -> Completed:
-        return self._call("run", timeout, list(argv), wait, timeout, stdin)
 
     def call(self, function: Callable[..., T], *args: Any, timeout: float = CALL_TIMEOUT) -> T:
         """Run ``function(desktop, *args)`` on the node, next to the real :class:`Desktop`: for
@@ -435,6 +452,14 @@ def _init_cause(error: BaseException) -> str:
     named = [line for line in lines if line.split(":", 1)[0].rsplit(".", 1)[-1].endswith(("Error", "Exception",
                                                                                           "Timeout", "Gone"))]
     return (named or lines or [type(error).__name__])[-1][:300]
+
+
+@dataclass(frozen=True)
+class _Png:
+    """An image as it travels from the node: PNG, so exact (a wrapper: Ray sends bare bytes as
+    bytes, whatever their class)."""
+
+    data: bytes
 
 
 def _decode(data: bytes) -> Image.Image:

@@ -66,7 +66,7 @@ def run_checks(desktop: DesktopHost, task: Task, screen: Image.Image | None = No
             continue
         try:
             if isinstance(check, (RegionCheck, TextCheck)):
-                screen = screen if screen is not None else desktop.screenshot()
+                screen = screen if screen is not None else desktop.screen.shot()
                 results.append(region_check(screen, check, task.base_dir) if isinstance(check, RegionCheck)
                                else text_check(screen, check))
             else:
@@ -120,7 +120,7 @@ def argv_of(command: Command) -> list[str]:
 
 
 def command_check(desktop: Desktop, check: CommandCheck) -> CheckResult:
-    done = desktop.run(argv_of(check.command), wait=True, timeout=check.timeout)
+    done = desktop.programs.run(argv_of(check.command), wait=True, timeout=check.timeout)
     problems = []
     if done.returncode != check.exit_code:
         problems.append(f"exit code {done.returncode}, expected {check.exit_code}")
@@ -310,7 +310,7 @@ def element_check(desktop: Desktop, check: ElementCheck) -> CheckResult:
     deadline = time.monotonic() + check.timeout
     what = describe_query(check.element, check.name) + (f" with states {check.states}" if check.states else "")
     while True:
-        tree = desktop.accessibility_tree()
+        tree = desktop.elements.tree()
         found = tree.query(check.element, check.name, states=tuple(check.states))
         if bool(found) == check.present or time.monotonic() >= deadline:
             break

@@ -23,7 +23,7 @@ PACK_LIMIT = 16 * 1024 * 1024    # bytes of a task folder copied in
 def read_file(desktop: Desktop, path: str, limit: int = READ_LIMIT, timeout: float = 60.0) -> bytes | None:
     """The bytes of the file at ``path`` (relative to the home), None when there is none;
     :class:`~vdesk.errors.TooLarge` past ``limit`` bytes."""
-    if desktop.run(["test", "-f", remote_path(path)], wait=True, timeout=timeout).returncode != 0:
+    if desktop.programs.run(["test", "-f", remote_path(path)], wait=True, timeout=timeout).returncode != 0:
         return None
     return desktop.files.read_file(path, limit=limit, timeout=timeout)
 

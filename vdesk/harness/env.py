@@ -54,7 +54,9 @@ from vdesk.accessibility.osworld_xml import linearize
 from vdesk.actions import MAX_TYPED_CHARS, BaseAction, ExecuteResult, parse_batch
 from vdesk.adapters.formats import model_format, parse_payloads
 from vdesk.coords import ImageSpace
-from vdesk.desktop import WM_READY_TIMEOUT, XDOTOOL_TIMEOUT, Desktop
+from vdesk.desktop import Desktop
+from vdesk.input import XDOTOOL_TIMEOUT
+from vdesk.programs import WM_READY_TIMEOUT
 from vdesk.errors import DesktopTimeout, InvalidArgument, ResetNeeded, SetupError, VdeskError
 from vdesk.forks import START_TIMEOUT as FORK_TIMEOUT, Checkpoint
 from vdesk.harness.checks import CheckResult, argv_of, run_checks
@@ -405,12 +407,12 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         self._settle(self.step_quiet)
         self._step += 1
         if self.observation == "screenshot":
-            frame, tree, marks, centres = self.desktop.screenshot(self.image_space.size, fresh=True), None, None, ()
+            frame, tree, marks, centres = self.desktop.screen.shot(self.image_space.size, fresh=True), None, None, ()
         else:
             frame, tree, marks, centres = self.desktop.call(observe_screen, self.observation, self.image_space,
                                                             timeout=OBSERVE_TIMEOUT)
         instruction = self._task.instruction if self._task else ""
-        self._last = Observation(frame, screen_context(self.desktop.screen), instruction, self._step,
+        self._last = Observation(frame, screen_context(self.desktop.screen.geometry), instruction, self._step,
                                  tuple(results), user_reply, tree, marks, centres)
         return self._last
 
@@ -421,7 +423,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         for name in self._task.judge_when_idle if self._task else ():
             self.desktop.call(idle_before_judging, name, timeout=JUDGE_IDLE_TIMEOUT + 15)
         self._settle(self.final_quiet)
-        return self.desktop.screenshot(fresh=True)
+        return self.desktop.screen.shot(fresh=True)
 
     def evaluate(self, final_frame: Image.Image | None = None, *, agent_failed: bool = False) -> list[CheckResult]:
         """Run the task's checks against the desktop as it is now, and an OSWorld task's
@@ -470,7 +472,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
     def _record(self, desktop: DesktopHost, path: Path) -> None:
         """Record ``desktop`` into ``path`` until it is released (frames travel like screenshots)."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._opened.enter_context(record(lambda: desktop.screenshot(fresh=True), path, size=desktop.screen.size))
+        self._opened.enter_context(record(lambda: desktop.screen.shot(fresh=True), path, size=desktop.screen.size))
 
     def _settle(self, quiet: float) -> None:
         self.desktop.call(settle, quiet, SETTLE_TIMEOUT, timeout=SETTLE_TIMEOUT)
@@ -500,24 +502,24 @@ def observe_screen(desktop: Desktop, mode: str, image: ImageSpace
     and centres in ``image``'s pixels (``som``: the frame is the marked screenshot; the marks
     stay on the desktop for the actions that name them)."""
     if mode == "som":
-        marks = desktop.marks()
+        marks = desktop.elements.marks()
         sx, sy = image.width / desktop.screen.size[0], image.height / desktop.screen.size[1]
         centres = tuple((mark.centre[0] * sx, mark.centre[1] * sy) for mark in marks.marks)
-        return desktop.to_image(marks.image, image), None, marks.table(), centres
-    frame = desktop.screenshot(image.size, fresh=True)
-    return frame, linearize(desktop.accessibility_tree()), None, ()
+        return desktop.screen.to_image(marks.image, image), None, marks.table(), centres
+    frame = desktop.screen.shot(image.size, fresh=True)
+    return frame, linearize(desktop.elements.tree()), None, ()
 
 
 def prepare(desktop: Desktop, task: Task, files: Mapping[str, bytes] | None = None) -> None:
     """Get a fresh desktop ready for ``task``: the window manager, then the task's setup;
     ``files`` are what its serve and upload steps copy in (see :func:`packed`)."""
-    desktop.wait_for_window_manager(WM_READY_TIMEOUT)
+    desktop.programs.wait_for_window_manager(WM_READY_TIMEOUT)
     run_setup(desktop, task, files or {})
 
 
 def prepare_blank(desktop: Desktop) -> None:
     """Get a fresh desktop ready without a task: the window manager only."""
-    desktop.wait_for_window_manager(WM_READY_TIMEOUT)
+    desktop.programs.wait_for_window_manager(WM_READY_TIMEOUT)
 
 
 def packed(task: Task) -> dict[str, bytes]:
@@ -546,12 +548,12 @@ def idle_before_judging(desktop: Desktop, name: str) -> None:
 
 def settle(desktop: Desktop, quiet: float, timeout: float) -> None:
     """Return once the screen has not changed for ``quiet`` seconds, or after ``timeout``."""
-    desktop.settle(quiet=quiet, timeout=timeout)
+    desktop.screen.settle(quiet=quiet, timeout=timeout)
 
 
 def execute_action(desktop: Desktop, image: ImageSpace, action: BaseAction) -> ExecuteResult:
     """Run one action, its ``raw`` points read as pixels of ``image``."""
-    return desktop.execute([action], image=image)
+    return desktop.input.execute([action], image=image)
 
 
 def setup_timeout(task: Task) -> float:
@@ -577,14 +579,14 @@ def run_setup(desktop: Desktop, task: Task, files: Mapping[str, bytes] | None = 
 
 def _setup_step(desktop: Desktop, step: SetupStep, files: Mapping[str, bytes]) -> None:
     if isinstance(step, RunStep):
-        desktop.run(argv_of(step.run), wait=True, timeout=step.timeout).check()
+        desktop.programs.run(argv_of(step.run), wait=True, timeout=step.timeout).check()
     elif isinstance(step, StartStep):
         # exec: the program replaces the shell, so it is the process that keeps running.
         argv = ["sh", "-c", f"cd && exec {step.start}"] if isinstance(step.start, str) else step.start
-        desktop.run(argv)
+        desktop.programs.run(argv)
     elif isinstance(step, WriteStep):
         script = 'cd && mkdir -p -- "$(dirname -- "$1")" && cat > "$1"'
-        desktop.run(["sh", "-c", script, "sh", in_home(step.write)], wait=True, stdin=step.content).check()
+        desktop.programs.run(["sh", "-c", script, "sh", in_home(step.write)], wait=True, stdin=step.content).check()
     elif isinstance(step, WaitWindowStep):
         desktop.windows.wait_for(step.wait_window, regex=step.regex, timeout=step.timeout)
     elif isinstance(step, UploadStep):
@@ -602,10 +604,10 @@ def serve(desktop: Desktop, archive: bytes, step: ServeStep) -> None:
     root = f"{SERVE_ROOT}/{step.port}"
     unpack_into(desktop, archive, root, timeout=step.timeout)
     folder = f"{root}/{Path(step.serve).name}"
-    desktop.run(["python3", "-m", "http.server", str(step.port), "--bind", "127.0.0.1", "--directory", folder])
+    desktop.programs.run(["python3", "-m", "http.server", str(step.port), "--bind", "127.0.0.1", "--directory", folder])
     deadline = time.monotonic() + step.timeout
     probe = ["socat", "-u", "OPEN:/dev/null", f"TCP:127.0.0.1:{step.port}"]
-    while desktop.run(probe, wait=True, timeout=5).returncode != 0:
+    while desktop.programs.run(probe, wait=True, timeout=5).returncode != 0:
         if time.monotonic() > deadline:
             raise DesktopTimeout(f"the server of {step.serve!r} did not answer on port {step.port} within {step.timeout:g} s")
         time.sleep(0.05)

@@ -1,8 +1,8 @@
 """Where an environment's desktop lives: in this process, or in an actor on a cluster node.
 
-The environment needs little of a desktop: its screen, frames, and a way to run a function
-next to the real :class:`~vdesk.desktop.Desktop` — window queries, setup steps, checks and
-actions all go through ``call(function, *args)``, which runs ``function(desktop, *args)``.
+The environment needs little of a desktop: its screen (geometry and shots), and a way to run a
+function next to the real :class:`~vdesk.desktop.Desktop` — window queries, setup steps, checks
+and actions all go through ``call(function, *args)``, which runs ``function(desktop, *args)``.
 :class:`LocalHost` does that in this process; :class:`vdesk.cluster.actors.RemoteDesktop` does
 it on the node that holds the desktop. So one episode loop drives either.
 """
@@ -16,13 +16,30 @@ from typing import Any, Protocol, TypeVar
 
 from PIL import Image
 
-from vdesk.coords import Screen
+from vdesk.coords import ImageSpace, Screen
 from vdesk.desktop import Desktop
+from vdesk.screen import DesktopScreen
 from vdesk.forks import Checkpoint
 from vdesk.images import DEFAULT as DEFAULT_IMAGE
 from vdesk.spec import DesktopSpec
 
 T = TypeVar("T")
+
+
+class HostScreen(Protocol):
+    """What the environment needs of a desktop's screen: its geometry and a shot of it."""
+
+    @property
+    def geometry(self) -> Screen: ...
+
+    @property
+    def size(self) -> tuple[int, int]: ...
+
+    def image(self) -> ImageSpace: ...
+
+    def shot(self, size: tuple[int, int] | None = None, *, fresh: bool = True) -> Image.Image:
+        """The screen at the logical size, or resized to ``size``."""
+        ...
 
 
 class DesktopHost(Protocol):
@@ -32,11 +49,7 @@ class DesktopHost(Protocol):
     def name(self) -> str: ...
 
     @property
-    def screen(self) -> Screen: ...
-
-    def screenshot(self, size: tuple[int, int] | None = None, *, fresh: bool = True) -> Image.Image:
-        """The screen at the logical size, or resized to ``size``."""
-        ...
+    def screen(self) -> HostScreen: ...
 
     def call(self, function: Callable[..., T], *args: Any, timeout: float = ...) -> T:
         """``function(desktop, *args)`` run next to the real desktop; ``timeout`` bounds the
@@ -55,11 +68,8 @@ class LocalHost:
         return self.desktop.name
 
     @property
-    def screen(self) -> Screen:
+    def screen(self) -> DesktopScreen:
         return self.desktop.screen
-
-    def screenshot(self, size: tuple[int, int] | None = None, *, fresh: bool = True) -> Image.Image:
-        return self.desktop.screenshot(size, fresh=fresh)
 
     def call(self, function: Callable[..., T], *args: Any, timeout: float = 0.0) -> T:
         # No round trip to bound here: the function's own waits have their timeouts.

@@ -98,4 +98,4 @@ class DesktopComputer(Computer):
         result = self.operator.execute(ExecuteRequest(actions=actions))
         if result.status != "success":
             raise ActionFailed(f"{action['type']} failed: {result.error_message}")
-        self.desktop.settle(timeout=self.settle_timeout)
+        self.desktop.screen.settle(timeout=self.settle_timeout)

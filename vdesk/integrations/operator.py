@@ -2,7 +2,7 @@
 
 The contract: ``initialize()`` once, ``screenshot()`` that never raises, ``execute(request)``
 that never raises. The work is the desktop's one door for actions,
-:meth:`vdesk.desktop.Desktop.execute` (it validates the whole batch, runs it, measures it and
+:meth:`vdesk.input.DesktopInput.execute` (it validates the whole batch, runs it, measures it and
 reads its receipt in pixels of the agent's image); the shim only turns the contract's shapes
 (an :class:`ExecuteRequest`, base64 screenshots at the agent's image size) into its call.
 """
@@ -98,19 +98,19 @@ class Operator:
         """Make sure the desktop answers; runs once even when called concurrently."""
         with self._init_lock:
             if not self._initialized:
-                self.desktop.frames.latest()
+                self.desktop.screen.frames.latest()
                 self._initialized = True
 
     # -- observation --------------------------------------------------------------------------
     def screen_context(self) -> ScreenContext:
-        return screen_context(self.desktop.screen)
+        return screen_context(self.desktop.screen.geometry)
 
     def screenshot(self, format: Literal["png", "jpeg"] = "png", quality: int = 85,
                    fresh: bool = True) -> ScreenshotOutput:
         """The screen at the agent's image size, encoded; never raises."""
         content_type = f"image/{format}"
         try:
-            frame = self.desktop.screenshot(self.image, fresh=fresh)
+            frame = self.desktop.screen.shot(self.image, fresh=fresh)
             return ScreenshotOutput(base64=base64.b64encode(encode(frame, format, quality)).decode(),
                                     content_type=content_type, width=frame.width, height=frame.height)
         except Exception as error:  # the contract: fold every failure into the result
@@ -125,20 +125,20 @@ class Operator:
     def execute(self, request: ExecuteRequest | Mapping[str, Any], *, settle: bool = False,
                 receipt: bool = True) -> ExecuteResult:
         """Run the request's actions through the desktop's door
-        (:meth:`vdesk.desktop.Desktop.execute`, which says what ``settle`` and ``receipt``
+        (:meth:`vdesk.input.DesktopInput.execute`, which says what ``settle`` and ``receipt``
         do), ``raw`` points and the receipt in pixels of the agent's image; never raises."""
         try:
             actions = ExecuteRequest.of(request).actions
         except InvalidAction as error:
             return ExecuteResult(status="failed", error_message=str(error))
-        return self.desktop.execute(actions, image=self.image, settle=settle, receipt=receipt)
+        return self.desktop.input.execute(actions, image=self.image, settle=settle, receipt=receipt)
 
     def receipt(self, *, wait: float = 0.0) -> Receipt:
         """The last batch's receipt read now, in pixels of the agent's image (see
-        :meth:`vdesk.desktop.Desktop.receipt`)."""
-        return self.desktop.receipt(wait=wait, image=self.image)
+        :meth:`vdesk.input.DesktopInput.receipt`)."""
+        return self.desktop.input.receipt(wait=wait, image=self.image)
 
     def plan(self, actions: list[BaseAction]) -> Plan:
         """What ``actions`` turn into on this desktop, for this agent's image; raises
         :class:`InvalidAction` for a point off the screen, before anything runs."""
-        return plan(actions, self.desktop.screen, self.image)
+        return plan(actions, self.desktop.screen.geometry, self.image)

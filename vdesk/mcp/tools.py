@@ -26,7 +26,7 @@ from mcp_types import ToolAnnotations
 from pydantic import AliasChoices, BaseModel, Field, ValidationError
 
 from vdesk.actions import ExecuteResult
-from vdesk.coords import ImageSpace, image_pixel
+from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
 from vdesk.mcp.pool import STDIO_KEY, Desktops, ServerOptions, Slot
 from vdesk.encoding import encode
@@ -176,7 +176,7 @@ def argument_problems(error: ValidationError) -> str:
 
 
 def _act(slot: Slot, actions: list[dict[str, Any]], what: str) -> Done:
-    result: ExecuteResult = slot.use(lambda desktop: desktop.execute(actions, image=slot.image))
+    result: ExecuteResult = slot.use(lambda desktop: desktop.input.execute(actions, image=slot.image))
     if result.status != "success":
         raise ToolError(result.error_message or f"{what} failed")
     return Done(done=what)
@@ -207,7 +207,7 @@ def _screen_tools(server: Server) -> None:
 
         def shoot(desktop: Desktop) -> Image:
             size = _scaled(desktop.screen.size, width, height)
-            frame = desktop.screenshot(size)
+            frame = desktop.screen.shot(size)
             slot.image = ImageSpace(*frame.size)
             return Image(data=encode(frame, format), format=format)
 
@@ -232,7 +232,7 @@ def _screen_tools(server: Server) -> None:
         slot = server.slot(ctx)
 
         def where(desktop: Desktop) -> Position:
-            x, y = image_pixel(desktop.windows.pointer(), slot.image or desktop.screen.image(), desktop.screen)
+            x, y = desktop.input.pointer(slot.image)
             return Position(x=x, y=y)
 
         return slot.use(where)
@@ -342,7 +342,7 @@ def _batch_tools(server: Server) -> None:
         """Run a batch of actions in vdesk's BaseAction schema, in order. The whole batch is
         checked before anything runs; raw points are pixels of the last screenshot."""
         slot = server.slot(ctx)
-        result: ExecuteResult = slot.use(lambda desktop: desktop.execute(actions, image=slot.image))
+        result: ExecuteResult = slot.use(lambda desktop: desktop.input.execute(actions, image=slot.image))
         if result.status != "success":
             raise ToolError(f"{result.error_message} ({result.executed} of {len(actions)} actions ran)")
         return result
@@ -358,7 +358,7 @@ def _content_tools(server: Server) -> None:
         encoding: Annotated[Literal["utf-8", "base64"], Field(description="utf-8 text or base64 bytes")] = "utf-8",
     ) -> FileText:
         """Read a file in the desktop."""
-        data = server.slot(ctx).use(lambda desktop: desktop.read_file(path))
+        data = server.slot(ctx).use(lambda desktop: desktop.files.read_file(path))
         if encoding == "utf-8":
             try:
                 content = data.decode("utf-8")
@@ -388,7 +388,7 @@ def _content_tools(server: Server) -> None:
                 raise ToolError("content: not valid base64") from None
         else:
             data = content.encode()
-        server.slot(ctx).use(lambda desktop: desktop.write_file(path, data))
+        server.slot(ctx).use(lambda desktop: desktop.files.write_file(path, data))
         return Done(done=f"wrote {len(data)} bytes to {path}")
 
     @mcp.tool()
@@ -426,7 +426,7 @@ def _observation_tools(server: Server) -> None:
         from vdesk.accessibility.tree import Limits
 
         def read(desktop: Desktop) -> TreeText:
-            tree = desktop.accessibility_tree(Limits(details=format == "xml"))
+            tree = desktop.elements.tree(Limits(details=format == "xml"))
             text = {"table": lambda: linearize(tree, max_chars=max_chars), "xml": lambda: to_xml(tree),
                     "json": lambda: json.dumps(tree.to_json(), ensure_ascii=False)}[format]()
             return TreeText(format=format, text=text, errors=[str(error) for error in tree.errors()])
@@ -441,7 +441,7 @@ def _observation_tools(server: Server) -> None:
         slot = server.slot(ctx)
 
         def mark(desktop: Desktop) -> list[Image | str]:
-            marked = desktop.marks()
+            marked = desktop.elements.marks()
             slot.image = ImageSpace(*marked.image.size)
             return [Image(data=encode(marked.image, "png"), format="png"), marked.table()]
 
@@ -482,7 +482,7 @@ def _observation_tools(server: Server) -> None:
             return [FoundText(text=box.text, x=round(box.bounds.x * sx), y=round(box.bounds.y * sy),
                               width=round(box.bounds.width * sx), height=round(box.bounds.height * sy),
                               confidence=box.confidence)
-                    for box in desktop.find_text(wanted)]
+                    for box in desktop.text.find(wanted)]
 
         return slot.use(find)
 
@@ -497,7 +497,7 @@ def _command_tools(server: Server) -> None:
     ) -> CommandOutput:
         """Run a program in the desktop as its user and wait for it; each output keeps its first
         MiB (truncated and the byte counts say when more came)."""
-        done = server.slot(ctx).use(lambda desktop: desktop.run(argv, wait=True, timeout=timeout))
+        done = server.slot(ctx).use(lambda desktop: desktop.programs.run(argv, wait=True, timeout=timeout))
         return CommandOutput(exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr,
                              stdout_bytes=done.stdout_bytes, stderr_bytes=done.stderr_bytes, truncated=done.cut)
 

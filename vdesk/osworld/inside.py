@@ -44,12 +44,12 @@ class Ran:
 
 def home(desktop: Desktop) -> str:
     """The desktop user's home folder."""
-    return desktop.run(["sh", "-c", 'printf %s "$HOME"'], wait=True, timeout=10).stdout or "/"
+    return desktop.programs.run(["sh", "-c", 'printf %s "$HOME"'], wait=True, timeout=10).stdout or "/"
 
 
 def run(desktop: Desktop, argv: Sequence[str], timeout: float) -> Ran:
     """Run ``argv`` from the home folder and wait (the reference's ``/setup/execute``)."""
-    done: Completed = desktop.run(["sh", "-c", 'cd && exec "$@"', "sh", *argv], wait=True, timeout=timeout)
+    done: Completed = desktop.programs.run(["sh", "-c", 'cd && exec "$@"', "sh", *argv], wait=True, timeout=timeout)
     return Ran(done.returncode, done.stdout, done.stderr)
 
 
@@ -75,16 +75,16 @@ def _holds(ran: Ran, until: dict[str, object]) -> bool:
 
 def start(desktop: Desktop, argv: Sequence[str]) -> None:
     """Start ``argv`` from the home folder and leave it running (``/setup/launch``)."""
-    desktop.run(["sh", "-c", 'cd && exec "$@"', "sh", *argv])
+    desktop.programs.run(["sh", "-c", 'cd && exec "$@"', "sh", *argv])
 
 
 def has_command(desktop: Desktop, name: str) -> bool:
-    return desktop.run(["sh", "-c", 'command -v "$1" >/dev/null', "sh", name], wait=True, timeout=10).returncode == 0
+    return desktop.programs.run(["sh", "-c", 'command -v "$1" >/dev/null', "sh", name], wait=True, timeout=10).returncode == 0
 
 
 def file_bytes(desktop: Desktop, path: str, limit: int) -> bytes | None:
     """The bytes of a file (absolute path), None when there is no such file."""
-    if desktop.run(["test", "-f", path], wait=True, timeout=30).returncode != 0:
+    if desktop.programs.run(["test", "-f", path], wait=True, timeout=30).returncode != 0:
         return None
     return desktop.files.read_file(path, limit=limit)
 
@@ -92,8 +92,8 @@ def file_bytes(desktop: Desktop, path: str, limit: int) -> bytes | None:
 def put_file(desktop: Desktop, path: str, data: bytes) -> None:
     """Write a file (absolute path), creating its folders (``/setup/upload``)."""
     folder = path.rsplit("/", 1)[0] or "/"
-    desktop.run(["mkdir", "-p", folder], wait=True, timeout=30).check()
-    desktop.write_file(path, data)
+    desktop.programs.run(["mkdir", "-p", folder], wait=True, timeout=30).check()
+    desktop.files.write_file(path, data)
 
 
 def directory_tree(desktop: Desktop, path: str) -> dict[str, Any] | None:
@@ -179,7 +179,7 @@ def open_path(desktop: Desktop, path: str, timeout: float) -> Opened:
     before activating it: an office program shows its window while the document still loads and
     raises it again once loaded, taking the focus from whatever a later step activated (a
     terminal launched next got Calc's keys on a loaded machine)."""
-    is_file = desktop.run(["test", "-e", path], wait=True, timeout=10).returncode == 0
+    is_file = desktop.programs.run(["test", "-e", path], wait=True, timeout=10).returncode == 0
     start(desktop, ["xdg-open", path] if is_file else ["sh", "-c", path])
     name = path.rstrip("/").rsplit("/", 1)[-1] if is_file else path.split()[0].rsplit("/", 1)[-1]
     stem = posixpath.splitext(name)[0] if is_file else ""
@@ -235,7 +235,7 @@ def accessibility_xml(desktop: Desktop) -> str:
     from vdesk.accessibility.osworld_xml import to_xml
     from vdesk.accessibility.tree import Limits
 
-    return to_xml(desktop.accessibility_tree(Limits(details=True, timeout=TREE_TIMEOUT)), OSWORLD_APP_NAMES)
+    return to_xml(desktop.elements.tree(Limits(details=True, timeout=TREE_TIMEOUT)), OSWORLD_APP_NAMES)
 
 
 def terminal_text(desktop: Desktop, timeout: float) -> str | None:
@@ -243,7 +243,7 @@ def terminal_text(desktop: Desktop, timeout: float) -> str | None:
     ``/terminal`` reads it (``vm_terminal_output``): None unless there is exactly one."""
     from vdesk.accessibility.tree import Limits
 
-    tree = desktop.accessibility_tree(Limits(timeout=timeout, details=False), apps=("gnome-terminal-server",))
+    tree = desktop.elements.tree(Limits(timeout=timeout, details=False), apps=("gnome-terminal-server",))
     found: list[str] = []
     for app in tree.applications:
         for frame in app.root.children:

@@ -19,6 +19,7 @@ from PIL import Image
 from Xlib import display as xdisplay
 from Xlib.ext import xfixes
 
+from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
 
 MAX_CURSOR_SIDE = 256  # pixels; X cursors are 16–64, a larger one is not drawn
@@ -36,8 +37,7 @@ class Cursor:
 
 def position(desktop: Desktop) -> tuple[int, int]:
     """Where the pointer is, in the framebuffer's pixels."""
-    point = desktop.windows.pointer()
-    return point.x, point.y
+    return desktop.input.pointer(ImageSpace(*desktop.screen.physical_size))
 
 
 def cursor(desktop: Desktop) -> Cursor:
@@ -63,7 +63,7 @@ def _sprite(width: int, height: int, pixels: list[int]) -> Image.Image | None:
 
 def screenshot(desktop: Desktop) -> Image.Image:
     """The screen at the framebuffer's size with the cursor drawn where it is."""
-    frame = desktop.screenshot(size=desktop.screen.physical_size)
+    frame = desktop.screen.shot(size=desktop.screen.physical_size)
     pointer = cursor(desktop)
     if pointer.sprite is not None:
         corner = (pointer.x - pointer.hotspot[0], pointer.y - pointer.hotspot[1])

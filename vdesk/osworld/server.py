@@ -148,7 +148,7 @@ def serve(desktop: Desktop, *, host: str | None = None, token: str | None = None
         server = BackgroundServer(Guard(app.app, address, token), listener, "the OSWorld server", ws="none")
         yield Served(name=desktop.name, host=host, server_port=listener.getsockname()[1],
                      chromium_port=tunnels[0].port, vnc_port=tunnels[1].port, vlc_port=tunnels[2].port,
-                     token=token, vnc_password=desktop.vnc_password)
+                     token=token, vnc_password=desktop.vnc.password)
     finally:
         if server is not None:
             server.close()
@@ -553,7 +553,7 @@ class OSWorldServer:
             if self._recordings is None:
                 self._recordings = tempfile.TemporaryDirectory(prefix="vdesk-osworld-recording-")
             path = Path(self._recordings.name) / f"recording-{secrets.token_hex(4)}.mp4"
-            recording = self.desktop.record(path)
+            recording = self.desktop.screen.record(path)
             recording.__enter__()
             self._recording = (recording, path)
         return JSONResponse({"status": "success", "message": "Started recording successfully."})
@@ -583,7 +583,7 @@ def _run_program(desktop: Desktop, argv: list[str], timeout: float) -> inside.Ra
     """``argv`` run from the home folder and waited for; :class:`CommandFailed` when its program
     is not there (the reference's ``FileNotFoundError``)."""
     try:
-        done = desktop.run(["sh", "-c", EXEC_SCRIPT, "sh", *argv], wait=True, timeout=timeout)
+        done = desktop.programs.run(["sh", "-c", EXEC_SCRIPT, "sh", *argv], wait=True, timeout=timeout)
     except DesktopTimeout:
         raise DesktopTimeout(f"Command {argv!r} timed out after {timeout:g} seconds") from None
     if done.returncode == 127 and done.stderr.startswith(NOT_FOUND_MARK):
@@ -604,12 +604,12 @@ def _run_file(desktop: Desktop, interpreter: list[str], code: str, suffix: str, 
     """``code`` written to a file in the desktop's /tmp and run by ``interpreter`` in ``folder``
     (stderr into stdout with ``merge``); the file is removed after."""
     path = f"/tmp/vdesk-osworld-{secrets.token_hex(8)}.{suffix}"
-    desktop.write_file(path, code.encode())
+    desktop.files.write_file(path, code.encode())
     script = 'cd -- "$1" || exit 1; shift; ' + ('exec "$@" 2>&1' if merge else 'exec "$@"')
     try:
-        done = desktop.run(["sh", "-c", script, "sh", folder, *interpreter, path], wait=True, timeout=timeout)
+        done = desktop.programs.run(["sh", "-c", script, "sh", folder, *interpreter, path], wait=True, timeout=timeout)
     finally:
-        desktop.run(["rm", "-f", path], wait=True, timeout=10)
+        desktop.programs.run(["rm", "-f", path], wait=True, timeout=10)
     return inside.Ran(done.returncode, done.stdout, done.stderr)
 
 
