@@ -46,7 +46,7 @@ class Failed(Exception):
 
 def _execute(actions: list[dict[str, Any]]) -> Callable[[Desktop], None]:
     def run(desktop: Desktop) -> None:
-        result = desktop.execute(actions)
+        result = desktop.input.execute(actions)
         if result.status != "success":
             raise Failed(result.error_message)
     return run
@@ -54,7 +54,7 @@ def _execute(actions: list[dict[str, Any]]) -> Callable[[Desktop], None]:
 
 def _screenshot(fresh: bool) -> Callable[[Desktop], None]:
     def run(desktop: Desktop) -> None:
-        if desktop.screenshot(fresh=fresh).size != desktop.screen.size:
+        if desktop.screen.shot(fresh=fresh).size != desktop.screen.size:
             raise Failed("a screenshot of the wrong size")
     return run
 
@@ -244,8 +244,8 @@ class Summary:
 def warm_up() -> None:
     """Load everything a desktop needs once (modules, the VNC reactor) before measuring."""
     with Desktop.up() as desktop:
-        desktop.screenshot()
-        desktop.execute([{"type": "mouse_move", "inputs": {"point": [1, 1]}}])
+        desktop.screen.shot()
+        desktop.input.execute([{"type": "mouse_move", "inputs": {"point": [1, 1]}}])
     gc.collect()
 
 

@@ -86,7 +86,7 @@ def test_a_started_program_outlives_the_controller(shared_desktop: Desktop) -> N
     """run() without wait keeps its documented behaviour: the program keeps running."""
     tag = f"vdesk-detached-{time.monotonic_ns()}"
     script = ("from vdesk.desktop import Desktop; import sys; "
-              f"Desktop.attach(sys.argv[1]).run(['bash', '-c', 'exec -a {tag} sleep 300'])")
+              f"Desktop.attach(sys.argv[1]).programs.run(['bash', '-c', 'exec -a {tag} sleep 300'])")
     subprocess.run([sys.executable, "-c", script, shared_desktop.name], check=True, timeout=60)
     try:
         assert shared_desktop.programs.run(["pgrep", "-f", tag], wait=True).returncode == 0
