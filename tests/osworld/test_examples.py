@@ -12,7 +12,9 @@ from vdesk.cli.app import invoke
 from vdesk.harness.agents import Agent, AgentReply
 from vdesk.harness.runner import run_suite
 from vdesk.harness.tasks import Task
-from vdesk.osworld.loader import load_tasks, parse_step
+from vdesk.osworld.extension import spec_of
+from vdesk.osworld.loader import load_tasks
+from vdesk.osworld.solution import parse_step
 from vdesk.osworld.results import SUMMARY_FILE
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "osworld"
@@ -25,8 +27,8 @@ class WrongAgent(Agent):
     name = "wrong"
 
     def reset(self, task: Task) -> None:
-        assert task.osworld is not None
-        steps = (task.osworld.file.model_extra or {})["wrong_solution"]["pyautogui"]
+        assert spec_of(task) is not None
+        steps = (spec_of(task).file.model_extra or {})["wrong_solution"]["pyautogui"]
         self.queue = [AgentReply(parse_step("pyautogui", step), raw=step) for step in steps]
 
     def act(self, observation: object) -> AgentReply:

@@ -24,6 +24,7 @@ from vdesk.cli.app import invoke
 from vdesk.errors import FetchError
 from vdesk.harness.agents import ScriptedAgent
 from vdesk.harness.runner import run_suite
+from vdesk.osworld.extension import spec_of
 from vdesk.osworld.fetch import FetchSettings, default_folder, fetch
 from vdesk.osworld.loader import load_tasks
 from vdesk.osworld import inside
@@ -141,12 +142,12 @@ def test_files_land_in_the_cache_layout_and_are_fetched_once(tmp_path: Path, ser
     (task,) = load_tasks(tree, task_files=files, fetch=FetchSettings())
     assert task.skip is None  # what is not there yet will be fetched
     lines: list[str] = []
-    fetched = fetch_task_files(task, lines.append)
+    fetched = fetch_task_files(spec_of(task), task.base_dir, lines.append)
     download = cached_download(files, server.url("/files/data.txt"), "data.txt")
     assert sorted(fetched) == sorted([download, files / TASK_ID / "gold.txt"])
     assert download.read_bytes() == DATA and (files / TASK_ID / "gold.txt").read_bytes() == DATA
     assert any(line.startswith(f"fetched {server.url('/files/data.txt')}") for line in lines)
-    assert fetch_task_files(task, lines.append) == []  # reused: nothing asked for again
+    assert fetch_task_files(spec_of(task), task.base_dir, lines.append) == []  # reused: nothing asked for again
     assert sorted(server.requests) == ["/files/data.txt", "/files/gold.txt"]
     assert not list((files / TASK_ID).glob(".*.part"))
     (offline,) = load_tasks(tree, task_files=files)  # and offline, the fetched files are found
@@ -161,15 +162,15 @@ def test_one_url_a_step_and_a_getter_name_differently_is_fetched_for_each(tmp_pa
     file.write_text(json.dumps(data))
     (tmp_path / "files").mkdir()
     (task,) = load_tasks(tree, task_files=tmp_path / "files", fetch=FetchSettings())
-    fetch_task_files(task, lambda line: None)
+    fetch_task_files(spec_of(task), task.base_dir, lambda line: None)
     assert (tmp_path / "files" / TASK_ID / "gold.txt").read_bytes() == DATA
     assert cached_download(tmp_path / "files", server.url("/files/data.txt"), "data.txt").read_bytes() == DATA
 
 
 def test_the_default_folder_is_under_vdesk_cache(tmp_path: Path, server: Server, cache_home: Path) -> None:
     (task,) = load_tasks(task_tree(tmp_path / "tree", server), fetch=FetchSettings())
-    assert task.osworld is not None and task.osworld.task_files == str(cache_home.resolve())
-    fetch_task_files(task)
+    assert spec_of(task) is not None and spec_of(task).task_files == str(cache_home.resolve())
+    fetch_task_files(spec_of(task), task.base_dir)
     assert (cache_home / TASK_ID / "gold.txt").read_bytes() == DATA
 
 
@@ -298,7 +299,7 @@ class RecordingHost:
 def test_a_session_used_alone_fetches_before_its_download_step(tmp_path: Path, server: Server) -> None:
     (task,) = load_tasks(task_tree(tmp_path / "tree", server), fetch=FetchSettings())
     host = RecordingHost()
-    session = OSWorldSession(host, task)  # type: ignore[arg-type]
+    session = OSWorldSession(host, spec_of(task), task.base_dir)  # type: ignore[arg-type]
     try:
         session.setup()
     finally:

@@ -9,6 +9,7 @@ import pytest
 
 from vdesk.desktop import Desktop
 from vdesk.harness.hosts import LocalHost
+from vdesk.osworld.extension import spec_of
 from vdesk.osworld.getters import getter
 from vdesk.osworld.loader import osworld_task
 from vdesk.osworld.steps import Context
@@ -23,9 +24,9 @@ def context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Context]:
     cache = tmp_path_factory.mktemp("cache")
     data = {"id": "t1", "instruction": "x", "evaluator": {"func": "exact_match"}}
     task = osworld_task(data, source="t", base_dir=cache, domain="os")
-    assert task.osworld is not None
+    assert spec_of(task) is not None
     with Desktop.up(image="apps", clock=CLOCK, timeout=120) as desktop:
-        yield Context(LocalHost(desktop), task.osworld, TaskFiles(None, "t1", cache), cache)
+        yield Context(LocalHost(desktop), spec_of(task), TaskFiles(None, "t1", cache), cache)
 
 
 def filled(context: Context, **rules: object) -> dict[str, object]:

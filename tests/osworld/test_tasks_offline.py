@@ -17,6 +17,7 @@ from vdesk.harness.agents import ScriptedAgent
 from vdesk.harness.record import CheckRecord, Outcome
 from vdesk.harness.report import write_report
 from vdesk.harness.runner import run_suite
+from vdesk.osworld.extension import spec_of
 from vdesk.osworld.evaluator import evaluate, unsupported_all
 from vdesk.osworld.format import EvaluatorSpec
 from vdesk.osworld.loader import load_tasks, osworld_task
@@ -51,7 +52,7 @@ def tree(tmp_path: Path) -> Path:
 
 def test_a_tree_is_read_through_its_meta_file_with_domains(tree: Path) -> None:
     tasks = load_tasks(tree)
-    assert [(t.id, t.osworld.domain) for t in tasks] == [("a", "os"), ("b", "os"), ("c", "chrome")]
+    assert [(t.id, spec_of(t).domain) for t in tasks] == [("a", "os"), ("b", "os"), ("c", "chrome")]
     assert [t.id for t in load_tasks(tree, meta="test_small.json")] == ["a"]
 
 
@@ -72,7 +73,7 @@ def test_a_folder_mixes_osworld_and_vdesk_tasks(tmp_path: Path) -> None:
     write(tmp_path / "one.json", task_data("one"))
     (tmp_path / "two.yaml").write_text("id: two\ninstruction: x\nchecks: [{file: ~/x}]\n")
     tasks = load_tasks(tmp_path)
-    assert [(t.id, t.osworld is not None) for t in tasks] == [("one", True), ("two", False)]
+    assert [(t.id, spec_of(t) is not None) for t in tasks] == [("one", True), ("two", False)]
 
 
 def test_a_bad_osworld_file_names_the_field_strictly_and_is_a_skip_otherwise(tmp_path: Path) -> None:
@@ -90,9 +91,9 @@ def test_a_tree_with_odd_typed_files_is_read_to_the_end(tree: Path) -> None:
     (tree / "examples" / "chrome" / "c.json").write_text("{not json")
     tasks = {task.id: task for task in load_tasks(tree)}
     assert set(tasks) == {"a", "b", "c"} and tasks["a"].skip is None
-    assert [(s.kind, s.reason) for s in tasks["b"].osworld.skips] == [
+    assert [(s.kind, s.reason) for s in spec_of(tasks["b"]).skips] == [
         ("not read", "not read: related_apps: Input should be a valid list (got str)")]
-    assert tasks["c"].osworld.domain == "chrome" and "not valid JSON" in (tasks["c"].skip or "")
+    assert spec_of(tasks["c"]).domain == "chrome" and "not valid JSON" in (tasks["c"].skip or "")
 
 
 def test_every_reason_a_task_is_skipped_is_listed(tmp_path: Path) -> None:
@@ -100,7 +101,7 @@ def test_every_reason_a_task_is_skipped_is_listed(tmp_path: Path) -> None:
     data = task_data(proxy=True, config=[{"type": "download", "parameters": {"files": [{"url": url, "path": "~/r"}]}}],
                      evaluator={**RULE_OK, "func": "no_such_metric"})
     task = osworld_task(data, source="t", base_dir=tmp_path, domain="os", task_files=tmp_path)
-    assert [s.kind for s in task.osworld.skips] == ["proxy", "missing file", "metric"]
+    assert [s.kind for s in spec_of(task).skips] == ["proxy", "missing file", "metric"]
     assert "proxy" in task.skip and url in task.skip and "no_such_metric" in task.skip
 
 
@@ -219,7 +220,7 @@ class NoDesktop:
 
 def judge(evaluator: dict[str, Any], tmp_path: Path, agent_failed: bool = False) -> float:
     task = osworld_task(task_data(evaluator=evaluator), source="t", base_dir=tmp_path, domain="os")
-    context = Context(NoDesktop(), task.osworld, TaskFiles(tmp_path, "t1"), tmp_path)  # type: ignore[arg-type]
+    context = Context(NoDesktop(), spec_of(task), TaskFiles(tmp_path, "t1"), tmp_path)  # type: ignore[arg-type]
     return evaluate(context, agent_failed).score
 
 
@@ -320,7 +321,7 @@ def test_tasks_convert_both_ways_says_what_it_cannot_carry(tmp_path: Path, capsy
     back = tmp_path / "back.json"
     assert invoke(["tasks", "convert", str(yaml_file), "--out", str(back)]) == 0
     again = load_tasks(back)[0]
-    assert again.osworld is not None and again.osworld.file.evaluator.metrics()[0][0] == "exact_match"
+    assert spec_of(again) is not None and spec_of(again).file.evaluator.metrics()[0][0] == "exact_match"
 
 
 def test_a_tasks_clock_is_its_desktops_and_converts_both_ways(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import threading
 import time
 
 from vdesk.actions import BaseAction, ExecuteResult, parse_batch
-from vdesk.harness.checks import CheckResult
+from vdesk.harness.episode import CheckResult
 from vdesk.harness.episode import Episode, Limits, Status, reward, succeeded
 
 WAIT = {"type": "wait", "inputs": {"time": 0}}

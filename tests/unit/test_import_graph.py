@@ -344,3 +344,11 @@ def test_the_desktop_is_a_handle_over_parts_that_never_reach_back() -> None:
     assert not edges["vdesk.guard"] & set(PARTS)
     for part in ("vdesk.screen", "vdesk.input", "vdesk.text", "vdesk.elements", "vdesk.programs", "vdesk.vnc"):
         assert part in edges["vdesk.desktop"], part
+
+
+def test_the_harness_knows_no_benchmark_its_task_extensions_bring() -> None:
+    """OSWorld depends on the harness (its tasks are a task extension), never the reverse."""
+    edges, _ = graph()
+    for module, targets in edges.items():
+        if module == "vdesk.harness" or module.startswith("vdesk.harness."):
+            assert not {t for t in targets if t == "vdesk.osworld" or t.startswith("vdesk.osworld.")}, module

@@ -97,6 +97,7 @@ def eval_command(
     from vdesk.cli.console import suite_progress, summary_table
     from vdesk.harness.folders import Existing, check_run_folder
     from vdesk.harness.runner import LocalPlacement, check_observation, run_suite
+    from vdesk.osworld.extension import spec_of
     from vdesk.osworld.fetch import FetchSettings
     from vdesk.osworld.format import ACTION_SPACES
     from vdesk.osworld.loader import load_tasks
@@ -132,7 +133,7 @@ def eval_command(
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted: {progress.done} of {total} done, results in {results}") from None
     say(summary_table(summary))
-    if any(task.osworld is not None for task in tasks):
+    if any(spec_of(task) is not None for task in tasks):
         from vdesk.cli.console import domains_table
         from vdesk.harness.forked import repeated
         from vdesk.osworld.results import write_layout

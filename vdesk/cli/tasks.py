@@ -42,6 +42,7 @@ def check_command(
     Files `vdesk eval` would fetch are listed as such; nothing is fetched here."""
     from dataclasses import asdict
 
+    from vdesk.osworld.extension import spec_of
     from vdesk.osworld.fetch import FetchSettings
     from vdesk.osworld.loader import load_tasks
     from vdesk.osworld.needs import WILL_FETCH, needs_of, totals
@@ -60,7 +61,7 @@ def check_command(
         say("")
         say(totals_table(counted))
         if fetching:
-            folders = sorted({task.osworld.task_files or "" for task in tasks if task.osworld is not None})
+            folders = sorted({spec.task_files or "" for spec in map(spec_of, tasks) if spec is not None})
             say(f"will fetch {len(fetching)} file{'' if len(fetching) == 1 else 's'} into {', '.join(folders)} "
                 "(vdesk eval fetches them; --offline would skip their tasks)")
     if any(needs.skip for needs in found):
@@ -93,12 +94,13 @@ def convert_command(
     from vdesk.cli.options import note
     from vdesk.errors import TaskError
     from vdesk.osworld.convert import to_osworld, to_vdesk
+    from vdesk.osworld.extension import spec_of
     from vdesk.osworld.loader import load_tasks
 
     if not path.is_file():
         raise InvalidArgument(f"{path}: convert takes one task file")
     (task,) = load_tasks(path, strict=True)
-    conversion = to_vdesk(task) if task.osworld is not None else to_osworld(task, domain)
+    conversion = to_vdesk(task) if spec_of(task) is not None else to_osworld(task, domain)
     for loss in conversion.not_carried:
         note(f"not carried: {loss.item}" + (f" (changes {loss.changes})" if loss.changes else ""))
     changed = conversion.changed
@@ -106,7 +108,7 @@ def convert_command(
         what = " and ".join(sorted({loss.changes for loss in changed if loss.changes}))
         parts = f"{len(changed)} part{'' if len(changed) == 1 else 's'}"
         raise TaskError(f"{path}: not converted: leaving out {parts} (above) changes {what}; --lossy writes it anyway")
-    text = (yaml.safe_dump(conversion.data, sort_keys=False, allow_unicode=True) if task.osworld is not None
+    text = (yaml.safe_dump(conversion.data, sort_keys=False, allow_unicode=True) if spec_of(task) is not None
             else json.dumps(conversion.data, indent=2) + "\n")
     if out is not None:
         out.write_text(text, encoding="utf-8")

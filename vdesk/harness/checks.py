@@ -11,7 +11,6 @@ import io
 import math
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, ImageChops
@@ -21,6 +20,7 @@ from vdesk.desktop import Desktop
 from vdesk.errors import DocumentError, VdeskError
 from vdesk import documents
 from vdesk.harness.desktop_files import read_file
+from vdesk.harness.episode import CheckResult
 from vdesk.harness.hosts import DesktopHost
 from vdesk.accessibility import text as text_on_screen
 from vdesk.harness.tasks import (BrowserCheck, Check, Command, CommandCheck, DocumentCheck, ElementCheck, FileCheck,
@@ -33,16 +33,6 @@ IMAGE_PIXEL_LIMIT = 40_000_000  # a picture out of a desktop is untrusted: no de
 # The checks that look inside the desktop, run next to it in one call; region checks and
 # picture-file checks compare with reference images of this machine, so they run here.
 DesktopCheck = CommandCheck | FileCheck | WindowCheck | DocumentCheck | BrowserCheck | ElementCheck
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """The outcome of one check."""
-
-    kind: str
-    passed: bool
-    detail: str
-    score: float | None = None  # an OSWorld evaluator's score in [0, 1]
 
 
 def run_checks(desktop: DesktopHost, task: Task, screen: Image.Image | None = None) -> list[CheckResult]:

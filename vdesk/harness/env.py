@@ -59,8 +59,9 @@ from vdesk.input import XDOTOOL_TIMEOUT
 from vdesk.programs import WM_READY_TIMEOUT
 from vdesk.errors import DesktopTimeout, InvalidArgument, ResetNeeded, SetupError, VdeskError
 from vdesk.forks import START_TIMEOUT as FORK_TIMEOUT, Checkpoint
-from vdesk.harness.checks import CheckResult, argv_of, run_checks
-from vdesk.harness.episode import JUDGED, Episode, Limits, Played, reward
+from vdesk.harness.checks import argv_of, run_checks
+from vdesk.harness.extension import ExtensionSession
+from vdesk.harness.episode import JUDGED, CheckResult, Episode, Limits, Played, reward
 from vdesk.harness.hosts import DesktopHost, DesktopSource, ForkSource, fresh_desktops, local_forks
 from vdesk.harness.desktop_files import pack, unpack_into
 from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, StartStep, Task,
@@ -69,7 +70,6 @@ from vdesk.idle import wait_idle
 from vdesk.images import DEFAULT as DEFAULT_IMAGE
 from vdesk.encoding import encode
 from vdesk.integrations.operator import ScreenContext, screen_context
-from vdesk.osworld.session import OSWorldSession
 from vdesk.spec import DesktopSpec
 from vdesk.video import record
 
@@ -265,12 +265,12 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         self.action_space = spaces.Text(max_length=MAX_ACTION_CHARS, min_length=0, charset=ACTION_CHARSET)
         self.observation_space = self._observation_space(self.gym_image)
         self._opened = ExitStack()  # the desktop and its recording
-        self._task_parts = ExitStack()  # what belongs to the task's episode (an OSWorld session)
+        self._task_parts = ExitStack()  # what belongs to the task's episode (its extension's session)
         self.opening: Opening | None = None
         self._desktop: DesktopHost | None = None
         self._image: ImageSpace | None = None
         self._task: Task | None = None
-        self._osworld: OSWorldSession | None = None
+        self._extension: ExtensionSession | None = None
         self._step = 0
         self._episode: Episode | None = None
         self._last: Observation | None = None
@@ -339,7 +339,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         began = time.monotonic()
         if start is not None and self._desktop is not None:
             self._task_parts.close()
-            self._osworld = None
+            self._extension = None
             self._desktop.call(restore_desktop, start, timeout=CHECKPOINT_TIMEOUT)
         else:
             self.close()
@@ -351,10 +351,8 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         self._task, self._step = task, 0
         if start is None:
             self._set_up(self._desktop, task)
-        elif task is not None and task.osworld is not None:  # its config ran before the checkpoint
-            self._osworld = OSWorldSession(self._desktop, task)
-            self._task_parts.callback(self._osworld.close)
-            self._osworld.resume()
+        elif task is not None and task.extension is not None:  # its own setup ran before the checkpoint
+            self._open_extension(self._desktop, task).resume()
         self._settle(SETUP_QUIET)
         took = round(time.monotonic() - began, 3)
         name = start if isinstance(start, str) else start.name if start is not None else None
@@ -426,26 +424,30 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         return self.desktop.screen.shot(fresh=True)
 
     def evaluate(self, final_frame: Image.Image | None = None, *, agent_failed: bool = False) -> list[CheckResult]:
-        """Run the task's checks against the desktop as it is now, and an OSWorld task's
-        evaluator (``agent_failed``: the agent's last action was FAIL); none without a task."""
+        """Run the task's checks against the desktop as it is now, and its extension's evaluator
+        (``agent_failed``: the agent's last action was FAIL); none without a task."""
         if self._task is None:
             return []
         results = run_checks(self.desktop, self._task, final_frame) if self._task.checks else []
-        if self._osworld is not None:
-            results.append(self._osworld.evaluate(agent_failed))
+        if self._extension is not None:
+            results.append(self._extension.evaluate(agent_failed))
         return results
 
     # -- inside -------------------------------------------------------------------------------
     def _set_up(self, desktop: DesktopHost, task: Task | None) -> None:
-        """The window manager, then the task's setup, and an OSWorld task's own steps."""
+        """The window manager, then the task's setup, and its extension's own steps."""
         if task is None:
             desktop.call(prepare_blank, timeout=WM_READY_TIMEOUT + 10)
             return
         desktop.call(prepare, task, packed(task), timeout=setup_timeout(task))
-        if task.osworld is not None:  # an OSWorld task's own steps, run from here (see vdesk.osworld)
-            self._osworld = OSWorldSession(desktop, task)
-            self._task_parts.callback(self._osworld.close)
-            self._osworld.setup()
+        if task.extension is not None:  # e.g. an OSWorld task's config steps, run from here
+            self._open_extension(desktop, task).setup()
+
+    def _open_extension(self, desktop: DesktopHost, task: Task) -> ExtensionSession:
+        assert task.extension is not None
+        self._extension = session = task.extension.open(desktop, task.base_dir)
+        self._task_parts.callback(session.close)
+        return session
 
     def _play_text(self, action: str | Sequence[BaseAction | dict[str, Any]]) -> Played:
         """A step from the Gymnasium action: text in ``action_format``, or a list of actions."""

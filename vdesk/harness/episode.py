@@ -25,12 +25,19 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
 
 from vdesk.actions import BaseAction, ExecuteResult
 
-if TYPE_CHECKING:  # the checks reach desktops; the engine only reads their results
-    from vdesk.harness.checks import CheckResult
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one check (:mod:`vdesk.harness.checks`, or a task extension's evaluator):
+    what the engine judges an episode by."""
+
+    kind: str
+    passed: bool
+    detail: str
+    score: float | None = None  # an evaluator's score in [0, 1] (OSWorld's)
 
 
 class Status(str, Enum):

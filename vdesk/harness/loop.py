@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image
@@ -30,7 +30,7 @@ from PIL import Image
 from vdesk.actions import ExecuteResult
 from vdesk.errors import VdeskError
 from vdesk.harness.agents.base import Agent, AgentReply
-from vdesk.harness.checks import CheckResult
+from vdesk.harness.episode import CheckResult
 from vdesk.harness.env import DesktopEnv, Observation, Opening
 from vdesk.harness.episode import JUDGED, Status, succeeded
 from vdesk.harness.record import CheckRecord, Outcome, Recorder, RunInfo, StepRecord, frame_hash

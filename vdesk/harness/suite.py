@@ -117,11 +117,9 @@ class Episodes:
         if task.skip is not None:  # what it needs cannot be had offline: no desktop at all
             return self._skip(task)
         self.notify(SuiteEvent("started", task.id))
-        if task.osworld is not None and task.osworld.fetch is not None:  # before its desktop starts
-            from vdesk.osworld.session import fetch_task_files
-
+        if task.extension is not None:  # its files, before its desktop starts
             try:
-                fetch_task_files(task, self.progress, self.cancel)
+                task.extension.fetch(task.base_dir, self.progress, self.cancel)
             except FetchError as error:
                 if self.cancel.is_set():
                     return skipped(task, self.agent, "cancelled while its files were fetched")

@@ -32,13 +32,13 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import (BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag,
+from pydantic import (BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, SerializeAsAny, Tag,
                       ValidationError, field_validator, model_validator)
 
 from vdesk.accessibility.text import compile_pattern
 from vdesk.actions import BaseAction, parse_batch
 from vdesk.errors import InvalidAction, TaskError
-from vdesk.osworld.format import OSWorldSpec
+from vdesk.harness.extension import TaskExtension, extension_kind
 from vdesk.spec import DesktopSpec
 
 Command = Union[str, Annotated[list[str], Field(min_length=1)]]
@@ -365,8 +365,9 @@ Check = Annotated[
 class Task(_Strict):
     """One task. ``solution`` (optional) is a list of steps, each a list of BaseActions.
 
-    A task read from an OSWorld task file carries it in ``osworld`` (see :mod:`vdesk.osworld`):
-    its ``config`` steps run after ``setup``, and its evaluator judges it beside ``checks``.
+    A task read from another benchmark's task file carries an ``extension`` (see
+    :mod:`vdesk.harness.extension`; OSWorld's is :mod:`vdesk.osworld.extension`): its own steps
+    run after ``setup``, and its evaluator judges it beside ``checks``.
     """
 
     id: str = Field(pattern=ID_PATTERN)
@@ -374,7 +375,7 @@ class Task(_Strict):
     desktop: DesktopSpec = Field(default_factory=DesktopSpec)  # image None: the run's
     setup: list[SetupStep] = Field(default_factory=list)
     checks: list[Check] = Field(default_factory=list)
-    osworld: OSWorldSpec | None = None
+    extension: SerializeAsAny[TaskExtension] | None = None
     max_steps: int = Field(default=15, ge=1, le=1000)
     time_limit: float = Field(default=300.0, gt=0, le=24 * 3600)
     solution: list[list[dict[str, Any]]] | None = None
@@ -390,6 +391,13 @@ class Task(_Strict):
     def _desktop_keys(cls, data: Any) -> Any:
         return _known_keys(data, DesktopSpec.model_fields, "the desktop settings")
 
+    @field_validator("extension", mode="before")
+    @classmethod
+    def _extension_of_its_kind(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return extension_kind(data.get("kind")).model_validate(data)
+        return data
+
     @field_validator("solution")
     @classmethod
     def _valid_solution(cls, steps: list[list[dict[str, Any]]] | None) -> list[list[dict[str, Any]]] | None:
@@ -402,14 +410,14 @@ class Task(_Strict):
 
     @model_validator(mode="after")
     def _judged(self) -> Task:
-        if not self.checks and self.osworld is None:
+        if not self.checks and self.extension is None:
             raise ValueError("a task needs at least one check")
         return self
 
     @property
     def skip(self) -> str | None:
         """Why this task is not run (what it needs that vdesk cannot offer offline), or None."""
-        return self.osworld.skip if self.osworld is not None else None
+        return self.extension.skip if self.extension is not None else None
 
     @property
     def base_dir(self) -> Path:

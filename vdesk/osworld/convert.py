@@ -36,6 +36,7 @@ from typing import Any
 
 from vdesk.harness.tasks import (BrowserStep, CommandCheck, FileCheck, RunStep, StartStep, Task, UploadStep,
                                  WaitWindowStep)
+from vdesk.osworld.extension import spec_of
 from vdesk.osworld.format import GetterSpec, StepSpec
 
 
@@ -73,9 +74,10 @@ class Conversion:
 
 def to_vdesk(task: Task) -> Conversion:
     """An OSWorld task (loaded) as vdesk task data."""
-    if task.osworld is None:
+    spec = spec_of(task)
+    if spec is None:
         raise ValueError(f"task {task.id} is not an OSWorld task")
-    file = task.osworld.file
+    file = spec.file
     out = Conversion({"id": task.id, "instruction": task.instruction,
                       "desktop": task.desktop.model_dump(mode="json", include={"size", "image", "clock"}, exclude_none=True),
                       "setup": [], "checks": []})

@@ -8,7 +8,7 @@ a meta file (``test_all.json`` unless ``meta`` names another) mapping each domai
 An OSWorld file's domain is the name of its folder. ``domains`` and ``ids`` keep only those.
 
 A task that needs what vdesk cannot offer is kept, with every reason in
-``task.osworld.skips`` (the suite reports it skipped): a ``googledrive``/``login`` step,
+``spec_of(task).skips`` (the suite reports it skipped): a ``googledrive``/``login`` step,
 ``proxy`` (unless ``network`` grants its desktop the web), each file missing from the
 task-files folder that is not to be fetched (``fetch``: see :mod:`vdesk.osworld.fetch`), each
 metric, option or getter vdesk lacks. So is an OSWorld file vdesk cannot model (a field of an
@@ -33,12 +33,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from vdesk.actions import validation_message
-from vdesk.adapters import computer13, pyautogui
 from vdesk.errors import InvalidAction, TaskError
 from vdesk.harness.tasks import TASK_SUFFIXES, Task, load_task
 from vdesk.osworld.evaluator import unsupported_all
 from vdesk.osworld.fetch import FetchSettings, default_folder, wanted
+from vdesk.osworld.extension import OSWorldExtension, spec_of
 from vdesk.osworld.format import ActionSpace, OSWorldSpec, OSWorldTask, Skip
+from vdesk.osworld.solution import parse_step
 from vdesk.osworld.steps import OFFLINE, STEPS
 from vdesk.osworld.task_files import TaskFiles
 
@@ -81,7 +82,8 @@ def load_tasks(path: Path, *, domains: Sequence[str] | None = None, ids: Sequenc
 
 
 def _kept(task: Task, domains: Sequence[str] | None, ids: Sequence[str] | None) -> bool:
-    domain = task.osworld.domain if task.osworld is not None else None
+    spec = spec_of(task)
+    domain = spec.domain if spec is not None else None
     return (not domains or domain in domains) and (not ids or task.id in ids)
 
 
@@ -166,7 +168,7 @@ def osworld_task(data: Any, *, source: str, base_dir: Path, domain: str, task_fi
     spec = OSWorldSpec(file=file, domain=domain, task_files=str(folder) if folder else None, fetch=fetch,
                        skips=tuple(skips + _safe_skips(file, files, fetch is not None, network)))
     desktop = {"size": screen, "image": image or OSWORLD_IMAGE, "network": "bridge" if network else "none"}
-    fields = {"id": file.id, "instruction": file.instruction, "osworld": spec, "solution": solution,
+    fields = {"id": file.id, "instruction": file.instruction, "extension": OSWorldExtension(spec=spec), "solution": solution,
               "desktop": {**desktop, "clock": file.clock}}
     try:
         task = Task.model_validate(fields)
@@ -176,7 +178,7 @@ def osworld_task(data: Any, *, source: str, base_dir: Path, domain: str, task_fi
         # The desktop's fields (a clock vdesk cannot read) are all the rest can still fail on.
         spec = spec.model_copy(update={"skips": (*spec.skips, Skip(kind="not read",
                                                                    reason=f"not read: {validation_message(error)}"))})
-        task = Task.model_validate({**fields, "osworld": spec, "desktop": desktop})
+        task = Task.model_validate({**fields, "extension": OSWorldExtension(spec=spec), "desktop": desktop})
     return task.with_base_dir(base_dir)
 
 
@@ -285,12 +287,3 @@ def _solution(file: OSWorldTask, source: str) -> list[list[dict[str, Any]]] | Ta
                 for step in file.solution[space]]
     except InvalidAction as error:
         return TaskError(f"{source}: solution ({space}): {error}")
-
-
-def parse_step(space: ActionSpace, step: Any) -> list[Any]:
-    """One solution step of ``space`` as BaseActions: pyautogui code is parsed, never run."""
-    if space == "pyautogui":
-        if not isinstance(step, str):
-            raise InvalidAction(f"a pyautogui step is code (a string), got {type(step).__name__}")
-        return pyautogui.parse(step).actions
-    return computer13.parse(step).actions

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vdesk.harness.tasks import BrowserStep, RunStep, StartStep, Task
+from vdesk.osworld.extension import spec_of
 from vdesk.osworld.fetch import wanted
 from vdesk.osworld.format import SKIP_KINDS
 from vdesk.osworld.task_files import TaskFiles
@@ -64,14 +65,14 @@ def totals(found: list[Needs]) -> list[DomainTotals]:
 
 
 def needs_of(task: Task) -> Needs:
-    if task.osworld is None:
+    spec = spec_of(task)
+    if spec is None:
         return _vdesk_needs(task)
-    file = task.osworld.file
-    files = TaskFiles(_path(task.osworld.task_files), file.id, task.base_dir)
+    file = spec.file
+    files = TaskFiles(_path(spec.task_files), file.id, task.base_dir)
     needs = Needs(task.id, "osworld", apps=sorted(set(file.related_apps) | _programs(file.model_dump())),
-                  skip=task.osworld.skip, domain=task.osworld.domain,
-                  skips=[skip.model_dump() for skip in task.osworld.skips])
-    fetching = task.osworld.fetch is not None
+                  skip=spec.skip, domain=spec.domain, skips=[skip.model_dump() for skip in spec.skips])
+    fetching = spec.fetch is not None
     for wanted_file in wanted(file, files):  # the download steps' and cloud_file getters' files
         said = "found" if wanted_file.found else "will fetch" if fetching and wanted_file.fetchable else "missing"
         needs.files.append(f"{wanted_file.url} ({said})")

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from vdesk.harness.episode import JUDGED, Status
 from vdesk.harness.record import VIDEO_FILE, Outcome, is_run, load_run
 from vdesk.harness.tasks import Task
+from vdesk.osworld.extension import spec_of
 from vdesk.osworld.session import CHECK_KIND
 
 SUMMARY_FILE = "osworld.json"
@@ -68,8 +69,8 @@ def write_layout(out: Path, tasks: Sequence[Task], outcomes: Sequence[Outcome], 
     by_id = {outcome.task_id: outcome for outcome in outcomes}
     scores: dict[str, list[float]] = {}
     for task in tasks:
-        outcome = by_id.get(task.id)
-        if task.osworld is None or outcome is None:
+        outcome, spec = by_id.get(task.id), spec_of(task)
+        if spec is None or outcome is None:
             continue
         if outcome.status == Status.SKIPPED.value:
             summary.skipped[task.id] = (outcome.error or "skipped").removeprefix("skipped: ")
@@ -78,9 +79,9 @@ def write_layout(out: Path, tasks: Sequence[Task], outcomes: Sequence[Outcome], 
         if score is None:
             summary.errors[task.id] = outcome.error or outcome.status
             continue
-        folder = out / action_space / observation_type / model / task.osworld.domain / task.id
+        folder = out / action_space / observation_type / model / spec.domain / task.id
         _episode(out / task.id, folder, score)
-        scores.setdefault(task.osworld.domain, []).append(score)
+        scores.setdefault(spec.domain, []).append(score)
     summary.domains = {domain: _rate(values) for domain, values in sorted(scores.items())}
     summary.categories = {name: _rate([s for d in members for s in scores.get(d, [])])
                           for name, members in CATEGORIES.items() if any(d in scores for d in members)}

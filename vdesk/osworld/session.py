@@ -13,10 +13,9 @@ import tempfile
 import threading
 from pathlib import Path
 
-from vdesk.errors import InvalidArgument
-from vdesk.harness.checks import CheckResult
+from vdesk.harness.episode import CheckResult
 from vdesk.harness.hosts import DesktopHost
-from vdesk.harness.tasks import Task
+from vdesk.osworld.format import OSWorldSpec
 from vdesk.progress import Progress
 from vdesk.osworld import inside
 from vdesk.osworld.evaluator import safe_evaluate
@@ -27,35 +26,30 @@ from vdesk.osworld.task_files import TaskFiles
 CHECK_KIND = "osworld"
 
 
-def fetch_task_files(task: Task, progress: Progress | None = None,
+def fetch_task_files(spec: OSWorldSpec, base_dir: Path, progress: Progress | None = None,
                      cancel: threading.Event | None = None) -> list[Path]:
-    """Fetch, on this machine, the files ``task`` names by URL that its task-files folder lacks
-    (nothing when the task does not fetch); the paths fetched. :class:`~vdesk.errors.FetchError`
-    names the URL that failed."""
-    spec = task.osworld
-    if spec is None or spec.fetch is None:
+    """Fetch, on this machine, the files the task ``spec`` names by URL that its task-files
+    folder lacks (nothing when the task does not fetch); the paths fetched. Relative paths are
+    under ``base_dir``. :class:`~vdesk.errors.FetchError` names the URL that failed."""
+    if spec.fetch is None:
         return []
-    files = TaskFiles(Path(spec.task_files) if spec.task_files else None, spec.file.id, task.base_dir)
-    return fetch_missing(spec.file, files, spec.fetch, progress, cancel)
+    return fetch_missing(spec.file, _files(spec, base_dir), spec.fetch, progress, cancel)
 
 
 class OSWorldSession:
-    """The steps and the evaluator of ``task`` (which carries an OSWorld task) on ``host``."""
+    """The steps and the evaluator of the OSWorld task ``spec`` on ``host`` (relative paths
+    under ``base_dir``)."""
 
-    def __init__(self, host: DesktopHost, task: Task) -> None:
-        if task.osworld is None:
-            raise InvalidArgument(f"task {task.id} is not an OSWorld task")
-        spec = task.osworld
+    def __init__(self, host: DesktopHost, spec: OSWorldSpec, base_dir: Path) -> None:
         self._cache = tempfile.TemporaryDirectory(prefix="vdesk-osworld-")
-        files = TaskFiles(Path(spec.task_files) if spec.task_files else None, spec.file.id, task.base_dir)
-        self.context = Context(host, spec, files, Path(self._cache.name))
-        self._task = task
+        self.context = Context(host, spec, _files(spec, base_dir), Path(self._cache.name))
+        self._base_dir = base_dir
 
     def setup(self) -> None:
         """Run the task's ``config`` steps; :class:`~vdesk.errors.SetupError` names a failed one.
         Files the task fetches and still lacks are fetched first (a suite run fetched them before
         the desktop started; a :class:`~vdesk.harness.env.DesktopEnv` used alone fetches here)."""
-        fetch_task_files(self._task)
+        fetch_task_files(self.context.spec, self._base_dir)
         self.context.home = self.context.call(inside.home, timeout=20)
         run_steps(self.context, self.context.spec.file.config, "config")
 
@@ -73,3 +67,7 @@ class OSWorldSession:
 
     def close(self) -> None:
         self._cache.cleanup()
+
+
+def _files(spec: OSWorldSpec, base_dir: Path) -> TaskFiles:
+    return TaskFiles(Path(spec.task_files) if spec.task_files else None, spec.file.id, base_dir)

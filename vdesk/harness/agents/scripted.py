@@ -45,12 +45,9 @@ class ScriptedAgent(Agent):
         if self.steps is not None:
             self._queue = [AgentReply(parse_batch(list(step))) for step in self.steps] + [end]
             return
-        written = task.osworld.file.solution if task.osworld is not None else None
-        space = self.action_space if written and self.action_space in written else None
-        if written and space is not None:
-            from vdesk.osworld.loader import parse_step  # osworld reads tasks; keep agents light
-
-            self._queue = [AgentReply(parse_step(space, step), raw=_raw(step)) for step in [*written[space], "DONE"]]  # type: ignore[arg-type]
+        written = task.extension.solution(self.action_space) if task.extension is not None else None
+        if written is not None:
+            self._queue = [AgentReply(actions, raw=raw) for raw, actions in written]
         elif task.solution is None:
             raise InvalidArgument(f"task {task.id} has no solution for the scripted agent to play")
         else:
@@ -101,9 +98,3 @@ class ReplayAgent(Agent):
             recorded = ", ".join(sorted(run.task.id for run in runs))
             raise InvalidArgument(f"no recorded episode of task {task.id} to replay (recorded: {recorded})")
         return matching[0]
-
-
-def _raw(step: Any) -> str:
-    import json
-
-    return step if isinstance(step, str) else json.dumps(step)
