@@ -21,7 +21,9 @@ from vdesk.osworld.extension import spec_of
 from vdesk.osworld.evaluator import evaluate, unsupported_all
 from vdesk.osworld.format import EvaluatorSpec
 from vdesk.osworld.loader import load_tasks, osworld_task
-from vdesk.osworld.results import write_layout
+from vdesk.harness.runner import extension_results
+from vdesk.harness.suite import SuiteSummary
+from vdesk.osworld.results import OSWorldSummary
 from vdesk.osworld.steps import Context
 from vdesk.osworld.task_files import TaskFiles
 
@@ -281,14 +283,17 @@ def test_the_results_layout_and_the_rates_per_domain(tmp_path: Path) -> None:
 
     outcomes = [outcome("a", "finished", 1.0), outcome("b", "max_steps", 0.0),
                 outcome("c", "finished", 1.0), outcome("d", "skipped", error="needs Google Drive")]
-    summary = write_layout(tmp_path, tasks, outcomes, action_space="pyautogui", observation_type="screenshot",
-                           model="scripted")
+    SuiteSummary(agent="scripted", parallel=1, episodes=outcomes).write(tmp_path)
+    [table] = extension_results(tmp_path, tasks, "scripted", None, "screenshot")  # the suite's hook
+    summary = OSWorldSummary.model_validate_json((tmp_path / "osworld.json").read_text())
     assert (tmp_path / "pyautogui/screenshot/scripted/os/a/result.txt").read_text().strip() == "1.0"
     assert (tmp_path / "pyautogui/screenshot/scripted/os/b/result.txt").read_text().strip() == "0.0"
     assert not (tmp_path / "pyautogui/screenshot/scripted/chrome/d").exists()
     assert summary.domains["os"].success_rate == 0.5 and summary.domains["chrome"].success_rate == 1.0
     assert summary.overall.tasks == 3 and summary.skipped == {"d": "needs Google Drive"}
     assert json.loads((tmp_path / "osworld.json").read_text())["categories"]["Daily"]["tasks"] == 1
+    assert table.file == "osworld.json" and ["os", "2", "1", "50.0%"] in table.rows
+    assert table.notes == ["skipped d: needs Google Drive"]
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "osworld"

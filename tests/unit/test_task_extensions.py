@@ -1,5 +1,6 @@
 """Task extensions (vdesk.harness.extension): a task of another benchmark's kind is saved with its
-kind and reads back through the registry or the package's entry point; an unknown kind is named."""
+kind and reads back through the registry or the package's entry point; an unknown kind is named;
+each kind writes its own results of a suite run."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from vdesk.errors import TaskError
-from vdesk.harness.extension import TaskExtension, extension_kind
+from vdesk.harness.extension import ResultsTable, TaskExtension, extension_kind
+from vdesk.harness.runner import extension_results
 from vdesk.harness.tasks import parse_task
 from vdesk.osworld.extension import OSWorldExtension, spec_of
 from vdesk.osworld.loader import load_tasks
@@ -73,3 +75,23 @@ def test_a_plain_extension_asks_nothing_and_opens_no_session() -> None:
     assert plain.skip is None and plain.solution("pyautogui") is None and extension_kind("nothing-here") is Nothing
     with pytest.raises(NotImplementedError):
         plain.open(None, None)  # type: ignore[arg-type]
+
+
+class Counted(TaskExtension):
+    """A kind whose results are a count of its episodes, written beside them."""
+
+    kind: str = "counted"
+
+    @classmethod
+    def write_results(cls, run):  # type: ignore[no-untyped-def, override]
+        (run.folder / "counted.txt").write_text(str(len(run.episodes)))
+        return ResultsTable(kind="counted", file="counted.txt", columns=["EPISODES"], rows=[[str(len(run.episodes))]])
+
+
+def test_each_kind_writes_its_results_once_for_its_own_episodes(tmp_path: Path) -> None:
+    plain = parse_task({"id": "plain", "instruction": "i", "checks": [{"command": "true"}]})
+    counted = [parse_task({"id": f"c{n}", "instruction": "i", "extension": {"kind": "counted"}}) for n in (1, 2)]
+    tables = extension_results(tmp_path, [plain, *counted], "scripted", None, "screenshot")
+    assert tables == [ResultsTable(kind="counted", file="counted.txt", columns=["EPISODES"], rows=[["2"]])]
+    assert (tmp_path / "counted.txt").read_text() == "2"
+    assert extension_results(tmp_path, [plain], "scripted", None, "screenshot") == []

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -19,7 +20,7 @@ if TYPE_CHECKING:  # types only: the harness is imported by the commands that ru
     from vdesk.harness.record import Outcome
     from vdesk.harness.replay import ReplayReport
     from vdesk.harness.suite import SuiteEvent, SuiteSummary
-    from vdesk.osworld.results import OSWorldSummary
+    from vdesk.harness.extension import ResultsTable
 
 @dataclass
 class SuiteProgress:
@@ -120,14 +121,9 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f} s"
 
 
-def domains_table(summary: OSWorldSummary) -> str:
-    """OSWorld's success rate per domain and category, as its result script computes it."""
-    rows = [[name, str(rate.tasks), f"{rate.score:g}", f"{rate.success_rate:.1%}"]
-            for name, rate in [*summary.domains.items(), *summary.categories.items(), ("overall", summary.overall)]]
-    lines = [columns(["DOMAIN", "TASKS", "SCORE", "SUCCESS RATE"], rows)]
-    lines += [f"skipped {task_id}: {why}" for task_id, why in summary.skipped.items()]
-    lines += [f"no result {task_id}: {why}" for task_id, why in summary.errors.items()]
-    return "\n".join(lines)
+def results_table(table: ResultsTable, out: Path) -> str:
+    """A task extension's own results of a suite run (OSWorld's rates per domain, for one)."""
+    return "\n".join([f"{table.kind}: {out / table.file}", columns(table.columns, table.rows), *table.notes])
 
 
 def replay_table(report: ReplayReport) -> str:

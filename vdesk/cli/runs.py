@@ -94,10 +94,9 @@ def eval_command(
         raise InvalidArgument(f"--repeats must be from 1 to 1000, got {repeats}")
     from rich.console import Console
 
-    from vdesk.cli.console import suite_progress, summary_table
+    from vdesk.cli.console import results_table, suite_progress, summary_table
     from vdesk.harness.folders import Existing, check_run_folder
     from vdesk.harness.runner import LocalPlacement, check_observation, run_suite
-    from vdesk.osworld.extension import spec_of
     from vdesk.osworld.fetch import FetchSettings
     from vdesk.osworld.format import ACTION_SPACES
     from vdesk.osworld.loader import load_tasks
@@ -129,18 +128,12 @@ def eval_command(
             summary = run_suite(tasks, agents, out=out_dir, parallel=parallel, on_event=on_event,
                                 placement=placement, video=video, observation=observation,
                                 existing=existing, progress=note, repeats=repeats,
-                                fork_after_setup=fork_after_setup)
+                                fork_after_setup=fork_after_setup, action_space=action_space)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted: {progress.done} of {total} done, results in {results}") from None
     say(summary_table(summary))
-    if any(spec_of(task) is not None for task in tasks):
-        from vdesk.cli.console import domains_table
-        from vdesk.harness.forked import repeated
-        from vdesk.osworld.results import write_layout
-
-        rates = write_layout(out_dir, repeated(tasks, repeats)[0], summary.episodes, action_space=action_space or "pyautogui",
-                             observation_type=observation, model=summary.agent)
-        say(domains_table(rates))
+    for table in summary.results:
+        say(results_table(table, out_dir))
     say(f"results: {results}")
     ran = {task.id for task in tasks}  # with --append the summary holds earlier episodes too
     mine = [o for o in summary.episodes if (o.repeat_of or o.task_id) in ran]

@@ -15,6 +15,8 @@ hook               asked by                                  when
                                                              (``resume`` on a fork), its
                                                              ``evaluate`` beside the checks
 ``solution``       the scripted agent                        at reset, in its action space
+``write_results``  the suite (a class method, once per kind) after the run: the kind's own
+                                                             layout of it, and a table
 =================  ========================================  ==============================
 
 An extension is a pydantic model that names its ``kind``. Each kind registers itself when its
@@ -32,7 +34,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from vdesk.actions import BaseAction
 from vdesk.progress import Progress
@@ -64,6 +66,33 @@ class ExtensionSession(Protocol):
     def close(self) -> None:
         """Let go of what the session holds on this machine."""
         ...
+
+
+class SuiteRun(BaseModel):
+    """A finished suite run, as a kind's :meth:`TaskExtension.write_results` is given it: its
+    folder (``results.json`` written, an episode folder per episode that ran) and the episodes
+    of tasks of that kind."""
+
+    model_config = ConfigDict(frozen=True)
+
+    folder: Path
+    episodes: tuple[tuple[str, TaskExtension], ...]  # each episode's id (its folder) and its task's extension
+    agent: str
+    action_space: str | None = None  # the space the agent spoke, when it says
+    observation: str = "screenshot"
+
+
+class ResultsTable(BaseModel):
+    """A kind's own results of a suite run: the file it wrote them to (relative to the run's
+    folder) and a table of them to show, kept in ``results.json``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+    file: str
+    columns: list[str]
+    rows: list[list[str]]
+    notes: list[str] = Field(default_factory=list)  # lines shown under the table
 
 
 class TaskExtension(BaseModel):
@@ -106,6 +135,16 @@ class TaskExtension(BaseModel):
         """The written solution in ``space``, each step as (its text, its actions); None when
         there is none in that space."""
         return None
+
+    @classmethod
+    def write_results(cls, run: SuiteRun) -> ResultsTable | None:
+        """Write this kind's own results of a finished suite run into its folder (a
+        benchmark's layout, its rates) and return the table to show; None (the default):
+        the kind keeps none."""
+        return None
+
+
+SuiteRun.model_rebuild()  # its episodes name TaskExtension, defined after it
 
 
 def extension_kind(kind: object) -> type[TaskExtension]:

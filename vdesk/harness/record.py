@@ -259,6 +259,15 @@ class _Results(_Record):
     episodes: list[_Listed]
 
 
+class _Outcomes(_Record):
+    episodes: list[Outcome]
+
+
+def suite_outcomes(folder: Path) -> list[Outcome]:
+    """The outcomes a suite run's ``results.json`` in ``folder`` holds, in its order."""
+    return _read_model(folder / RESULTS_FILE, _Outcomes).episodes
+
+
 def _listed(folder: Path) -> list[Path] | None:
     """The episode folders ``results.json`` lists, in its order (None: there is no results.json)."""
     path = folder / RESULTS_FILE

@@ -27,6 +27,7 @@ from vdesk.harness.env import DesktopEnv
 from vdesk.harness.folders import Existing, prepare_run_folder
 from vdesk.harness.forked import SharedSetups, repeated, set_up
 from vdesk.harness.episode import Status
+from vdesk.harness.extension import ResultsTable, SuiteRun, TaskExtension
 from vdesk.harness.suite import AgentFactory, Episodes, Placement, SuiteEvent, SuiteSummary
 from vdesk.harness.tasks import Task
 from vdesk.images import DEFAULT as DEFAULT_IMAGE, IMAGE, resolve
@@ -38,7 +39,8 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
               on_event: Callable[[SuiteEvent], None] | None = None, placement: Placement | None = None,
               environment: Mapping[str, str] | None = None, video: bool = False,
               observation: str = "screenshot", existing: Existing = "refuse",
-              progress: Progress | None = None, repeats: int = 1, fork_after_setup: bool = False) -> SuiteSummary:
+              progress: Progress | None = None, repeats: int = 1, fork_after_setup: bool = False,
+              action_space: str | None = None) -> SuiteSummary:
     """Run every task ``repeats`` times (once by default) with a fresh agent and desktop,
     ``parallel`` at a time, into ``out`` (a repeated task's episodes in ``<id>.r1`` … ``<id>.rN``).
 
@@ -61,6 +63,11 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
     :mod:`vdesk.osworld.fetch`) before its desktop starts, reporting to ``progress`` (default:
     stderr); a fetch that fails is that episode's error. The summary names the network task
     desktops were granted, if any.
+
+    Once every episode ended, each kind of task extension among the tasks writes its own
+    results of the run into ``out`` (:meth:`~vdesk.harness.extension.TaskExtension.write_results`:
+    OSWorld's layout and rates, for one; ``action_space``, the space the agent speaks, names
+    its folder), and the summary keeps the tables they return.
     """
     if parallel < 1:
         raise InvalidArgument(f"parallel must be at least 1, got {parallel}")
@@ -88,7 +95,24 @@ def run_suite(tasks: Sequence[Task], agent_factory: AgentFactory, *, out: Path, 
         summary.elapsed_s = round(time.monotonic() - started, 3)
         summary.interrupted = summary.interrupted or cancel.is_set()
         summary.write(out)
+    summary.results = extension_results(out, tasks, summary.agent, action_space, observation)
+    if summary.results:
+        summary.write(out)
     return summary
+
+
+def extension_results(out: Path, episodes: Sequence[Task], agent: str, action_space: str | None,
+                      observation: str) -> list[ResultsTable]:
+    """Each kind of task extension among ``episodes`` writes its results of the run in ``out``
+    (its ``results.json`` written already); the tables they return, in the order the kinds
+    first appear."""
+    kinds: dict[type[TaskExtension], list[tuple[str, TaskExtension]]] = {}
+    for task in episodes:
+        if task.extension is not None:
+            kinds.setdefault(type(task.extension), []).append((task.id, task.extension))
+    runs = {kind: SuiteRun(folder=out, episodes=tuple(members), agent=agent, action_space=action_space,
+                           observation=observation) for kind, members in kinds.items()}
+    return [table for kind, run in runs.items() if (table := kind.write_results(run)) is not None]
 
 
 def check_observation(tasks: Sequence[Task], observation: str, image: str = DEFAULT_IMAGE) -> None:

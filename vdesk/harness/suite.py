@@ -21,6 +21,7 @@ from vdesk.errors import FetchError
 from vdesk.harness.agents.base import Agent
 from vdesk.harness.env import DesktopEnv
 from vdesk.harness.episode import Status
+from vdesk.harness.extension import ResultsTable
 from vdesk.harness.loop import EpisodeResult, run_episode
 from vdesk.harness.record import OUTCOME_FILE, RESULTS_FILE, VIDEO_FILE, Outcome, Recorder, RunInfo, write_outcome
 from vdesk.harness.tasks import Task
@@ -43,6 +44,7 @@ class SuiteSummary(BaseModel):
     elapsed_s: float = 0.0
     interrupted: bool = False
     episodes: list[Outcome] = Field(default_factory=list)
+    results: list[ResultsTable] = Field(default_factory=list)  # task extensions' own, of this run
 
     @computed_field  # type: ignore[prop-decorator]
     @property

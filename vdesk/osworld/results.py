@@ -26,8 +26,7 @@ from pydantic import BaseModel, Field
 
 from vdesk.harness.episode import JUDGED, Status
 from vdesk.harness.record import VIDEO_FILE, Outcome, is_run, load_run
-from vdesk.harness.tasks import Task
-from vdesk.osworld.extension import spec_of
+from vdesk.harness.extension import ResultsTable
 from vdesk.osworld.session import CHECK_KIND
 
 SUMMARY_FILE = "osworld.json"
@@ -62,32 +61,39 @@ def score_of(outcome: Outcome) -> float | None:
     return scores[0] if scores else None
 
 
-def write_layout(out: Path, tasks: Sequence[Task], outcomes: Sequence[Outcome], *, action_space: str,
+def write_layout(out: Path, episodes: Sequence[tuple[Outcome, str]], *, action_space: str,
                  observation_type: str, model: str) -> OSWorldSummary:
-    """Write the OSWorld layout of a suite run in ``out`` and ``osworld.json``; returns the summary."""
+    """Write the OSWorld layout of a suite run in ``out`` and ``osworld.json``; returns the
+    summary. ``episodes``: each OSWorld episode's outcome and its task's domain."""
     summary = OSWorldSummary(action_space=action_space, observation_type=observation_type, model=model)
-    by_id = {outcome.task_id: outcome for outcome in outcomes}
     scores: dict[str, list[float]] = {}
-    for task in tasks:
-        outcome, spec = by_id.get(task.id), spec_of(task)
-        if spec is None or outcome is None:
-            continue
+    for outcome, domain in episodes:
         if outcome.status == Status.SKIPPED.value:
-            summary.skipped[task.id] = (outcome.error or "skipped").removeprefix("skipped: ")
+            summary.skipped[outcome.task_id] = (outcome.error or "skipped").removeprefix("skipped: ")
             continue
         score = score_of(outcome)
         if score is None:
-            summary.errors[task.id] = outcome.error or outcome.status
+            summary.errors[outcome.task_id] = outcome.error or outcome.status
             continue
-        folder = out / action_space / observation_type / model / spec.domain / task.id
-        _episode(out / task.id, folder, score)
-        scores.setdefault(spec.domain, []).append(score)
+        folder = out / action_space / observation_type / model / domain / outcome.task_id
+        _episode(out / outcome.task_id, folder, score)
+        scores.setdefault(domain, []).append(score)
     summary.domains = {domain: _rate(values) for domain, values in sorted(scores.items())}
     summary.categories = {name: _rate([s for d in members for s in scores.get(d, [])])
                           for name, members in CATEGORIES.items() if any(d in scores for d in members)}
     summary.overall = _rate([s for values in scores.values() for s in values])
     (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return summary
+
+
+def rates_table(summary: OSWorldSummary) -> ResultsTable:
+    """OSWorld's success rate per domain and category, as its result script computes it."""
+    rows = [[name, str(rate.tasks), f"{rate.score:g}", f"{rate.success_rate:.1%}"]
+            for name, rate in [*summary.domains.items(), *summary.categories.items(), ("overall", summary.overall)]]
+    notes = [f"skipped {task_id}: {why}" for task_id, why in summary.skipped.items()]
+    notes += [f"no result {task_id}: {why}" for task_id, why in summary.errors.items()]
+    return ResultsTable(kind="osworld", file=SUMMARY_FILE, columns=["DOMAIN", "TASKS", "SCORE", "SUCCESS RATE"],
+                        rows=rows, notes=notes)
 
 
 def _rate(values: list[float]) -> DomainRate:
