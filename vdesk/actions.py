@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, field_validator, model_validator
 
@@ -404,6 +404,13 @@ class Receipt(BaseModel):
         return self.model_copy(update={"regions": regions})
 
 
+class Cancel(Protocol):
+    """What stops a batch between two chained bursts once it is set: a ``threading.Event``, or
+    anything with ``is_set()`` (the episode engine's stop also says when its time is up)."""
+
+    def is_set(self) -> bool: ...
+
+
 class ExecuteResult(BaseModel):
     """The outcome of a batch. ``finished`` / ``call_user`` report those actions to the loop;
     ``receipt`` says what the batch changed on screen (None when receipts were off, or the
@@ -414,6 +421,9 @@ class ExecuteResult(BaseModel):
     status: Literal["success", "failed"] = "success"
     error_message: str | None = None
     executed: int = 0  # how many actions ran to completion
+    # When each of them had completed, in ms from the batch's start: actions chained into one
+    # burst complete together.
+    completed_ms: list[float] = Field(default_factory=list)
     finished: bool = False
     finished_content: str | None = None
     call_user: str | None = None

@@ -13,14 +13,13 @@ the X server says something was drawn (:mod:`vdesk.damage`) and none when it say
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from Xlib import display as xdisplay
 
-from vdesk.actions import Batch, ExecuteResult, Receipt, parse_batch
+from vdesk.actions import Batch, Cancel, ExecuteResult, Receipt, parse_batch
 from vdesk.channel import Channel
 from vdesk.clipboard import Clipboard
 from vdesk.coords import ImageSpace, PhysicalPoint, image_pixel
@@ -60,7 +59,7 @@ class DesktopInput:
         self._still: tuple[LiveFramebuffer | None, Frame] | None = None  # (its connection, the frame)
 
     def execute(self, actions: Batch, *, image: ImageSpace | None = None, settle: bool = False,
-                receipt: bool = True, cancel: threading.Event | None = None) -> ExecuteResult:
+                receipt: bool = True, cancel: Cancel | None = None) -> ExecuteResult:
         """The one door for actions: validate the whole batch once (names, inputs, keys, every
         point against the screen), then run it in order as the planner chains it (pointer and
         keys over X, :mod:`vdesk.xtest`; typing through the channel), so a reply's actions go
@@ -72,6 +71,7 @@ class DesktopInput:
         goes wrong with the batch comes back as ``status="failed"``, never raised (a bad
         ``image`` is an :class:`InvalidArgument`). ``cancel``, once set, stops the batch between
         two chained bursts (``executed`` says how many actions ran; the result is failed).
+        ``completed_ms`` says when each action that ran had completed.
 
         With ``settle=True`` it returns once the screen held still for ``SETTLE_QUIET`` after
         the last action, or after ``SETTLE_TIMEOUT`` (and a round trip) on a screen that never
@@ -104,13 +104,18 @@ class DesktopInput:
             before = self._frame_before() if receipt and sends else None
             if sends:
                 self._before = before  # a batch without a receipt leaves nothing to read later
-            for step in self._run(planned.steps, cancel):
-                result.executed = step.action + 1
+            bursts = list(chained(planned.steps))
+            for number, step in enumerate(self._run(bursts, cancel), 1):
+                _completed(result, step.action + 1, started)
                 if isinstance(step, Mark) and step.kind == "finished":
                     result.finished, result.finished_content = True, step.content
                 elif isinstance(step, Mark):
                     result.call_user = step.content or ""
-            if result.executed < len(batch) and cancel is not None and cancel.is_set():
+                if number == len(bursts):  # actions with nothing to send (a screenshot) complete here
+                    _completed(result, len(batch), started)
+            if not bursts:
+                _completed(result, len(batch), started)
+            if result.executed < len(batch):
                 result.status = "failed"
                 result.error_message = f"cancelled after {result.executed} of {len(batch)} actions"
             typed = [step.text for step in planned.steps if isinstance(step, TypeText)]
@@ -163,8 +168,8 @@ class DesktopInput:
                            self._screen.geometry)
 
     # -- the batch ----------------------------------------------------------------------------
-    def _run(self, steps: list[Step], cancel: threading.Event | None = None) -> Iterator[Step]:
-        for number, burst in enumerate(chained(steps)):
+    def _run(self, bursts: list[Step], cancel: Cancel | None = None) -> Iterator[Step]:
+        for number, burst in enumerate(bursts):
             if cancel is not None and number and cancel.is_set():
                 return  # between two bursts: nothing is left half sent
             if isinstance(burst, Input):
@@ -215,6 +220,13 @@ class DesktopInput:
         found = changed_regions(before.image, after.image) if after.version != before.version else []
         regions = [region.logical(self._screen.scale).pixels() for region in found]
         return Receipt(changed=bool(regions), regions=regions, settled=settled)
+
+
+def _completed(result: ExecuteResult, actions: int, started: float) -> None:
+    """The batch's first ``actions`` actions have completed by now."""
+    now = round((time.perf_counter() - started) * 1000, 3)
+    result.completed_ms += [now] * (actions - len(result.completed_ms))
+    result.executed = actions
 
 
 def _first_difference(frames: LiveFramebuffer, before: Frame, wait: float) -> Frame:

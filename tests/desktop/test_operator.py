@@ -144,9 +144,11 @@ def test_execute_runs_the_batch_in_order(shared_desktop, probe):
     actions = [{"type": "click", "inputs": {"point": raw(10, 10)}},
                {"type": "hotkey", "inputs": {"key": "a"}},
                {"type": "right_click", "inputs": {"point": raw(20, 20)}},
-               {"type": "hotkey", "inputs": {"key": "b"}}]
+               {"type": "hotkey", "inputs": {"key": "b"}}, {"type": "screenshot"}]
     result = Operator(shared_desktop).execute({"actions": actions})
-    assert result.status == "success" and result.executed >= 1
+    # Each action counts, the screenshot that sends nothing too, and each has when it completed.
+    assert result.status == "success" and result.executed == 5 and len(result.completed_ms) == 5, result
+    assert result.completed_ms == sorted(result.completed_ms) and result.completed_ms[-1] <= result.elapsed_ms
     assert summary(probe.events()) == [
         "button_press 1 10 10", "button_release 1 10 10", "key_press a", "key_release a",
         "button_press 3 20 20", "button_release 3 20 20", "key_press b", "key_release b"]

@@ -128,7 +128,7 @@ def test_the_loops_finer_steps_on_the_gymnasium_environment():
         observation = env.open(make_task())
         assert observation.step == 1 and observation.instruction == "Write ok into ~/ok.txt."
         assert observation.frame.size == (640, 480) and observation.screen.screen_width == 640
-        results = [env.execute(action) for action in WRITE_OK]
+        results = env.execute(WRITE_OK)  # one batch
         observation = env.observe(results)
         assert observation.step == 2 and observation.results[0].status == "success"
         assert [check.passed for check in env.evaluate()] == [True]

@@ -51,7 +51,7 @@ from gymnasium import spaces
 from PIL import Image
 
 from vdesk.accessibility.osworld_xml import linearize
-from vdesk.actions import MAX_TYPED_CHARS, BaseAction, ExecuteResult, parse_batch
+from vdesk.actions import MAX_TYPED_CHARS, BaseAction, Cancel, ExecuteResult, parse_batch
 from vdesk.adapters.formats import model_format, parse_payloads
 from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
@@ -61,8 +61,8 @@ from vdesk.errors import DesktopTimeout, InvalidArgument, ResetNeeded, SetupErro
 from vdesk.forks import START_TIMEOUT as FORK_TIMEOUT, Checkpoint
 from vdesk.harness.checks import argv_of, run_checks
 from vdesk.harness.extension import ExtensionSession
-from vdesk.harness.episode import JUDGED, CheckResult, Episode, Limits, Played, reward
-from vdesk.harness.hosts import DesktopHost, DesktopSource, ForkSource, fresh_desktops, local_forks
+from vdesk.harness.episode import JUDGED, CheckResult, Episode, Limits, Played, each_action, reward
+from vdesk.harness.hosts import DesktopHost, DesktopSource, ForkSource, LocalHost, fresh_desktops, local_forks
 from vdesk.harness.desktop_files import pack, unpack_into
 from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, StartStep, Task,
                                  UploadStep, WaitIdleStep, WaitWindowStep, WriteStep, in_home, load_task, parse_task)
@@ -388,17 +388,28 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
             raise ResetNeeded("no episode is open: call reset() first")
         return self._episode
 
-    def play(self, actions: Sequence[BaseAction], cancel: threading.Event | None = None) -> Played:
-        """Play ``actions`` as one step of the episode (see :mod:`vdesk.harness.episode`)."""
-        return self.episode.play(actions, cancel)
-
-    def execute(self, action: BaseAction | dict[str, Any]) -> ExecuteResult:
-        """Run one action; failures come back in the result, never as an exception."""
+    def play(self, actions: Sequence[BaseAction | Mapping[str, object]], cancel: threading.Event | None = None) -> Played:
+        """Play ``actions`` as one step of the episode (see :mod:`vdesk.harness.episode`); a batch
+        that does not read as actions is a step in which nothing ran."""
         try:
-            parsed = parse_batch([action])[0]
-            return self.desktop.call(execute_action, self.image_space, parsed, timeout=action_timeout(parsed))
+            batch = parse_batch(list(actions))
+        except VdeskError as error:
+            return self.episode.failed_step(ExecuteResult(status="failed", error_message=str(error)))
+        return self.episode.play(batch, cancel)
+
+    def execute(self, actions: Sequence[BaseAction | dict[str, Any]], stop: Cancel | None = None) -> list[ExecuteResult]:
+        """Run ``actions`` as one batch, in one call to the desktop (see
+        :meth:`vdesk.input.DesktopInput.execute`): a result for each action that ran, the
+        failing one last; failures come back in the results, never as an exception. ``stop``
+        stops the batch between two bursts on a desktop of this process (a remote desktop's
+        batch runs whole, within its actions' timeouts)."""
+        try:
+            batch = parse_batch(list(actions))
+            here = stop if isinstance(self.desktop, LocalHost) else None  # a stop cannot travel
+            return self.desktop.call(execute_batch, self.image_space, batch, here,
+                                     timeout=sum(action_timeout(action) for action in batch))
         except VdeskError as error:  # an invalid action, or a desktop that could not be reached
-            return ExecuteResult(status="failed", error_message=str(error))
+            return [ExecuteResult(status="failed", error_message=str(error))]
 
     def observe(self, results: Sequence[ExecuteResult] = (), user_reply: str | None = None) -> Observation:
         """Wait for the screen to settle, then take the next observation."""
@@ -451,9 +462,10 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
 
     def _play_text(self, action: str | Sequence[BaseAction | dict[str, Any]]) -> Played:
         """A step from the Gymnasium action: text in ``action_format``, or a list of actions."""
+        if not isinstance(action, str):
+            return self.play(action)
         try:
-            batch = (parse_payloads(self.action_format, [action], self.image_space) if isinstance(action, str)
-                     else parse_batch(list(action)))
+            batch = parse_payloads(self.action_format, [action], self.image_space)
         except VdeskError as error:
             return self.episode.failed_step(ExecuteResult(status="failed", error_message=str(error)))
         return self.play(batch)
@@ -553,9 +565,12 @@ def settle(desktop: Desktop, quiet: float, timeout: float) -> None:
     desktop.screen.settle(quiet=quiet, timeout=timeout)
 
 
-def execute_action(desktop: Desktop, image: ImageSpace, action: BaseAction) -> ExecuteResult:
-    """Run one action, its ``raw`` points read as pixels of ``image``."""
-    return desktop.input.execute([action], image=image)
+def execute_batch(desktop: Desktop, image: ImageSpace, batch: list[BaseAction], stop: Cancel | None
+                  ) -> list[ExecuteResult]:
+    """Run a step's ``batch`` through the desktop's one door, its ``raw`` points read as pixels
+    of ``image`` (no receipt: the loop observes the settled screen next), as a result per action."""
+    result = desktop.input.execute(batch, image=image, receipt=False, cancel=stop)
+    return each_action(result, batch, stopped=stop is not None and stop.is_set())
 
 
 def setup_timeout(task: Task) -> float:

@@ -3,15 +3,17 @@ episode and what it earns, decided once for the episode loop (:mod:`vdesk.harnes
 its Gymnasium face (:meth:`vdesk.harness.env.DesktopEnv.step`).
 
     episode = Episode(execute, Limits(max_steps=15, time_limit=300))
-    played = episode.play(actions, cancel)     # runs them in order, one step
+    played = episode.play(actions, cancel)     # runs them as one batch, one step
     if played.status is not None: ...          # the episode ended with this step
 
 How an episode ends (:class:`Status`): an action ``finished`` (OSWorld's DONE, and FAIL, which
 is ``finished`` with content ``"FAIL"``: :attr:`Played.failed`) or ``call_user`` ends it; after
 a step, the step cap (``max_steps``) or the time limit (``timeout``, counted from the end of
-setup) cuts it short; ``cancel`` stops it between two actions. Within a step the actions run in
-order and stop at the first that fails (the agent hears of it in its next observation), that
-finishes or that calls the user.
+setup) cuts it short; ``cancel``, or the time running out, stops it between two bursts of a
+step. A step's actions, up to the first that finishes or calls the user, go to the desktop as
+one batch (:meth:`vdesk.input.DesktopInput.execute`: validated once, adjacent input chained into
+one burst); they run in order and stop at the first that fails (the agent hears of it in its
+next observation). Each action that ran has its own result (:func:`each_action`).
 
 What it earns: its checks' lowest score (:func:`reward`): an OSWorld evaluator's score may lie
 between 0 and 1, every other check scores 1 or 0. It succeeded when it has checks and every
@@ -26,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from vdesk.actions import BaseAction, ExecuteResult
+from vdesk.actions import ActionType, BaseAction, Cancel, ExecuteResult
 
 
 @dataclass(frozen=True)
@@ -95,11 +97,29 @@ class Played:
         return self.status in TRUNCATED
 
 
-class Episode:
-    """The engine of one episode: plays each step's actions through ``execute`` (which never
-    raises: a failure comes back in its result) and keeps the limits."""
+# Runs a step's batch, stopping between two bursts once the stop is set; a result per action
+# that ran, the failing one last (it never raises).
+Execute = Callable[[Sequence[BaseAction], Cancel], list[ExecuteResult]]
+ENDING = (ActionType.FINISHED, ActionType.CALL_USER)
 
-    def __init__(self, execute: Callable[[BaseAction], ExecuteResult], limits: Limits) -> None:
+
+@dataclass(frozen=True)
+class Stop:
+    """What stops a step's batch between two bursts: the caller's cancel, or the episode's time
+    running out."""
+
+    cancel: threading.Event | None
+    limits: Limits
+
+    def is_set(self) -> bool:
+        return (self.cancel is not None and self.cancel.is_set()) or self.limits.timed_out()
+
+
+class Episode:
+    """The engine of one episode: plays each step's actions through ``execute`` as one batch
+    and keeps the limits."""
+
+    def __init__(self, execute: Execute, limits: Limits) -> None:
         self.execute, self.limits = execute, limits
         self.failed = False  # the last action run was FAIL, what an OSWorld evaluator reads
 
@@ -110,21 +130,19 @@ class Episode:
         return Status.TIMEOUT if self.limits.timed_out() else None
 
     def play(self, actions: Sequence[BaseAction], cancel: threading.Event | None = None) -> Played:
-        """Run ``actions`` in order as one step (see the module's docstring)."""
-        results: list[ExecuteResult] = []
-        status: Status | None = None
+        """Run ``actions`` as one step (see the module's docstring)."""
+        batch = through_ending(actions)
+        status = self.interrupted(cancel)
+        results = self.execute(batch, Stop(cancel, self.limits)) if status is None and batch else []
         request: str | None = None
-        for action in actions:
-            if (status := self.interrupted(cancel)) is not None:
-                break
-            results.append(result := self.execute(action))
+        for result in results:
             self.failed = said_fail(result)
             if result.finished:
                 status = Status.FINISHED
             elif result.call_user is not None:
                 status, request = Status.CALL_USER, result.call_user
-            if status is not None or result.status != "success":
-                break
+        if status is None and len(results) < len(batch) and all(r.status == "success" for r in results):
+            status = self.interrupted(cancel)  # stopped between two bursts
         self.limits.steps += 1
         return Played(results, status or self.limits.reached(), request, self.failed)
 
@@ -132,6 +150,30 @@ class Episode:
         """A step whose actions could not be read: nothing ran, and it counts."""
         self.limits.steps += 1
         return Played([result], self.limits.reached())
+
+
+def through_ending(actions: Sequence[BaseAction]) -> list[BaseAction]:
+    """``actions`` up to the first that finishes or calls the user: what comes after never runs."""
+    ending = next((i for i, action in enumerate(actions) if action.type in ENDING), len(actions) - 1)
+    return list(actions[:ending + 1])
+
+
+def each_action(result: ExecuteResult, batch: Sequence[BaseAction], stopped: bool) -> list[ExecuteResult]:
+    """A batch's result as a result per action that ran (each action's time is from the one
+    before it completed; chained actions complete together), and the one that failed, if one
+    did; a batch ``stopped`` between two bursts has no failed action."""
+    results, before = [], 0.0
+    for action, done in zip(batch, result.completed_ms):
+        ending = action.type in ENDING
+        results.append(ExecuteResult(
+            executed=1, completed_ms=[done - before], elapsed_ms=done - before,
+            finished=result.finished and ending, finished_content=result.finished_content if ending else None,
+            call_user=result.call_user if ending else None))
+        before = done
+    if result.status != "success" and not (stopped and len(results) < len(batch)):
+        results.append(ExecuteResult(status="failed", error_message=result.error_message,
+                                     elapsed_ms=max(result.elapsed_ms - before, 0.0)))
+    return results
 
 
 def said_fail(result: ExecuteResult) -> bool:
