@@ -93,7 +93,7 @@ class Point(BaseModel):
     y: float
 
 
-class Box(BaseModel):
+class ReferenceBox(BaseModel):
     model_config = ConfigDict(extra="forbid")
     x1: float
     y1: float
@@ -113,7 +113,7 @@ class Coordinates(BaseModel):
 
     raw: Point | None = None
     normalized: Point | None = None
-    reference_box: Box | None = Field(default=None, alias="referenceBox")
+    reference_box: ReferenceBox | None = Field(default=None, alias="referenceBox")
     reference_system: str = Field(default="screen", alias="referenceSystem")
 
     @model_validator(mode="before")

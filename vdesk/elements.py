@@ -20,7 +20,7 @@ from typing import NoReturn
 from vdesk import images as desktop_image
 from vdesk.accessibility import marks as set_of_marks, text as text_on_screen
 from vdesk.accessibility.text import TextBox
-from vdesk.accessibility.tree import (Limits as TreeLimits, Node, Tree, TreeReader, describe_query, mark_covered,
+from vdesk.accessibility.tree import (TreeLimits, Node, Tree, TreeReader, describe_query, mark_covered,
                                       silent_windows)
 from vdesk.actions import BaseAction, Coordinates, ElementQuery
 from vdesk.coords import Box

@@ -27,7 +27,7 @@ from vdesk.elements import DesktopElements
 from vdesk.errors import CommandFailed, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError
 from vdesk.guard import Guard
 from vdesk.keymap import ScratchKeymap, XKeyboardMapping
-from vdesk.plan import Input, Mark, Sleep, Step, TypeText, chained, plan
+from vdesk.plan import Input, Report, Sleep, Step, TypeText, chained, plan
 from vdesk.screen import DesktopScreen, image_space
 from vdesk.windows import Windows
 from vdesk.xtest import XTest
@@ -99,7 +99,7 @@ class DesktopInput:
         except (InvalidAction, CommandFailed, DesktopTimeout) as error:  # nothing ran (the tree could not be read)
             return ExecuteResult(status="failed", error_message=str(error))
         result = ExecuteResult()
-        sends = any(not isinstance(step, Mark) for step in planned.steps)
+        sends = any(not isinstance(step, Report) for step in planned.steps)
         try:
             before = self._frame_before() if receipt and sends else None
             if sends:
@@ -107,9 +107,9 @@ class DesktopInput:
             bursts = list(chained(planned.steps))
             for number, step in enumerate(self._run(bursts, cancel), 1):
                 _completed(result, step.action + 1, started)
-                if isinstance(step, Mark) and step.kind == "finished":
+                if isinstance(step, Report) and step.kind == "finished":
                     result.finished, result.finished_content = True, step.content
-                elif isinstance(step, Mark):
+                elif isinstance(step, Report):
                     result.call_user = step.content or ""
                 if number == len(bursts):  # actions with nothing to send (a screenshot) complete here
                     _completed(result, len(batch), started)

@@ -100,7 +100,7 @@ class Sleep:
 
 
 @dataclass(frozen=True)
-class Mark:
+class Report:
     """An action that reports to the caller (``finished``, ``call_user``) and sends no input."""
 
     kind: Literal["finished", "call_user"]
@@ -108,7 +108,7 @@ class Mark:
     action: int = field(default=0, compare=False)
 
 
-Step = Input | TypeText | Sleep | Mark
+Step = Input | TypeText | Sleep | Report
 
 
 @dataclass
@@ -176,7 +176,7 @@ class _Planner:
         elif kind is ActionType.WAIT:
             plan.add(Sleep(DEFAULT_WAIT_SECONDS if inputs.time is None else inputs.time))
         elif kind in (ActionType.FINISHED, ActionType.CALL_USER):
-            plan.add(Mark(kind.value, inputs.content))
+            plan.add(Report(kind.value, inputs.content))
         # SCREENSHOT: nothing to do on the desktop; the caller takes frames.
 
 

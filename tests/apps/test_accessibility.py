@@ -16,7 +16,7 @@ import docx
 import pytest
 
 from vdesk.accessibility.osworld_xml import NAMESPACES, TABLE_HEADER, linearize, to_xml
-from vdesk.accessibility.tree import Limits, Tree
+from vdesk.accessibility.tree import TreeLimits, Tree
 from vdesk.desktop import Desktop
 
 pytestmark = pytest.mark.desktop
@@ -54,7 +54,7 @@ def _front(desktop: Desktop, title: str, timeout: float = 90) -> None:
 def _wait(desktop: Desktop, predicate, what: str, timeout: float = 30.0) -> Tree:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while True:
-        tree = desktop.elements.tree(Limits(timeout=20))  # a program's first read can be slow
+        tree = desktop.elements.tree(TreeLimits(timeout=20))  # a program's first read can be slow
         if predicate(tree):
             return tree
         if time.monotonic() > deadline:
@@ -95,7 +95,7 @@ def test_a_missing_element_fails_cleanly_naming_the_query_and_candidates(desktop
 
 def test_the_osworld_xml_parses_with_its_namespaces(desktop, form):
     _front(desktop, "Form page")
-    tree = desktop.elements.tree(Limits(details=True))
+    tree = desktop.elements.tree(TreeLimits(details=True))
     root = ET.fromstring(to_xml(tree))
     assert root.tag == "desktop-frame"
     chromium = root.find("application[@name='Chromium']")
@@ -209,7 +209,7 @@ def test_a_program_that_hangs_is_named_and_the_others_still_come_back(desktop, f
     _wait(desktop, lambda t: any(a.name == "mousepad" for a in t.applications), "mousepad did not join the bus")
     desktop.programs.run(["pkill", "-STOP", "-x", "mousepad"], wait=True).check()
     try:  # the bound leaves Chromium's form time to come back on a loaded machine; mousepad never does
-        tree = desktop.elements.tree(Limits(timeout=10))
+        tree = desktop.elements.tree(TreeLimits(timeout=10))
     finally:
         desktop.programs.run(["pkill", "-CONT", "-x", "mousepad"], wait=True)
     assert any("mousepad" in error for error in tree.errors()), tree.errors()

@@ -10,7 +10,7 @@ import time
 
 from vdesk.actions import BaseAction, ExecuteResult, parse_batch
 from vdesk.harness.episode import CheckResult
-from vdesk.harness.episode import Episode, Limits, Status, each_action, reward, succeeded, through_ending
+from vdesk.harness.episode import Episode, EpisodeLimits, Status, each_action, reward, succeeded, through_ending
 
 WAIT = {"type": "wait", "inputs": {"time": 0}}
 
@@ -41,7 +41,7 @@ class Recorder:
 
 def test_a_step_runs_in_order_and_stops_at_the_first_failure():
     run = Recorder(ExecuteResult(), ExecuteResult(status="failed", error_message="no"))
-    engine = Episode(run, Limits(max_steps=5, time_limit=60))
+    engine = Episode(run, EpisodeLimits(max_steps=5, time_limit=60))
     played = engine.play(actions(WAIT, WAIT, WAIT))
     assert len(run.ran) == 2 and [r.status for r in played.results] == ["success", "failed"]
     assert run.batches == 1  # the step went to the desktop as one batch
@@ -51,24 +51,24 @@ def test_a_step_runs_in_order_and_stops_at_the_first_failure():
 
 def test_finished_and_fail_end_the_episode_and_fail_is_remembered():
     done = ExecuteResult(finished=True, finished_content="FAIL")
-    engine = Episode(run := Recorder(ExecuteResult(), done), Limits(max_steps=5, time_limit=60))
+    engine = Episode(run := Recorder(ExecuteResult(), done), EpisodeLimits(max_steps=5, time_limit=60))
     played = engine.play(actions(WAIT, {"type": "finished", "inputs": {"content": "FAIL"}}, WAIT))
     assert played.status is Status.FINISHED and played.terminated and played.failed and engine.failed
     assert len(played.results) == 2 and len(run.ran) == 2  # what follows finished is never sent
 
 
 def test_call_user_ends_the_step_with_its_question():
-    engine = Episode(Recorder(ExecuteResult(call_user="which file?")), Limits(max_steps=5, time_limit=60))
+    engine = Episode(Recorder(ExecuteResult(call_user="which file?")), EpisodeLimits(max_steps=5, time_limit=60))
     played = engine.play(actions({"type": "call_user", "inputs": {"content": "which file?"}}, WAIT))
     assert (played.status, played.request, played.terminated) == (Status.CALL_USER, "which file?", True)
 
 
 def test_the_step_cap_truncates_after_the_step_that_reaches_it():
-    engine = Episode(Recorder(), Limits(max_steps=2, time_limit=60))
+    engine = Episode(Recorder(), EpisodeLimits(max_steps=2, time_limit=60))
     assert engine.play(actions(WAIT)).status is None
     played = engine.play(actions(WAIT))
     assert played.status is Status.MAX_STEPS and played.truncated and not played.terminated
-    finishing = Episode(Recorder(ExecuteResult(finished=True)), Limits(max_steps=1, time_limit=60))
+    finishing = Episode(Recorder(ExecuteResult(finished=True)), EpisodeLimits(max_steps=1, time_limit=60))
     assert finishing.play(actions({"type": "finished", "inputs": {}})).status is Status.FINISHED  # ending wins
 
 
@@ -80,23 +80,23 @@ def test_a_cancel_between_two_bursts_ends_the_step_cancelled_without_a_failure()
             cancel.set()  # the first burst ran, then the cancel came
             return [ExecuteResult()]
 
-    played = Episode(CancelAfterOne(), Limits(max_steps=5, time_limit=60)).play(actions(WAIT, WAIT, WAIT), cancel)
+    played = Episode(CancelAfterOne(), EpisodeLimits(max_steps=5, time_limit=60)).play(actions(WAIT, WAIT, WAIT), cancel)
     assert played.status is Status.CANCELLED and [r.status for r in played.results] == ["success"]
 
 
 def test_time_up_or_a_cancel_stops_before_the_next_action():
-    late = Episode(run := Recorder(), Limits(max_steps=5, time_limit=10, started=time.monotonic() - 11))
+    late = Episode(run := Recorder(), EpisodeLimits(max_steps=5, time_limit=10, started=time.monotonic() - 11))
     played = late.play(actions(WAIT))
     assert played.status is Status.TIMEOUT and played.truncated and run.ran == []
     cancel = threading.Event()
     cancel.set()
-    engine = Episode(run := Recorder(), Limits(max_steps=5, time_limit=60))
+    engine = Episode(run := Recorder(), EpisodeLimits(max_steps=5, time_limit=60))
     assert engine.play(actions(WAIT), cancel).status is Status.CANCELLED and run.ran == []
     assert engine.interrupted(cancel) is Status.CANCELLED and engine.interrupted() is None
 
 
 def test_a_step_that_could_not_be_read_counts():
-    engine = Episode(Recorder(), Limits(max_steps=1, time_limit=60))
+    engine = Episode(Recorder(), EpisodeLimits(max_steps=1, time_limit=60))
     played = engine.failed_step(ExecuteResult(status="failed", error_message="not JSON"))
     assert played.status is Status.MAX_STEPS and engine.limits.steps == 1
 

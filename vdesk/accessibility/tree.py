@@ -218,7 +218,7 @@ def _plural(count: int, suffix: str) -> str:
 # -- reading ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Limits:
+class TreeLimits:
     """How much of the tree to read: the defaults are OSWorld's (depth 50, 1024 children)."""
 
     max_depth: int = 50
@@ -284,7 +284,7 @@ class TreeReader:
         self._stream: ExecStream | None = None
         self._replies: queue.Queue[object] = queue.Queue()
 
-    def read(self, screen: Screen, limits: Limits = Limits(), apps: tuple[str, ...] = ()) -> Tree:
+    def read(self, screen: Screen, limits: TreeLimits = TreeLimits(), apps: tuple[str, ...] = ()) -> Tree:
         """Read the tree (see the module's docstring); ``apps`` names the applications to read
         (default: all)."""
         options = {"max_depth": limits.max_depth, "max_children": limits.max_children, "max_text": MAX_TEXT,

@@ -32,10 +32,10 @@ def tree(
     if indent is not None and (format != "json" or not 0 <= indent <= 16):
         raise InvalidArgument(f"--indent {indent}: it is for --format json, 0..16 spaces")
     from vdesk.accessibility.osworld_xml import linearize, to_xml
-    from vdesk.accessibility.tree import Limits, json_text
+    from vdesk.accessibility.tree import TreeLimits, json_text
     from vdesk.desktop import Desktop
 
-    limits = Limits(timeout=timeout, hidden=hidden, details=format == "xml")
+    limits = TreeLimits(timeout=timeout, hidden=hidden, details=format == "xml")
     with Desktop.attach(name, engine=OPTIONS.engine) as desktop:
         read = desktop.elements.tree(limits, apps=tuple(app or ()), strict=True)
     if format == "json":

@@ -20,10 +20,10 @@ except ImportError as missing:
     raise MissingDependency("vdesk.cluster needs Ray: pip install 'vdesk[ray]'") from missing
 
 from vdesk.cluster.actors import DesktopLost, NodeCheckpoint, RemoteDesktop, RemoteInfo, move_checkpoint, remove_checkpoint
-from vdesk.cluster.membership import RESOURCE, Node, connect, desktop_nodes
+from vdesk.cluster.membership import RESOURCE, ClusterNode, connect, desktop_nodes
 from vdesk.cluster.scheduler import Attempt, EpisodeOutcome, Hooks, run_episodes
 from vdesk.spec import DesktopSpec  # the one spec of a desktop, here too: what a remote one is started as
 
-__all__ = ["RESOURCE", "Attempt", "DesktopLost", "DesktopSpec", "EpisodeOutcome", "Hooks", "Node", "NodeCheckpoint",
+__all__ = ["RESOURCE", "Attempt", "DesktopLost", "DesktopSpec", "EpisodeOutcome", "Hooks", "ClusterNode", "NodeCheckpoint",
            "RemoteDesktop", "RemoteInfo", "connect", "desktop_nodes", "move_checkpoint", "remove_checkpoint",
            "run_episodes"]

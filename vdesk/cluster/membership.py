@@ -58,7 +58,7 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
 
 
 @dataclass(frozen=True)
-class Node:
+class ClusterNode:
     """A live node that offers desktops."""
 
     id: str
@@ -66,11 +66,11 @@ class Node:
     slots: int  # its amount of vdesk_desktop: how many desktops it may hold
 
 
-def desktop_nodes() -> list[Node]:
+def desktop_nodes() -> list[ClusterNode]:
     """The live nodes with a ``vdesk_desktop`` resource."""
     nodes = []
     for entry in ray.nodes():
         slots = int(entry.get("Resources", {}).get(RESOURCE, 0))
         if entry.get("Alive") and slots > 0:
-            nodes.append(Node(entry["NodeID"], entry.get("NodeManagerAddress", "?"), slots))
+            nodes.append(ClusterNode(entry["NodeID"], entry.get("NodeManagerAddress", "?"), slots))
     return nodes

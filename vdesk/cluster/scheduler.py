@@ -21,7 +21,7 @@ import ray
 import ray.exceptions
 
 from vdesk.cluster.actors import LOST_ERRORS, UP_TIMEOUT, DesktopLost, RemoteDesktop, kill
-from vdesk.cluster.membership import RESOURCE, Node, connect, desktop_nodes, leave
+from vdesk.cluster.membership import RESOURCE, ClusterNode, connect, desktop_nodes, leave
 from vdesk.errors import ClusterError, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError, first_line
 from vdesk.forks import Checkpoint
 from vdesk.progress import Progress
@@ -165,7 +165,7 @@ class _Scheduler(Generic[Item, T]):
         self.queue: collections.deque[int] = collections.deque(range(len(items)))
         self.running: dict[int, _Run] = {}
         self.changed = threading.Event()
-        self._nodes: list[Node] = []
+        self._nodes: list[ClusterNode] = []
         self._nodes_read = 0.0
         self._starved_since: float | None = None
         self._lost_at: dict[str | None, float] = {}  # node → when it last lost (or failed to start) a desktop
@@ -222,7 +222,7 @@ class _Scheduler(Generic[Item, T]):
         lately = {node for node, when in self._lost_at.items() if time.monotonic() - when < SUSPECT}
         return {a.node_id for a in self.attempts[index] if a.lost} | lately
 
-    def _pick(self, avoid: set[str | None], pinned: str | None = None) -> Node | None:
+    def _pick(self, avoid: set[str | None], pinned: str | None = None) -> ClusterNode | None:
         """The least busy node with a free slot (``pinned`` alone, when given), preferring nodes
         other than ``avoid``; None when every suitable node is full."""
         nodes = [n for n in self._live_nodes() if pinned is None or n.id == pinned]
@@ -233,7 +233,7 @@ class _Scheduler(Generic[Item, T]):
             preferred = free  # the avoided nodes are all there is (and still alive)
         return min(preferred, key=lambda n: busy[n.id], default=None)
 
-    def _live_nodes(self) -> list[Node]:
+    def _live_nodes(self) -> list[ClusterNode]:
         if time.monotonic() - self._nodes_read > NODE_REFRESH:
             self._nodes, self._nodes_read = desktop_nodes(), time.monotonic()
         return self._nodes

@@ -61,7 +61,7 @@ from vdesk.errors import DesktopTimeout, InvalidArgument, ResetNeeded, SetupErro
 from vdesk.forks import START_TIMEOUT as FORK_TIMEOUT, Checkpoint
 from vdesk.harness.checks import argv_of, run_checks
 from vdesk.harness.extension import ExtensionSession
-from vdesk.harness.episode import JUDGED, CheckResult, Episode, Limits, Played, each_action, reward
+from vdesk.harness.episode import JUDGED, CheckResult, Episode, EpisodeLimits, Played, each_action, reward
 from vdesk.harness.hosts import DesktopHost, DesktopSource, ForkSource, LocalHost, fresh_desktops, local_forks
 from vdesk.harness.desktop_files import pack, unpack_into
 from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, StartStep, Task,
@@ -358,7 +358,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         name = start if isinstance(start, str) else start.name if start is not None else None
         self.opening = Opening(setup_s=took, checkpoint=name) if start is None else Opening(fork_s=took, checkpoint=name)
         steps, limit = (task.max_steps, task.time_limit) if task else NO_TASK_LIMITS
-        self._episode = Episode(self.execute, Limits(max_steps or self.max_steps or steps,
+        self._episode = Episode(self.execute, EpisodeLimits(max_steps or self.max_steps or steps,
                                                      time_limit or self.time_limit or limit))
         return self.observe()
 

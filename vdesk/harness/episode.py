@@ -2,7 +2,7 @@
 episode and what it earns, decided once for the episode loop (:mod:`vdesk.harness.loop`) and
 its Gymnasium face (:meth:`vdesk.harness.env.DesktopEnv.step`).
 
-    episode = Episode(execute, Limits(max_steps=15, time_limit=300))
+    episode = Episode(execute, EpisodeLimits(max_steps=15, time_limit=300))
     played = episode.play(actions, cancel)     # runs them as one batch, one step
     if played.status is not None: ...          # the episode ended with this step
 
@@ -58,7 +58,7 @@ TRUNCATED = {Status.MAX_STEPS, Status.TIMEOUT}
 
 
 @dataclass
-class Limits:
+class EpisodeLimits:
     """An episode's step cap and time limit, the steps taken and when its clock started."""
 
     max_steps: int
@@ -109,7 +109,7 @@ class Stop:
     running out."""
 
     cancel: threading.Event | None
-    limits: Limits
+    limits: EpisodeLimits
 
     def is_set(self) -> bool:
         return (self.cancel is not None and self.cancel.is_set()) or self.limits.timed_out()
@@ -119,7 +119,7 @@ class Episode:
     """The engine of one episode: plays each step's actions through ``execute`` as one batch
     and keeps the limits."""
 
-    def __init__(self, execute: Execute, limits: Limits) -> None:
+    def __init__(self, execute: Execute, limits: EpisodeLimits) -> None:
         self.execute, self.limits = execute, limits
         self.failed = False  # the last action run was FAIL, what an OSWorld evaluator reads
 

@@ -423,10 +423,10 @@ def _observation_tools(server: Server) -> None:
         expose one; xterm does not). Positions and sizes are logical pixels: those of an unscaled
         screenshot. To act on an element by its role and name, use click_element."""
         from vdesk.accessibility.osworld_xml import linearize, to_xml
-        from vdesk.accessibility.tree import Limits
+        from vdesk.accessibility.tree import TreeLimits
 
         def read(desktop: Desktop) -> TreeText:
-            tree = desktop.elements.tree(Limits(details=format == "xml"))
+            tree = desktop.elements.tree(TreeLimits(details=format == "xml"))
             text = {"table": lambda: linearize(tree, max_chars=max_chars), "xml": lambda: to_xml(tree),
                     "json": lambda: json.dumps(tree.to_json(), ensure_ascii=False)}[format]()
             return TreeText(format=format, text=text, errors=[str(error) for error in tree.errors()])

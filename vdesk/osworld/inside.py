@@ -233,17 +233,17 @@ def accessibility_xml(desktop: Desktop) -> str:
     """The whole accessibility tree in OSWorld's XML (``accessibility_tree``), its applications
     named as on OSWorld's machine."""
     from vdesk.accessibility.osworld_xml import to_xml
-    from vdesk.accessibility.tree import Limits
+    from vdesk.accessibility.tree import TreeLimits
 
-    return to_xml(desktop.elements.tree(Limits(details=True, timeout=TREE_TIMEOUT)), OSWORLD_APP_NAMES)
+    return to_xml(desktop.elements.tree(TreeLimits(details=True, timeout=TREE_TIMEOUT)), OSWORLD_APP_NAMES)
 
 
 def terminal_text(desktop: Desktop, timeout: float) -> str | None:
     """The text of the focused terminal in GNOME Terminal's active window, as the reference's
     ``/terminal`` reads it (``vm_terminal_output``): None unless there is exactly one."""
-    from vdesk.accessibility.tree import Limits
+    from vdesk.accessibility.tree import TreeLimits
 
-    tree = desktop.elements.tree(Limits(timeout=timeout, details=False), apps=("gnome-terminal-server",))
+    tree = desktop.elements.tree(TreeLimits(timeout=timeout, details=False), apps=("gnome-terminal-server",))
     found: list[str] = []
     for app in tree.applications:
         for frame in app.root.children:
