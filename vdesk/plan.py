@@ -36,6 +36,10 @@ CLICK_BUTTON = {ActionType.CLICK: 1, ActionType.DOUBLE_CLICK: 1, ActionType.TRIP
 CLICK_REPEAT = {ActionType.DOUBLE_CLICK: 2, ActionType.TRIPLE_CLICK: 3}
 DRAG_STEPS = 4  # intermediate motion events, so toolkits recognise a drag
 DRAG_PAUSE = 0.02  # seconds between a drag's events
+# Seconds a drag rests at its end before the release, as a hand does. Evince works out a text
+# selection in an idle callback after each move and drops one still pending at the release:
+# beside two CPU hogs a drag across a sentence copied it without its last words.
+DRAG_HOLD = 0.2
 # Between a text and the line ends or tabs that end it (its submit). GTK's file chooser checks a
 # typed path for a moment and drops a Return that comes sooner: a Save dialog stayed open with
 # the path in it at 0.05 s, closed at 0.2 s (measured at a load of 10 on 2 cores).
@@ -220,7 +224,7 @@ def _drag(start: PhysicalPoint, end: PhysicalPoint) -> tuple[InputEvent, ...]:
     for step in range(1, DRAG_STEPS + 1):
         x = start.x + (end.x - start.x) * step // DRAG_STEPS
         y = start.y + (end.y - start.y) * step // DRAG_STEPS
-        events += (Motion(x, y), Pause(DRAG_PAUSE))
+        events += (Motion(x, y), Pause(DRAG_PAUSE if step < DRAG_STEPS else DRAG_HOLD))
     return events + (Button(1, down=False),)
 
 

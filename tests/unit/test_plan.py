@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from vdesk.actions import BaseAction, parse_batch
 from vdesk.coords import ImageSpace, Screen
 from vdesk.errors import InvalidAction
-from vdesk.plan import (SUBMIT_PAUSE, Button, Input, Key, Motion, Pause, Plan, Sleep, TypeText, chained as _chained,
+from vdesk.plan import (DRAG_HOLD, SUBMIT_PAUSE, Button, Input, Key, Motion, Pause, Plan, Sleep, TypeText, chained as _chained,
                         plan)
 
 
@@ -207,6 +207,7 @@ def test_a_drag_presses_at_the_start_moves_with_pauses_and_releases_at_the_end()
     assert sent[:2] == (Motion(10, 20), Button(1, down=True)) and sent[-1] == Button(1, down=False)
     assert moves(sent)[-1] == (110, 220) and len(moves(sent)) > 2
     assert all(isinstance(event, Pause) and event.seconds > 0 for event in sent[2:-1:2])  # after each event
+    assert sent[-2] == Pause(DRAG_HOLD) and sent[-3] == Motion(110, 220)  # it rests at the end, then lets go
 
 
 def test_mouse_down_and_up_use_the_named_button() -> None:
