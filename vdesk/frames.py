@@ -433,7 +433,10 @@ class LiveFramebuffer:
             while True:
                 calm_since = max(self._last_change, started)
                 time.sleep(max(0.0, min(calm_since + quiet, deadline) - time.monotonic()))
-                self.sync(max(0.1, deadline - time.monotonic()))
+                try:
+                    self.sync(max(0.1, deadline - time.monotonic()))
+                except DesktopTimeout:  # a server busy painting a changing screen answers late
+                    return self.latest(), f"{self.name}: the screen was still being painted at {timeout:g} s"
                 now = time.monotonic()
                 if now - max(self._last_change, started) >= quiet:
                     return self.latest(), None
@@ -443,17 +446,25 @@ class LiveFramebuffer:
                         f"({self._version - first_version} updates, last {(now - self._last_change) * 1000:.0f} ms ago)")
 
     def wait_for_change(self, region: Box | None = None, timeout: float = 10.0,
-                        since_version: int | None = None) -> Frame:
-        """Return the first frame that differs from the current one (within ``region``, physical pixels)."""
+                        differs: Callable[[Frame], bool] | None = None) -> Frame:
+        """Return the first frame that differs from the current one (within ``region``, physical
+        pixels), or the first for which ``differs`` says so — the current one included, which is
+        how a caller compares with a frame from before it acted and misses no change."""
         with self.watching():
-            return self._first_change(region, timeout, since_version)
+            return self._first_change(region, timeout, differs)
 
-    def _first_change(self, region: Box | None, timeout: float, since_version: int | None) -> Frame:
+    def _first_change(self, region: Box | None, timeout: float, differs: Callable[[Frame], bool] | None) -> Frame:
         start = self.fresh(timeout)
         crop = Box.of(region, "physical").pixels() if region is not None else None
-        reference = start.image.crop(crop) if crop else start.image
+        if differs is None:
+            reference = start.image.crop(crop) if crop else start.image
+
+            def differs(frame: Frame) -> bool:
+                return (frame.image.crop(crop) if crop else frame.image).tobytes() != reference.tobytes()
+        elif differs(start):
+            return start
         deadline = time.monotonic() + timeout
-        seen = since_version if since_version is not None else start.version
+        seen = start.version
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -464,8 +475,7 @@ class LiveFramebuffer:
             self._require()
             frame = self.latest()
             seen = frame.version
-            current = frame.image.crop(crop) if crop else frame.image
-            if current.tobytes() != reference.tobytes():
+            if differs(frame):
                 return frame
 
     def next_change(self, after_version: int, timeout: float) -> Frame | None:

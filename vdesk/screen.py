@@ -185,12 +185,32 @@ class DesktopScreen:
             frame, _ = self.with_frames(lambda frames: frames.settle(quiet, timeout))
         return self.to_image(frame.image)
 
-    def wait_for_change(self, region: Box | Sequence[float] | None = None, timeout: float = 10.0) -> Image.Image:
+    def wait_for_change(self, region: Box | Sequence[float] | None = None, timeout: float = 10.0, *,
+                        since: Image.Image | None = None) -> Image.Image:
         """The first frame that differs from the current one, within ``region`` (a logical Box,
-        or (left, top, right, bottom) in logical pixels) if given."""
+        or (left, top, right, bottom) in logical pixels) if given.
+
+        ``since`` is a screenshot from before the caller acted (what :meth:`shot` returned): the
+        first frame that differs from it comes back, the current one included, so a change that
+        came before this call is not missed — the way to wait for what an action did.
+        """
         physical = Box.of(region).physical(self.geometry.scale) if region else None
-        frame = self.with_frames(lambda frames: frames.wait_for_change(physical, timeout))
+        differs = self._differs_from(since, region) if since is not None else None
+        frame = self.with_frames(lambda frames: frames.wait_for_change(physical, timeout, differs))
         return self.to_image(frame.image)
+
+    def _differs_from(self, since: Image.Image, region: Box | Sequence[float] | None) -> Callable[[Frame], bool]:
+        """Whether a frame, at the logical size, differs from ``since`` within ``region``."""
+        if since.size != self.size:
+            raise InvalidArgument(f"since is {since.size[0]}x{since.size[1]}, the screen {self.width}x{self.height}: "
+                                  "pass a screenshot of this screen at its logical size")
+        crop = Box.of(region).pixels() if region else None
+        reference = (since.crop(crop) if crop else since).convert("RGB").tobytes()
+
+        def differs(frame: Frame) -> bool:
+            image = self.scaled(frame.image)
+            return (image.crop(crop) if crop else image).tobytes() != reference
+        return differs
 
     def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS,
                seconds: float | None = None) -> AbstractContextManager[video.Recording]:

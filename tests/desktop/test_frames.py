@@ -13,7 +13,7 @@ from tests.desktop.helpers import close_window, xterm
 from tests.desktop.probe import EventProbe, buttons
 from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
-from vdesk.errors import DesktopTimeout
+from vdesk.errors import DesktopTimeout, InvalidArgument
 from vdesk.frames import LiveFramebuffer
 from vdesk.integrations.operator import Operator
 
@@ -74,12 +74,19 @@ def test_wait_for_change_sees_a_new_window_and_times_out_on_a_quiet_region(share
     with pytest.raises(DesktopTimeout, match="nothing changed in region"):
         shared_desktop.screen.wait_for_change(region=(1200, 0, 1280, 30), timeout=0.3)
     where = (600, 300, 840, 430)  # where the newcomer's window goes
-    before = shared_desktop.screen.shot().crop(where)
+    before_screen = shared_desktop.screen.shot()
+    before = before_screen.crop(where)
     shared_desktop.programs.run(["xterm", "-title", "newcomer", "-geometry", "40x10+600+300"])
     try:
-        frame = shared_desktop.screen.wait_for_change(region=where, timeout=10)  # before the xterm can draw
+        # Against the shot from before: a window drawn before the wait began is seen too.
+        frame = shared_desktop.screen.wait_for_change(region=where, timeout=10, since=before_screen)
         assert frame.size == (1280, 800)
         assert frame.crop(where).tobytes() != before.tobytes(), "the frame does not show the new window"
+        # The window is there before this wait begins: against `since` it returns at once.
+        assert shared_desktop.screen.wait_for_change(region=where, timeout=0.3, since=before_screen).crop(
+            where).tobytes() != before.tobytes()
+        with pytest.raises(InvalidArgument, match="since is 640x400, the screen 1280x800"):
+            shared_desktop.screen.wait_for_change(since=before_screen.resize((640, 400)))
     finally:
         close_window(shared_desktop, "newcomer")
 

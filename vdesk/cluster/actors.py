@@ -286,6 +286,10 @@ class RemoteDesktop:
             raise InvalidArgument(f"format must be png or jpeg, got {format!r}")
         return self._call("screenshot", CALL_TIMEOUT, format, quality, fresh, size)
 
+    @property
+    def in_process(self) -> bool:
+        return False  # calls run on the node: their arguments travel by pickle
+
     def call(self, function: Callable[..., T], *args: Any, timeout: float = CALL_TIMEOUT) -> T:
         """Run ``function(desktop, *args)`` on the node, next to the real :class:`Desktop`: for
         what has no method here (window queries, a whole episode). ``function``, its arguments

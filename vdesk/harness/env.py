@@ -62,7 +62,7 @@ from vdesk.forks import START_TIMEOUT as FORK_TIMEOUT, Checkpoint
 from vdesk.harness.checks import argv_of, run_checks
 from vdesk.harness.extension import ExtensionSession
 from vdesk.harness.episode import JUDGED, CheckResult, Episode, EpisodeLimits, Played, each_action, reward
-from vdesk.harness.hosts import DesktopHost, DesktopSource, ForkSource, LocalHost, fresh_desktops, local_forks
+from vdesk.harness.hosts import DesktopHost, DesktopSource, ForkSource, fresh_desktops, local_forks
 from vdesk.harness.desktop_files import pack, unpack_into
 from vdesk.harness.tasks import (BrowserStep, RunStep, ServeStep, SetupStep, StartStep, Task,
                                  UploadStep, WaitIdleStep, WaitWindowStep, WriteStep, in_home, load_task, parse_task)
@@ -405,7 +405,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         batch runs whole, within its actions' timeouts)."""
         try:
             batch = parse_batch(list(actions))
-            here = stop if isinstance(self.desktop, LocalHost) else None  # a stop cannot travel
+            here = stop if self.desktop.in_process else None  # a stop set later cannot travel
             return self.desktop.call(execute_batch, self.image_space, batch, here,
                                      timeout=sum(action_timeout(action) for action in batch))
         except VdeskError as error:  # an invalid action, or a desktop that could not be reached

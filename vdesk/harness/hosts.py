@@ -51,6 +51,13 @@ class DesktopHost(Protocol):
     @property
     def screen(self) -> HostScreen: ...
 
+    @property
+    def in_process(self) -> bool:
+        """Whether :meth:`call` runs its function in this process, where an argument is the
+        caller's own object (a stop flag set later still reaches it); else arguments travel as
+        copies."""
+        ...
+
     def call(self, function: Callable[..., T], *args: Any, timeout: float = ...) -> T:
         """``function(desktop, *args)`` run next to the real desktop; ``timeout`` bounds the
         round trip when there is one (``function`` should be module-level: it may travel)."""
@@ -70,6 +77,10 @@ class LocalHost:
     @property
     def screen(self) -> DesktopScreen:
         return self.desktop.screen
+
+    @property
+    def in_process(self) -> bool:
+        return True
 
     def call(self, function: Callable[..., T], *args: Any, timeout: float = 0.0) -> T:
         # No round trip to bound here: the function's own waits have their timeouts.
