@@ -457,10 +457,10 @@ class LiveFramebuffer:
         start = self.fresh(timeout)
         crop = Box.of(region, "physical").pixels() if region is not None else None
         if differs is None:
-            reference = start.image.crop(crop) if crop else start.image
+            from_start = image_differs(start.image, crop)
 
             def differs(frame: Frame) -> bool:
-                return (frame.image.crop(crop) if crop else frame.image).tobytes() != reference.tobytes()
+                return from_start(frame.image)
         elif differs(start):
             return start
         deadline = time.monotonic() + timeout
@@ -534,6 +534,13 @@ class LiveFramebuffer:
             raise DesktopGone(f"{self.name}: the VNC connection closed while waiting for {what}")
         if not ok:
             raise DesktopTimeout(f"{self.name}: no {what} within {timeout:g} s")
+
+
+def image_differs(reference: Image.Image, crop: tuple[int, int, int, int] | None) -> Callable[[Image.Image], bool]:
+    """Whether an image differs from ``reference`` within ``crop`` (all of it when None); the
+    reference's pixels are read once, not at every frame compared with them."""
+    expected = (reference.crop(crop) if crop else reference).tobytes()
+    return lambda image: (image.crop(crop) if crop else image).tobytes() != expected
 
 
 def changed_regions(before: Image.Image, after: Image.Image) -> list[Box]:

@@ -204,13 +204,10 @@ class DesktopScreen:
         if since.size != self.size:
             raise InvalidArgument(f"since is {since.size[0]}x{since.size[1]}, the screen {self.width}x{self.height}: "
                                   "pass a screenshot of this screen at its logical size")
-        crop = Box.of(region).pixels() if region else None
-        reference = (since.crop(crop) if crop else since).convert("RGB").tobytes()
+        from vdesk.frames import image_differs  # loaded already: a wait goes through the frames
 
-        def differs(frame: Frame) -> bool:
-            image = self.scaled(frame.image)
-            return (image.crop(crop) if crop else image).tobytes() != reference
-        return differs
+        differs = image_differs(since.convert("RGB"), Box.of(region).pixels() if region else None)
+        return lambda frame: differs(self.scaled(frame.image))
 
     def record(self, path: str | Path, *, fps: float = video.DEFAULT_FPS,
                seconds: float | None = None) -> AbstractContextManager[video.Recording]:
