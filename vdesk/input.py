@@ -101,7 +101,7 @@ class DesktopInput:
         result = ExecuteResult()
         sends = any(not isinstance(step, Report) for step in planned.steps)
         try:
-            before = self._frame_before() if receipt and sends else None
+            before = self._frame_now() if receipt and sends else None
             if sends:
                 self._before = before  # a batch without a receipt leaves nothing to read later
             bursts = list(chained(planned.steps))
@@ -125,7 +125,7 @@ class DesktopInput:
                 after, result.settled = self._screen.with_frames(lambda frames: frames.settle(SETTLE_QUIET,
                                                                                               SETTLE_TIMEOUT))
             elif before is not None:
-                after = self._frame_after()
+                after = self._frame_now()
             if before is not None:
                 result.receipt = self._receipt(before, after, result.settled)
                 result.receipt.typed, result.receipt.focused = into_focus
@@ -192,17 +192,13 @@ class DesktopInput:
             self._channel.run(argv, stdin=piece, timeout=XDOTOOL_TIMEOUT + len(piece) / TYPING_RATE).check()
 
     # -- receipts -----------------------------------------------------------------------------
-    def _frame_before(self) -> Frame:
-        """The screen before a batch: the last receipt's frame when the X connection holds no
-        word of drawing since (no round trip, see :mod:`vdesk.damage`), else a fresh one."""
-        still = self._still
-        if still is not None and still[0] is self._screen.held and not self._guard(self._windows.drawing_seen):
-            return still[1]
-        return self._fresh_still()
-
-    def _frame_after(self) -> Frame:
-        """The screen after a batch: the frame before it when the X server says nothing was drawn
-        since the last receipt's (one X round trip), else a fresh one."""
+    def _frame_now(self) -> Frame:
+        """The screen now, before or after a batch: the last receipt's frame when the X server
+        says nothing was drawn since the question before (one X round trip, see
+        :mod:`vdesk.damage`), else a fresh one. Before a batch too the server is asked, not only
+        the notices the connection holds: drawing a command finished just before (its requests
+        processed, its notice still on the way through the tunnel) would otherwise be blamed on
+        the batch, as a whole run beside two CPU hogs saw."""
         still = self._still
         if not self._guard(self._windows.drawn) and still is not None and still[0] is self._screen.held:
             return still[1]

@@ -163,11 +163,6 @@ class Windows:
         at the first call on a connection, a new one after a drop included. One round trip."""
         return self.connection.drawn()
 
-    def drawing_seen(self) -> bool:
-        """Whether drawing since the last :meth:`drawn` is known already, without a round trip
-        (see :mod:`vdesk.damage`)."""
-        return self.connection.drawing_seen()
-
     def request(self, send: Callable[[xdisplay.Display], T]) -> T:
         """Run ``send(display)`` on the desktop's X connection (see :meth:`XConnection.request`)."""
         return self.connection.request(send)

@@ -184,11 +184,6 @@ class XConnection:
         at the first call on a connection, a new one after a drop included. One round trip."""
         return self._on_link(lambda link: link.damage.drawn())
 
-    def drawing_seen(self) -> bool:
-        """Whether drawing since the last :meth:`drawn` is known already, without a round trip
-        (see :mod:`vdesk.damage`)."""
-        return self._on_link(lambda link: link.damage.seen())
-
     def disconnect(self) -> None:
         """Close the connection and its tunnel for now (a checkpoint cannot hold them); the next
         request opens a new one."""
