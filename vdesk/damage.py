@@ -24,8 +24,8 @@ batch, the notices the connection already holds are not enough: a command that f
 just before (an ``xsetroot`` run to its end) has had its requests processed, but its notice may
 still be on its way through the tunnel, later than the command's own answer on a loaded machine
 (beside two CPU hogs, 14 of 200 clicks after an ``xsetroot`` were blamed for its colour when only
-the held notices were read). The round
-trip orders it: a notice the server made before answering arrives before the answer.
+the held notices were read). The round trip orders it: a notice the server made before
+answering arrives before the answer.
 """
 
 from __future__ import annotations
