@@ -41,3 +41,28 @@ finally:
 def test_an_interrupt_in_a_callback_surfaces_in_the_code_that_follows():
     ran = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=60)
     assert (ran.returncode, ran.stdout) == (0, "surfaced\n"), ran.stderr
+
+
+TURNED = """
+import os, signal, sys, types
+from vdesk import cli
+
+def invoke(argv):
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        signal.sigtimedwait([], 0)  # lets the handler run here, as between two bytecodes
+    except KeyboardInterrupt:
+        raise TypeError("expected a message argument") from None  # what the interpreter made of it
+    return 0
+
+sys.modules["vdesk.cli.app"] = types.SimpleNamespace(invoke=invoke)
+print(cli.run(["up"]), signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+
+
+def test_an_interrupt_the_interpreter_turned_into_another_error_ends_as_interrupted():
+    """A SIGINT that lands in an extension module's import can surface as a TypeError (CPython
+    could not build the ImportError's message): the command still ends as interrupted, exit 130,
+    and Python's own handler is back afterwards."""
+    ran = subprocess.run([sys.executable, "-c", TURNED], capture_output=True, text=True, timeout=60)
+    assert (ran.stdout, ran.stderr) == ("130 True\n", "vdesk: interrupted\n"), (ran.returncode, ran.stderr)

@@ -36,16 +36,17 @@ def main() -> None:
 
 def run(argv: list[str]) -> int:
     """Run one command line and return its exit code; nothing escapes but the code."""
-    swallowed = _UnraisableInterrupts()
+    swallowed, received = _UnraisableInterrupts(), _ReceivedInterrupts()
     try:
-        code = _outcome(argv, swallowed)
+        code = _outcome(argv, swallowed, received)
         _decided.append(code)
         return code
     finally:
+        received.close()
         swallowed.close()
 
 
-def _outcome(argv: list[str], swallowed: _UnraisableInterrupts) -> int:
+def _outcome(argv: list[str], swallowed: _UnraisableInterrupts, received: _ReceivedInterrupts) -> int:
     try:
         from vdesk.cli.app import invoke  # the heavy imports happen inside the boundary
 
@@ -61,7 +62,8 @@ def _outcome(argv: list[str], swallowed: _UnraisableInterrupts) -> int:
             import traceback
 
             traceback.print_exc()
-        return _fail("interrupted", INTERRUPTED) if swallowed.seen else _fail(*describe_error(error))
+        interrupted = swallowed.seen or received.seen
+        return _fail("interrupted", INTERRUPTED) if interrupted else _fail(*describe_error(error))
 
 
 class _UnraisableInterrupts:
@@ -87,6 +89,36 @@ class _UnraisableInterrupts:
 
     def close(self) -> None:
         sys.unraisablehook = self._previous
+
+
+class _ReceivedInterrupts:
+    """Whether a Ctrl-C reached this process while a command ran, whatever became of it. The
+    interpreter can turn one that lands in an extension module's import into another error (an
+    ImportError it could not build: "TypeError: expected a message argument", seen with a SIGINT
+    0.2 s into `vdesk up`); an error after a Ctrl-C ends as interrupted, not as unexpected. The
+    note is taken only where Python's own handler would have raised (main thread, default
+    handler); the interrupt is raised as that handler raises it."""
+
+    def __init__(self) -> None:
+        import signal  # a thin wrapper of the built-in _signal
+
+        self.seen = False
+        self._signal = signal
+        self._installed = False
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            try:
+                signal.signal(signal.SIGINT, self._note)
+                self._installed = True
+            except ValueError:  # not the main thread: signals are not ours to handle
+                pass
+
+    def _note(self, signum: int, frame: object) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def close(self) -> None:
+        if self._installed and self._signal.getsignal(self._signal.SIGINT) == self._note:
+            self._signal.signal(self._signal.SIGINT, self._signal.default_int_handler)
 
 
 def _interrupt_soon() -> None:
