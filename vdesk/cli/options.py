@@ -28,8 +28,11 @@ def say(line: str) -> None:
 
 
 def note(line: str) -> None:
-    """One line on stderr (progress, hints), as it is."""
-    print(line, file=sys.stderr, flush=True)
+    """One line on stderr (progress, hints), as it is: one write with its line break, so a
+    Ctrl-C cannot land between the two (print writes them apart; a quiet whole run saw the
+    boundary's "vdesk: interrupted" end up on `vdesk record`'s progress line)."""
+    sys.stderr.write(f"{line}\n")
+    sys.stderr.flush()
 
 
 def columns(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
