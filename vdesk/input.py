@@ -227,19 +227,21 @@ def _completed(result: ExecuteResult, actions: int, started: float) -> None:
 
 def _first_difference(frames: LiveFramebuffer, before: Frame, wait: float) -> Frame:
     """A fresh frame; with ``wait``, the first one within that many seconds whose pixels
-    differ from ``before`` (else the last one seen)."""
+    differ from ``before`` (else the last one seen). A new version alone does not say: an
+    update may repaint a pixel with its own value."""
+    from vdesk.frames import image_differs  # loaded already: the frames came through it
+
+    pixels_differ = image_differs(before.image, None)  # before's pixels read once, not per frame
+
+    def differs(frame: Frame) -> bool:
+        return frame.version != before.version and pixels_differ(frame.image)
+
     frame = frames.fresh()
-    if wait <= 0 or _differs(frame, before):
+    if wait <= 0 or differs(frame):
         return frame
     deadline = time.monotonic() + wait
     with frames.watching():
         frame = frames.fresh()  # a change between the first look and the watch started
-        while not _differs(frame, before) and (remaining := deadline - time.monotonic()) > 0:
+        while not differs(frame) and (remaining := deadline - time.monotonic()) > 0:
             frame = frames.next_change(frame.version, remaining) or frame
     return frame
-
-
-def _differs(frame: Frame, before: Frame) -> bool:
-    """Whether ``frame`` shows other pixels than ``before`` (an update may repaint a pixel
-    with its own value: the version alone does not say)."""
-    return frame.version != before.version and frame.image.tobytes() != before.image.tobytes()
