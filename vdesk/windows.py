@@ -25,6 +25,7 @@ MAX_WINDOWS = 1000  # windows list() describes: the newest ones
 MAX_TITLE_BYTES = 4096  # of a title; longer ones are cut
 MAX_CLIENT_IDS = 1 << 16  # ids read from _NET_CLIENT_LIST
 MAX_CLASS_BYTES = 512  # of a WM_CLASS
+FOCUS_ASK_EVERY = 0.25  # seconds between requests for the focus while a window has not taken it
 T = TypeVar("T")
 
 
@@ -109,17 +110,25 @@ class Windows:
             time.sleep(0.01)
 
     def focus(self, window: Window, timeout: float = 5.0) -> None:
-        """Ask the window manager to activate ``window`` and wait until it has the focus."""
+        """Ask the window manager to activate ``window`` and wait until it has the focus, asking
+        again every :data:`FOCUS_ASK_EVERY` seconds while it has not. Once carried out, a request
+        is spent: another window that takes the focus a moment later (openbox gives it to every
+        new window; a program started earlier may show just then on a loaded machine) kept it,
+        and a task's activation timed out in a whole run. Asking again is harmless."""
         def ask(display: xdisplay.Display) -> None:
             message = xevent.ClientMessage(window=window.id, client_type=display.get_atom("_NET_ACTIVE_WINDOW"),
                                            data=(32, [2, X.CurrentTime, 0, 0, 0]))
             display.screen().root.send_event(message, event_mask=X.SubstructureRedirectMask | X.SubstructureNotifyMask)
             display.flush()
-        self.connection.request(ask)
         deadline = time.monotonic() + timeout
+        asked = float("-inf")
         while (focused := self.focused()) is None or focused.id != window.id:
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 raise DesktopTimeout(f"window {window.title!r} did not take the focus within {timeout:g} s")
+            if now - asked >= FOCUS_ASK_EVERY:
+                self.connection.request(ask)
+                asked = now
             time.sleep(0.01)
 
     def pid(self, window: Window) -> int | None:
