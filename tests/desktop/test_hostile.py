@@ -242,16 +242,19 @@ def test_a_killed_channel_helper_is_not_a_lost_desktop(desktop: Desktop) -> None
 def test_an_x_client_flooding_the_screen(desktop: Desktop) -> None:
     with attacker(desktop, "flood", "600", ready="flooding"):  # it paints until killed on leaving
         seen = set()
-        # Each round: a fresh frame (bound 5 s), input (5 s) and its receipt, whose settle on a
-        # screen that keeps changing gives up after 3 s (twice at most) and takes it as it is.
-        with bounded(5 * (5 + 5 + 2 * 3)):
+        # Each round: a fresh frame (bound 5 s), input (5 s) with its receipt, and the receipt
+        # read again, waiting for a difference (5 s).
+        with bounded(5 * (5 + 5 + 5)):
             for _ in range(5):
                 shot = desktop.screen.shot()
                 assert shot.size == desktop.screen.size
                 seen.add(shot.getpixel((desktop.screen.width // 2, desktop.screen.height // 2)))
                 result = desktop.input.execute([{"type": "mouse_move", "inputs": {"point": [10, 10]}}])
                 assert result.status == "success", result.error_message
-                assert result.receipt is not None and result.receipt.changed  # the flood paints on
+                assert result.receipt is not None
+                # The flood paints on. Not always within the batch's own ~0.1 s: beside two CPU
+                # hogs the flooding program once got no time in it (the receipt said unchanged).
+                assert desktop.input.receipt(wait=5).changed
         # The flood ran under every call: the screen they saw kept changing colour.
         assert len(seen) > 1, seen
     answers(desktop)
