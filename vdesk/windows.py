@@ -120,8 +120,9 @@ class Windows:
                                            data=(32, [2, X.CurrentTime, 0, 0, 0]))
             display.screen().root.send_event(message, event_mask=X.SubstructureRedirectMask | X.SubstructureNotifyMask)
             display.flush()
-        deadline = time.monotonic() + timeout
-        asked = float("-inf")
+        self.connection.request(ask)  # asked even when it has the focus: activating also raises it
+        asked = time.monotonic()
+        deadline = asked + timeout
         while (focused := self.focused()) is None or focused.id != window.id:
             now = time.monotonic()
             if now > deadline:
