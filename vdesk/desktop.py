@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -202,9 +202,8 @@ class Desktop:
         programs, on an idle 2-core machine."""
         self._guard.check_open()
         forks.docker_root(self.client)  # an engine that cannot checkpoint: nothing disconnected
-        password = self.vnc.password  # read before the dump when attached: the channel is one more connection
         self._disconnect()
-        return self._guard(lambda: forks.take(self.client, self.container, name, password))
+        return self._guard(lambda: forks.take(self.client, self.container, name))
 
     fork = _Forking()
     """``desktop.fork(n=1)`` checkpoints this desktop and starts ``n`` forks of it (the checkpoint
@@ -263,30 +262,29 @@ class Desktop:
         Desktop.__init__(self, client, container, options.screen, owned=owned, password=password,
                          view_password=view_password)
         try:
-            self._resume(forks.source_password(client, checkpoint), password, view_password, lease, ttl, timeout)
+            self._resume(password, view_password, lease, ttl, timeout)
         except BaseException:
             self.down()
             raise
 
-    def _resume(self, first_password: str | None, password: str, view_password: str, lease: bool,
-                ttl: float | None, timeout: float) -> None:
-        """A restored desktop made its own: lease, password, time-to-live, first frame. Each is an
-        exec of its own (~0.1-0.3 s), so they run side by side: the frames connect with
-        ``first_password`` (the checkpointed desktop's, which the fork accepts until its own is
-        written) while the new password is written, and again with the new one if they lost
-        that race."""
-        with ThreadPoolExecutor(max_workers=2) as pool:
+    def _resume(self, password: str, view_password: str, lease: bool, ttl: float | None, timeout: float) -> None:
+        """A restored desktop made its own: its password and time-to-live set by the exec that then
+        relays its first frame (one exec after the restore, not a reset and a connection taking
+        turns), and its lease taken beside it. A relay that did not connect is followed by the
+        reset alone, which says what failed, and a plain connection."""
+        with ThreadPoolExecutor(max_workers=1) as pool:
             leasing = pool.submit(_take_lease, self.client, self.container, timeout) if lease else None
-            framing = pool.submit(self.screen.connect, timeout, first_password) if first_password else None
             try:
-                self._guard(lambda: forks.reset(self.client.api, self.container, password, view_password, ttl, timeout))
-                self.programs.window_manager_ready = True  # it ran at the checkpoint, and runs on
-                if framing is None or not _connected(framing):
+                try:
+                    self._guard(lambda: self.screen.connect_after(forks.reset_prelude(password, view_password, ttl),
+                                                                  timeout))
+                except VdeskError:
                     self.screen.close()
+                    self._guard(lambda: forks.reset(self.client.api, self.container, password, view_password, ttl,
+                                                    timeout))
                     self.screen.connect(timeout)
+                self.programs.window_manager_ready = True  # it ran at the checkpoint, and runs on
             finally:
-                if framing is not None:
-                    _connected(framing)  # done either way before this object is used or closed
                 if leasing is not None:
                     self._lease = leasing.result()  # held (and so released by down()) even when the rest failed
 
@@ -369,16 +367,6 @@ def _local_engine() -> docker.DockerClient | None:
         return engines.connect()
     except VdeskError:
         return None
-
-
-def _connected(framing: Future[None]) -> bool:
-    """Whether ``framing`` (a first connection of a fork's frames) connected; a failed one is
-    closed (the fork connects again with its own password)."""
-    try:
-        framing.result()
-        return True
-    except VdeskError:
-        return False
 
 
 def _take_lease(client: docker.DockerClient, container: Container, timeout: float) -> Lease:

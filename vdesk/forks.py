@@ -53,7 +53,7 @@ from pydantic import BaseModel, ConfigDict
 from vdesk.clock import ClockSettings
 from vdesk.container import LABEL, RunOptions, check_name, container_options, remove_container
 from vdesk.errors import CheckpointError, CheckpointUnavailable, DesktopNotFound, DesktopTimeout, InvalidArgument
-from vdesk.execstream import ExecStream
+from vdesk.execstream import ExecStream, Prelude
 from vdesk.spec import DesktopSpec, Limits, parse_size
 
 MIN_CRIU = (4, 1)  # kernels from 6.13 on split the vDSO; older CRIU cannot dump on them
@@ -65,7 +65,6 @@ RUNC_STATES = "/run/docker/runtime-*/moby"  # runc's state of Docker's container
 TOOL_PLACES = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")  # dockerd's PATH
 INSTALL_HINT = "scripts/criu/install-criu.sh builds one"
 RUNTIME_HINT = "scripts/criu/install-criu.sh registers it"
-PASSWORD_FILE = "vnc-password"  # the checkpointed desktop's, beside its images (which hold it anyway)
 FORK_LABELS = ("vdesk.checkpoint", "vdesk.forked-from")
 # A restore is CRIU's work and Docker's start (CRIU alone: 0.25-0.37 s for a lean desktop, 0.53 s for
 # 430 MB, idle); a bound for a hung engine or eight big forks queued on a busy machine.
@@ -77,31 +76,36 @@ PASSING_FAILURES = ("Connected TCP socket", "unable to freeze", "freezer", "in-f
 HARMLESS = "Can't setup RLIMIT_NOFILE for self"  # CRIU logs it as an error on hosts without CAP_SYS_RESOURCE
 
 # Run in a fresh fork (as the desktop user): $1 is the fork's time-to-live in seconds (0: none),
-# stdin its VNC password and view-only password, a line each. The files are replaced by rename,
-# so Xvnc never reads half of one. The restored watchers are the entrypoint's subshells (same
-# command name as it) and earlier forks' ones: killed parent first (a watcher whose sleep died
-# first would stop the desktop), then their sleeps.
+# stdin its VNC password and view-only password, a line each; the rest of the arguments, if any,
+# is the program the exec goes on to be (the frames' relay, see reset_prelude). The restored
+# watchers are the entrypoint's subshells (same command name as it) and earlier forks' ones:
+# killed parent first (a watcher whose sleep died first would stop the desktop), then their
+# sleeps. The passwords come last, so a connection with the new one proves every step ran; the
+# files are replaced by rename, so Xvnc never reads half of one.
 RESET_SCRIPT = r"""
 set -eu
 umask 077
 d=/tmp/vdesk
+ttl=$1
+shift
 IFS= read -r password
 IFS= read -r view
-printf '%s\n' "$password" > "$d/vnc-password.new"
-printf '%s\n' "$view" > "$d/vnc-view-password.new"
-printf '%s\n%s\n' "$password" "$view" | vncpasswd -f > "$d/vnc-password.rfb.new"
-mv -f "$d/vnc-password.rfb.new" "$d/vnc-password.rfb"
-mv -f "$d/vnc-password.new" "$d/vnc-password"
-mv -f "$d/vnc-view-password.new" "$d/vnc-view-password"
 entry=$(pgrep -o -x vdesk-entrypoin || true)
 watchers="$( { [ -n "$entry" ] && pgrep -P "$entry" -x vdesk-entrypoin; pgrep -f -x 'sh -c .* vdesk-ttl [0-9]+'; } || true)"
 for watcher in $watchers; do
   sleeps=$(pgrep -P "$watcher" || true)
   kill -KILL "$watcher" $sleeps 2>/dev/null || true
 done
-if [ "$1" -gt 0 ]; then
-  setsid -f sh -c 'sleep "$1"; kill -TERM 1' vdesk-ttl "$1" </dev/null >/dev/null 2>&1
+if [ "$ttl" -gt 0 ]; then
+  setsid -f sh -c 'sleep "$1"; kill -TERM 1' vdesk-ttl "$ttl" </dev/null >/dev/null 2>&1
 fi
+printf '%s\n' "$password" > "$d/vnc-password.new"
+printf '%s\n' "$view" > "$d/vnc-view-password.new"
+printf '%s\n%s\n' "$password" "$view" | vncpasswd -f > "$d/vnc-password.rfb.new"
+mv -f "$d/vnc-password.new" "$d/vnc-password"
+mv -f "$d/vnc-view-password.new" "$d/vnc-view-password"
+mv -f "$d/vnc-password.rfb.new" "$d/vnc-password.rfb"
+exec "$@"
 """
 
 
@@ -208,12 +212,10 @@ def _store(client: docker.DockerClient) -> Path:
 
 
 # -- taking one --------------------------------------------------------------------------------------
-def take(client: docker.DockerClient, container: Container, name: str | None = None,
-         password: str | None = None) -> Checkpoint:
+def take(client: docker.DockerClient, container: Container, name: str | None = None) -> Checkpoint:
     """Checkpoint the running desktop ``container`` under ``name`` (default: its name and a random
     suffix), leaving it running. Its holder must have closed its own VNC and X connections
-    (a connection to outside the container cannot be dumped). ``password``, the desktop's VNC
-    password, is kept beside the images (see :func:`source_password`)."""
+    (a connection to outside the container cannot be dumped)."""
     store = _store(client)
     name = check_checkpoint_name(name or f"{container.name}-{secrets.token_hex(3)}")
     target = store / name
@@ -226,8 +228,6 @@ def take(client: docker.DockerClient, container: Container, name: str | None = N
         _runc_checkpoint(container, target)
         size = sum(entry.stat().st_size for entry in (target / "images").iterdir())
         checkpoint = Checkpoint(name=name, source=container.name, created=datetime.now(timezone.utc), size=size, **recipe)
-        if password is not None:
-            (target / PASSWORD_FILE).write_text(password)  # the directory is root's alone, like the images
         (target / "vdesk.json").write_text(checkpoint.model_dump_json())
     except BaseException:
         shutil.rmtree(target, ignore_errors=True)
@@ -314,18 +314,6 @@ def _criu_said(log: Path, stderr: str) -> str:
         return f"CRIU's log ends: {' | '.join(logged[-3:])}"
     lines = [line for line in stderr.splitlines() if line.strip()]
     return " ".join(lines[-1].split()) if lines else "runc failed without a word"
-
-
-def source_password(client: docker.DockerClient, checkpoint: Checkpoint) -> str | None:
-    """The VNC password of the desktop ``checkpoint`` was taken of, which a fork of it accepts
-    from its restore until its own is written: vdesk's frames connect with it meanwhile, so the
-    first frame does not wait for the new password (an exec, ~0.1-0.3 s). None when not kept.
-    No secret is added: the checkpoint's images hold the same password in Xvnc's memory and
-    in /tmp."""
-    try:
-        return (docker_root(client) / STORE / checkpoint.name / PASSWORD_FILE).read_text()
-    except OSError:
-        return None
 
 
 # -- the store ---------------------------------------------------------------------------------------
@@ -438,21 +426,23 @@ def fork_names(source: str, n: int, names: list[str] | None) -> list[str]:
     return [check_name(name) for name in names]
 
 
-def reset_argv(ttl: float | None) -> list[str]:
-    """The command that makes a fresh fork its own (see :data:`RESET_SCRIPT`)."""
-    return ["sh", "-c", RESET_SCRIPT, "vdesk-fork", str(int(ttl or 0))]
+def reset_prelude(password: str, view_password: str, ttl: float | None) -> Prelude:
+    """:data:`RESET_SCRIPT` as the start of an exec that goes on to be another program: the
+    frames' relay of a fresh fork, so one exec makes the fork its own and carries its first frame."""
+    return Prelude(("sh", "-c", RESET_SCRIPT, "vdesk-fork", str(int(ttl or 0))),
+                   f"{password}\n{view_password}\n".encode())
 
 
 def reset(api: docker.APIClient, container: Container, password: str, view_password: str, ttl: float | None,
           timeout: float) -> None:
-    """Run :data:`RESET_SCRIPT` in the fresh fork ``container``: its own VNC passwords and
-    time-to-live. A plain exec, not the desktop's channel: the channel's program is an
-    interpreter that takes ~0.1 s to start, which a fork's first frame would wait for."""
+    """Run :data:`RESET_SCRIPT` alone in the fresh fork ``container`` and say how it failed: what
+    a fork falls back on when its relay with the reset did not connect."""
+    prelude = reset_prelude(password, view_password, ttl)
     ended, said = threading.Event(), bytearray()
-    stream = ExecStream(api, container.id, reset_argv(ttl), on_data=said.extend, on_close=ended.set,
+    stream = ExecStream(api, container.id, list(prelude.argv), on_data=said.extend, on_close=ended.set,
                         on_stderr=said.extend, label=container.name)
     try:
-        stream.send(f"{password}\n{view_password}\n".encode())
+        stream.send(prelude.stdin)
         stream.finish_input()
         if not ended.wait(timeout):
             raise DesktopTimeout(f"fork {container.name}: its new password was not set within {timeout:g} s")

@@ -27,8 +27,9 @@ from PIL import Image
 from vdesk import video
 from vdesk.container import VNC_TARGET, last_log
 from vdesk.coords import Box, ImageSpace, Screen
-from vdesk.errors import DesktopGone, DesktopTimeout, ForkedProcess, InvalidArgument, VdeskError
-from vdesk.execstream import plain_sockets, start_exec
+from vdesk.errors import (DesktopGone, DesktopTimeout, ForkedProcess, InvalidArgument, PasswordRefused, VNCUnavailable,
+                          VdeskError)
+from vdesk.execstream import Prelude, plain_sockets, start_exec
 from vdesk.guard import Guard
 from vdesk.vnc import DesktopVnc
 
@@ -96,22 +97,13 @@ class DesktopScreen:
         """The connection held now, if any (frame versions count per connection)."""
         return self._frames
 
-    def connect(self, timeout: float, password: str | None = None) -> None:
-        """Hold the VNC connection (with ``password``, default the desktop's) once a first frame came."""
-        from vdesk.frames import LiveFramebuffer, PasswordRefused  # not loaded by commands that need no frames
-
-        source: str | OpenExec
-        if plain_sockets(self._api):  # the frames' event loop reads the relay's socket itself
-            source = functools.partial(start_exec, self._api, self._container.id, ["socat", "STDIO", VNC_TARGET],
-                                       label=self._guard.name)
-        else:
-            source = self._vnc.private_tunnel().address
-        self._frames = LiveFramebuffer(source, password or self._vnc.password, self._guard.name,
-                                       max_size=self.geometry.physical_size)
+    def connect(self, timeout: float) -> None:
+        """Hold the VNC connection once a first frame came, trying again until ``timeout`` (a
+        desktop just started may not listen yet)."""
         deadline = time.monotonic() + timeout
         while True:
             try:
-                self._frames.connect(timeout=min(5.0, max(1.0, deadline - time.monotonic())))
+                self._connect_once(min(5.0, max(1.0, deadline - time.monotonic())))
                 return
             except (PasswordRefused, ForkedProcess):
                 raise
@@ -123,6 +115,28 @@ class DesktopScreen:
                     raise DesktopGone(f"desktop {self._guard.name} stopped while starting: "
                                       f"{last_log(self._container)}") from None
                 time.sleep(0.05)
+
+    def connect_after(self, prelude: Prelude, timeout: float) -> None:
+        """Hold the VNC connection through a relay that runs ``prelude`` first, in its own exec
+        (a fork's new password, set by the exec that then carries its first frame). Tried once:
+        the prelude is not run twice; any VdeskError says this connection failed."""
+        self._connect_once(timeout, prelude)
+
+    def _connect_once(self, timeout: float, prelude: Prelude | None = None) -> None:
+        from vdesk.frames import LiveFramebuffer  # not loaded by commands that need no frames
+
+        source: str | OpenExec
+        if plain_sockets(self._api):  # the frames' event loop reads the relay's socket itself
+            source = functools.partial(start_exec, self._api, self._container.id, ["socat", "STDIO", VNC_TARGET],
+                                       label=self._guard.name, prelude=prelude)
+        elif prelude is None:
+            source = self._vnc.private_tunnel().address
+        else:
+            raise VNCUnavailable(f"desktop {self._guard.name}: a relay with a prelude needs an engine whose "
+                                 "exec connections are plain sockets")
+        self._frames = LiveFramebuffer(source, self._vnc.password, self._guard.name,
+                                       max_size=self.geometry.physical_size)
+        self._frames.connect(timeout=timeout)
 
     def _reconnect(self) -> None:
         # The connection dropped (its tunnel died) while the desktop lives on: pick up where we were.

@@ -1,4 +1,5 @@
-"""An exec's first output is never lost, however slowly this process reads the engine's answer.
+"""An exec's first output is never lost, however slowly this process reads the engine's answer;
+a prelude runs first in the same exec and reads only its own input.
 
 The engine writes the upgrade's headers, then starts the program: when this process is slow to
 read them (a busy machine, or a thread holding the interpreter lock), the program's first bytes
@@ -8,6 +9,7 @@ lock for 50 ms at a time, which made most short outputs vanish before they were 
 from __future__ import annotations
 
 import functools
+import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -15,7 +17,7 @@ from contextlib import contextmanager
 
 from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
-from vdesk.execstream import start_exec
+from vdesk.execstream import FrameReader, Prelude, start_exec
 from vdesk.frames import LiveFramebuffer
 from tests.desktop.helpers import separate_exec
 
@@ -61,3 +63,22 @@ def test_files_and_the_vnc_handshake_come_whole_while_this_process_is_slow_to_re
             finally:
                 frames.close()
     assert copies == [b"all of it\n"] * 3
+
+
+def test_a_prelude_reads_its_own_line_and_the_program_gets_the_rest(shared_desktop: Desktop) -> None:
+    """What a fork's relay relies on: the shell's ``read`` takes its line and no byte more, so
+    the program it becomes (``cat`` here, the VNC relay there) gets the rest of stdin."""
+    prelude = Prelude(("sh", "-c", 'IFS= read -r first; printf "%s|" "$first"; exec "$@"', "prelude"), b"secret line\n")
+    assert "secret" not in repr(prelude)
+    stream = start_exec(shared_desktop.client.api, shared_desktop.id, ["cat"], prelude=prelude)
+    try:
+        stream.sock.sendall(b"the program's input\n")
+        stream.sock.shutdown(socket.SHUT_WR)
+        stream.sock.settimeout(30)
+        received = [stream.early]
+        while chunk := stream.sock.recv(4096):
+            received.append(chunk)
+    finally:
+        stream.close()
+    output = b"".join(piece for _, piece in FrameReader().feed(b"".join(received)))
+    assert output == b"secret line|the program's input\n"

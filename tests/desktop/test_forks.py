@@ -24,11 +24,12 @@ from tests.desktop.helpers import own_desktops, wait_gone
 from vdesk import forks
 from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
-from vdesk.errors import PasswordRefused
+from vdesk.errors import PasswordRefused, VNCUnavailable
 from vdesk.execstream import start_exec
 from vdesk.forks import Checkpoint
 from vdesk.frames import LiveFramebuffer
 from vdesk.images import TASKBAR_CLOCK
+from vdesk.screen import DesktopScreen
 
 VDESK = str(Path(sys.executable).parent / "vdesk")
 COUNTER = ["sh", "-c", "i=0; while true; do i=$((i+1)); echo $i > /tmp/ticks; sleep 0.2; done"]
@@ -50,6 +51,18 @@ def wait_until(condition, timeout: float = 30.0, what: str = "condition") -> Non
 
 def same_pixels(a: Image.Image, b: Image.Image) -> bool:
     return a.size == b.size and a.tobytes() == b.tobytes()
+
+
+def assert_refused(desktop: Desktop, password: str) -> None:
+    """``desktop``'s VNC server refuses ``password`` (a connection of its own, not the desktop's)."""
+    source = functools.partial(start_exec, desktop.client.api, desktop.id, ["socat", "STDIO", VNC_TARGET],
+                               label=desktop.name)
+    stale = LiveFramebuffer(source, password, desktop.name)
+    try:
+        with pytest.raises(PasswordRefused):
+            stale.connect(timeout=10)
+    finally:
+        stale.close()
 
 
 @pytest.fixture(scope="module")
@@ -99,14 +112,7 @@ def test_a_fork_forks_in_turn_and_its_fork_refuses_both_earlier_passwords(origin
             assert ticks(grandchild) >= before
             assert grandchild.vnc.password not in {child.vnc.password, original.vnc.password}
             for stale_password in (child.vnc.password, original.vnc.password):
-                source = functools.partial(start_exec, grandchild.client.api, grandchild.id, ["socat", "STDIO", VNC_TARGET],
-                                           label=grandchild.name)
-                stale = LiveFramebuffer(source, stale_password, grandchild.name)
-                try:
-                    with pytest.raises(PasswordRefused):
-                        stale.connect(timeout=10)
-                finally:
-                    stale.close()
+                assert_refused(grandchild, stale_password)
         forks.remove(child.client, grandchild.container.labels["vdesk.checkpoint"])
 
 
@@ -131,14 +137,25 @@ def test_a_fork_has_its_own_vnc_password_and_refuses_the_originals(original: Des
         attached = Desktop.attach(fork.name)  # reads the password the fork's files say
         assert attached.vnc.password == fork.vnc.password
         attached.close()
-        source = functools.partial(start_exec, fork.client.api, fork.id, ["socat", "STDIO", VNC_TARGET], label=fork.name)
-        stale = LiveFramebuffer(source, original.vnc.password, fork.name)
-        try:
-            with pytest.raises(PasswordRefused):
-                stale.connect(timeout=10)
-        finally:
-            stale.close()
+        assert_refused(fork, original.vnc.password)
         fork.screen.shot()  # its own password still opens it
+
+
+def test_a_fork_whose_first_relay_fails_is_made_its_own_all_the_same(original: Desktop, taken,  # type: ignore[no-untyped-def]
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fork's password and time-to-live are set by the exec that carries its first frame; when
+    that connection fails, the reset runs alone and a plain connection follows."""
+    checkpoint, screen, _ = taken
+
+    def failing(*_: object) -> None:
+        raise VNCUnavailable("the relay failed (injected)")
+
+    monkeypatch.setattr(DesktopScreen, "connect_after", failing)
+    (fork,) = Desktop.fork(checkpoint, ttl=600)
+    with fork:
+        assert same_pixels(fork.screen.shot(), screen)
+        assert_refused(fork, original.vnc.password)
+        assert fork.programs.run(["pgrep", "-f", "-x", "sh -c .* vdesk-ttl 600"], wait=True).check().stdout.strip()
 
 
 def test_eight_forks_at_once_all_healthy_all_removed(taken) -> None:  # type: ignore[no-untyped-def]

@@ -66,3 +66,23 @@ def test_an_interrupt_the_interpreter_turned_into_another_error_ends_as_interrup
     and Python's own handler is back afterwards."""
     ran = subprocess.run([sys.executable, "-c", TURNED], capture_output=True, text=True, timeout=60)
     assert (ran.stdout, ran.stderr) == ("130 True\n", "vdesk: interrupted\n"), (ran.returncode, ran.stderr)
+
+
+EARLY = """
+import sys
+from vdesk import cli
+
+def run(argv):
+    raise KeyboardInterrupt  # as a SIGINT does that lands while the boundary sets itself up
+
+cli.run = run
+sys.argv = ["vdesk", "run", "NAME", "--wait", "--", "sleep", "3"]
+cli.main()
+"""
+
+
+def test_an_interrupt_before_the_command_ran_is_the_interrupted_line():
+    """A Ctrl-C that lands in the boundary's own set-up (a whole run of the suite, on a loaded
+    machine, saw `vdesk run` exit 130 without a word) ends as any other: one line, exit 130."""
+    ran = subprocess.run([sys.executable, "-c", EARLY], capture_output=True, text=True, timeout=60)
+    assert (ran.returncode, ran.stderr) == (130, "vdesk: interrupted\n"), (ran.returncode, ran.stderr)

@@ -24,8 +24,9 @@ def main() -> None:
         code = run(sys.argv[1:])
     except KeyboardInterrupt:
         # A Ctrl-C in the boundary's own teardown, after the command said how it ended: that
-        # ending stands (else the interpreter prints a traceback under the command's line).
-        code = _decided[-1] if _decided else INTERRUPTED
+        # ending stands (else the interpreter prints a traceback under the command's line). One
+        # in its set-up, before a command ran (a loaded machine widens that moment), is said.
+        code = _decided[-1] if _decided else _fail("interrupted", INTERRUPTED)
     import signal
 
     # The command is over and has said how it ended: a Ctrl-C while the interpreter shuts down
