@@ -364,6 +364,20 @@ def test_an_item_past_its_timeout_fails_and_leaves_nothing(cluster):
         wait_gone(name, timeout=10)
 
 
+def test_an_item_whose_desktop_is_still_starting_at_its_timeout_times_out_once_and_leaves_nothing(cluster):
+    # No desktop comes up on a Ray node within 0.3 s (a worker process and a container start):
+    # the item's own time runs out during the start, which is the item timing out, not its node
+    # failing to start a desktop (that would be retried elsewhere).
+    ran: list[int] = []
+    started = time.monotonic()
+    [outcome] = run_episodes(lambda desktop, item: ran.append(item), [0], parallel=1, per_node=1,
+                             timeout=0.3, spec=SPEC)
+    assert outcome.error == "timed out after 0.3 s" and not outcome.retried and len(outcome.attempts) == 1
+    assert not ran and time.monotonic() - started < 0.3 + 15
+    wait_none_left(timeout=30)
+    assert not own_desktops()
+
+
 def test_a_failing_item_fails_once_and_is_not_retried(cluster):
     def work(desktop: RemoteDesktop, item: int) -> str:
         if item == 1:

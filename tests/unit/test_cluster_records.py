@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ from vdesk.harness.record import AttemptRecord, Outcome, episode_folders
 from vdesk.harness.runner import run_suite
 from vdesk.harness.suite import SuiteSummary
 from vdesk.harness.tasks import parse_task
-from vdesk.cluster.scheduler import Attempt, EpisodeOutcome
+from vdesk.cluster.actors import CALL_SLACK, UP_TIMEOUT, _on_the_node
+from vdesk.cluster.scheduler import Attempt, EpisodeOutcome, _Run, _up_timeout
 
 TASK = parse_task({"id": "probe", "instruction": "Do it.", "desktop": {"size": "640x480", "scale": 2},
                    "setup": [{"run": "true", "timeout": 5}, {"wait_window": "Terminal", "timeout": 7}],
@@ -106,3 +108,19 @@ def test_attempt_records_keep_the_order_of_the_tries():
     records = attempt_records([LOST, LOST, KEPT], [".lost/probe/attempt-1", None])
     assert [r.moved_to for r in records] == [".lost/probe/attempt-1", None, None]
     assert all(isinstance(r, AttemptRecord) for r in records) and [r.lost for r in records] == [True, True, False]
+
+
+@pytest.mark.parametrize("left", [0.05, 0.3, 1.0, 15.0, 20.0, 89.0, 119.9])
+def test_a_start_with_less_than_its_own_time_left_meets_the_items_deadline_first(left: float) -> None:
+    # A start's waits (the node's own, then the call's) outlast the item's deadline, so a slow
+    # start is the item timing out (once) and never a start that failed on its node (retried):
+    # with the node's wait at 75 % of the time left, a loaded node ran a 20 s item twice.
+    now = time.monotonic()
+    run = _Run(0, Attempt("node-a" * 8, "10.0.0.2"), now, now + left)
+    start = _up_timeout(run)
+    assert _on_the_node(start) >= left - 0.01 and start >= left + CALL_SLACK - 0.01  # (its clock starts later)
+
+
+def test_a_start_with_time_to_spare_has_its_own_bound() -> None:
+    now = time.monotonic()
+    assert _up_timeout(_Run(0, Attempt("node-a" * 8, "10.0.0.2"), now, now + 3600)) == UP_TIMEOUT

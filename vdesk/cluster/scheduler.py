@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 import ray
 import ray.exceptions
 
-from vdesk.cluster.actors import LOST_ERRORS, UP_TIMEOUT, DesktopLost, RemoteDesktop, kill
+from vdesk.cluster.actors import CALL_SLACK, LOST_ERRORS, UP_TIMEOUT, DesktopLost, RemoteDesktop, kill
 from vdesk.cluster.membership import RESOURCE, ClusterNode, connect, desktop_nodes, leave
 from vdesk.errors import ClusterError, DesktopTimeout, InvalidAction, InvalidArgument, VdeskError, first_line
 from vdesk.forks import Checkpoint
@@ -122,10 +122,11 @@ def run_episodes(work: Callable[[RemoteDesktop, Item], T], items: Sequence[Item]
     starts (or a checkpoint it forks), or a function giving it for an item (asked again for each try). When the desktop's
     actor or node dies, or the desktop does not start on its node, the item runs again on
     another node, up to ``retries`` times; for 30 s that node gets new items only when no
-    other node can take them. ``timeout`` bounds each attempt: past it the desktop is killed
-    and the item fails. Returns one outcome per item, in order; ``hooks`` hear of each one as
-    it ends. ``node_of(item)``, when it names a node, ties the item to it (a fork of a
-    checkpoint that node holds): it waits for a slot there, and fails at once if the node is gone.
+    other node can take them. ``timeout`` bounds each attempt, its desktop's start included:
+    past it the desktop is killed (or its start abandoned) and the item fails, not retried.
+    Returns one outcome per item, in order; ``hooks`` hear of each one as it ends.
+    ``node_of(item)``, when it names a node, ties the item to it (a fork of a checkpoint that
+    node holds): it waits for a slot there, and fails at once if the node is gone.
     """
     if parallel < 1 or per_node < 1 or retries < 0 or timeout <= 0:
         raise InvalidArgument("parallel and per_node must be at least 1, retries at least 0, timeout positive")
@@ -253,10 +254,9 @@ class _Scheduler(Generic[Item, T]):
     # -- one attempt, in its own thread -------------------------------------------------------
     def _attempt(self, run: _Run) -> None:
         try:
-            up_timeout = max(1.0, min(UP_TIMEOUT, run.deadline - time.monotonic()))
             start = self.spec_of(self.items[run.index])
             spec, checkpoint = (DesktopSpec(), start) if isinstance(start, Checkpoint) else (start, None)
-            run.desktop = RemoteDesktop.up(spec, node_id=run.attempt.node_id, timeout=up_timeout,
+            run.desktop = RemoteDesktop.up(spec, node_id=run.attempt.node_id, timeout=_up_timeout(run),
                                            on_actor=functools.partial(self._started, run), checkpoint=checkpoint)
             run.attempt.desktop = run.desktop.name
             if run.timed_out:  # the deadline passed while it came up: the scheduler could not kill it
@@ -293,6 +293,8 @@ class _Scheduler(Generic[Item, T]):
                 run.timed_out = True  # killing the desktop makes the work's next call fail
                 if run.desktop is not None:
                     run.desktop.kill()
+                elif run.actor is not None:
+                    kill(run.actor)  # still starting: its wait ends, its desktop's lease removes it
             elif now > run.deadline + ABANDON_GRACE:
                 del self.running[index]  # the work is stuck outside its desktop; its thread is left behind
                 run.attempt.seconds = now - run.started
@@ -335,6 +337,15 @@ class _Scheduler(Generic[Item, T]):
         self.hooks.done(outcome)
         self.progress(f"item {index}: {'done' if error is None else 'failed: ' + error}"
                       f"{' (retried)' if retried else ''}")
+
+
+def _up_timeout(run: _Run) -> float:
+    """How long the start may take: :data:`UP_TIMEOUT`, or past the item's deadline when less
+    time is left, so that a slow start meets the deadline (the item times out, as a slow work
+    would) and never its own wait (a start that failed on its node, which is retried elsewhere:
+    a loaded node's slow start once ran a 20 s item twice)."""
+    left = run.deadline - time.monotonic()
+    return UP_TIMEOUT if left >= UP_TIMEOUT else max(1.0, left) + CALL_SLACK
 
 
 def _never_started(run: _Run) -> bool:
