@@ -354,8 +354,9 @@ class RemoteDesktop:
 
 def _on_the_node(timeout: float) -> float:
     """The part of a start's ``timeout`` the node's own wait gets: it ends first, so its error
-    (not a bare timeout) comes back, yet a short bound (a scheduler's item with 20 s left) is not
-    eaten whole by the slack of the call."""
+    (not a bare timeout) comes back, yet a short bound is not eaten whole by the slack of the
+    call. (A scheduler's item with little time left passes that time plus :data:`CALL_SLACK`,
+    so that its own deadline, not this wait, ends a slow start.)"""
     return max(timeout - CALL_SLACK, timeout * 0.75)
 
 

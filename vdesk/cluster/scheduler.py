@@ -95,6 +95,14 @@ class _Run:
     actor: Any = None  # the desktop's actor, from the moment it exists
     abandoned: bool = False  # the run was interrupted: kill the actor the moment it exists
 
+    def kill(self) -> None:
+        """End its desktop, or its start when the desktop is not up yet (the actor's death ends
+        the start's wait; a desktop that came up meanwhile goes with its lease)."""
+        if self.desktop is not None:
+            self.desktop.kill()  # its own calls now fail at once, its close does nothing
+        elif self.actor is not None:
+            kill(self.actor)
+
 
 @dataclass(frozen=True)
 class Hooks(Generic[T]):
@@ -189,10 +197,7 @@ class _Scheduler(Generic[Item, T]):
         the process."""
         for run in self.running.values():
             run.abandoned = True
-            if run.desktop is not None:
-                run.desktop.kill()  # its own calls now fail at once, its close does nothing
-            elif run.actor is not None:
-                kill(run.actor)
+            run.kill()
         deadline = time.monotonic() + INTERRUPT_GRACE
         for run in self.running.values():
             run.done.wait(max(0.0, deadline - time.monotonic()))
@@ -291,10 +296,7 @@ class _Scheduler(Generic[Item, T]):
                 self._settle(run)
             elif now > run.deadline and not run.timed_out:
                 run.timed_out = True  # killing the desktop makes the work's next call fail
-                if run.desktop is not None:
-                    run.desktop.kill()
-                elif run.actor is not None:
-                    kill(run.actor)  # still starting: its wait ends, its desktop's lease removes it
+                run.kill()
             elif now > run.deadline + ABANDON_GRACE:
                 del self.running[index]  # the work is stuck outside its desktop; its thread is left behind
                 run.attempt.seconds = now - run.started
