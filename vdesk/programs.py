@@ -83,7 +83,7 @@ class DesktopPrograms:
             except DesktopTimeout:
                 if time.monotonic() >= deadline:
                     raise DesktopTimeout(f"desktop {self._guard.name}: the window manager did not manage a window "
-                                         f"within {timeout:g} s") from None
+                                         f"within {timeout:g} s ({attempt} probes; {self._what_was_there(title)})") from None
                 patience = min(2 * patience, WM_PROBE_PATIENCE)
                 continue
             finally:
@@ -92,6 +92,15 @@ class DesktopPrograms:
             self._windows.wait_gone(probe, timeout=max(1.0, deadline - time.monotonic()))
             self.window_manager_ready = True
             return
+
+    def _what_was_there(self, probe: str) -> str:
+        """What a failed wait for the window manager saw: whether it runs, whether the last probe
+        had a window on the X display at all, and what the window manager manages."""
+        running = self._command(["pgrep", "-x", "openbox"]).returncode == 0
+        shown = self._command(["xdotool", "search", "--name", probe]).returncode == 0
+        managed = ", ".join(f"{w.title!r}{'' if w.viewable else ' (not viewable)'}" for w in self._windows.list())
+        return (f"openbox {'running' if running else 'not running'}; the last probe "
+                f"{'had a window' if shown else 'had no window'}; managed: {managed or 'no windows'}")
 
     def wait_for_session(self, ready_file: str, timeout: float) -> None:
         """Wait until the image's session (wallpaper, taskbar) says it is up, so that the

@@ -2,7 +2,10 @@
 
 import time
 
+import pytest
+
 from vdesk import Desktop
+from vdesk.errors import DesktopTimeout
 
 from tests.desktop.helpers import xterm
 
@@ -18,3 +21,20 @@ def test_focus_wins_against_a_window_that_keeps_taking_the_focus_for_a_while(sha
         while shared_desktop.programs.run(["test", "-e", marker], wait=True).returncode != 0:
             time.sleep(0.01)
         shared_desktop.windows.focus(wanted, timeout=5)  # returns once the focus is there, else raises
+
+
+def test_a_window_manager_that_never_manages_is_named_in_the_timeout(shared_desktop: Desktop):
+    # A stopped openbox frames nothing: the wait ends in an error that says what it found (the
+    # window manager still running, the windows it managed before), not only that it waited.
+    programs = shared_desktop.programs
+    assert programs.run(["pkill", "-STOP", "-x", "openbox"], wait=True).returncode == 0
+    try:
+        with pytest.raises(DesktopTimeout, match=r"did not manage a window within 2 s \(\d+ probes; "
+                                                 r"openbox running; the last probe had a window; managed: ") as failed:
+            programs.wait_for_window_manager(timeout=2)
+    finally:
+        programs.run(["pkill", "-CONT", "-x", "openbox"], wait=True).check()
+        programs.run(["pkill", "-f", "vdesk-window-manager-probe"], wait=True)
+    assert "vdesk-window-manager-probe" not in str(failed.value)  # the unmanaged probes are not listed
+    with xterm(shared_desktop, "managed-again"):  # and the desktop goes on
+        pass

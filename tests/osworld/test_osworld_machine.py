@@ -18,7 +18,7 @@ from vdesk.browser import Browser
 from vdesk.desktop import Desktop
 from vdesk.osworld import inside
 from vdesk.osworld.metrics import lookup
-from tests.osworld.shell import sh, until
+from tests.osworld.shell import CHROME_LEFT, sh, until
 
 pytestmark = pytest.mark.desktop
 PREFERENCES = "/home/user/.config/google-chrome/Default/Preferences"
@@ -52,7 +52,7 @@ def test_pkill_chrome_ends_the_browser_and_a_relaunch_starts_from_what_it_flushe
         browser.open("chrome://settings")
         browser.evaluate("chrome.settingsPrivate.setPref('webkit.webprefs.default_font_size', 21)")
     assert sh(desktop, "pkill chrome").returncode == 0
-    until(desktop, "! pgrep chrom", timeout=30)  # every process: browser, zygotes, renderers, crashpad
+    until(desktop, "! pgrep chrom", timeout=30, explain=CHROME_LEFT)  # every process: browser, zygotes, renderers, crashpad
     assert json.loads(desktop.files.read_file(PREFERENCES))["webkit"]["webprefs"]["default_font_size"] == 21
 
     launch(desktop, "google-chrome", "--remote-debugging-port=1337")
@@ -61,7 +61,7 @@ def test_pkill_chrome_ends_the_browser_and_a_relaunch_starts_from_what_it_flushe
         browser.open("data:text/html,<p id=p>text</p>")
         assert browser.evaluate("getComputedStyle(document.getElementById('p')).fontSize") == "21px"
     assert sh(desktop, "pkill chrome; pkill socat").returncode == 0
-    until(desktop, "! pgrep chrom", timeout=30)
+    until(desktop, "! pgrep chrom", timeout=30, explain=CHROME_LEFT)
 
 
 def test_ctrl_alt_t_opens_gnome_terminal_whose_text_the_terminal_getter_reads(desktop):

@@ -10,7 +10,7 @@ import pytest
 
 from vdesk.container import HARDENING, hardening
 from vdesk.desktop import Desktop
-from tests.osworld.shell import sh, until
+from tests.osworld.shell import CHROME_LEFT, sh, until
 
 pytestmark = pytest.mark.desktop
 SIZE = (1920, 1080)
@@ -97,7 +97,7 @@ def test_a_task_opens_its_tab_in_the_browser_it_started_and_no_other(desktop):
         assert inside.address_bar(desktop) == "example.com/help"
     finally:
         sh(desktop, "pkill chrome; pkill socat")
-        until(desktop, "! pgrep chrom >/dev/null")
+        until(desktop, "! pgrep chrom >/dev/null", explain=CHROME_LEFT)
         # The port free again for the next test's socat, which binds it once and without reuse:
         # the connections this one made hold it in TIME_WAIT for up to a minute.
         until(desktop, "python -c \"import socket; socket.socket().bind(('0.0.0.0', 9222))\"", timeout=90)
@@ -114,7 +114,7 @@ def test_google_chrome_answers_cdp_and_pkill_chrome_stops_it(desktop):
     assert ".Google-chrome " in window
     assert sh(desktop, "wmctrl -a 'Google Chrome'").returncode == 0
     assert sh(desktop, "pkill chrome").returncode == 0
-    until(desktop, "! pgrep chrom >/dev/null")  # every process of it, not only the crash handlers
+    until(desktop, "! pgrep chrom >/dev/null", explain=CHROME_LEFT)  # every process of it, not only the crash handlers
     sh(desktop, "pkill socat")
 
 
