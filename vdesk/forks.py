@@ -61,6 +61,7 @@ STORE = "vdesk-checkpoints"
 RUNTIME = "vdesk"  # dockerd's name for scripts/criu/vdesk-runc
 MARKS = Path("/run/vdesk-forks")  # where vdesk-runc looks for the containers it restores
 FORK_DIR = "vdesk-fork"  # in a fork's container directory: images/ (links to the checkpoint), work/ (CRIU's log)
+NETWORK_NONE = "network-none"  # in FORK_DIR: the fork has no network (vdesk-runc's word for it)
 RUNC_STATES = "/run/docker/runtime-*/moby"  # runc's state of Docker's containers, one directory per runtime
 TOOL_PLACES = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")  # dockerd's PATH
 INSTALL_HINT = "scripts/criu/install-criu.sh builds one"
@@ -386,6 +387,8 @@ def start(client: docker.DockerClient, checkpoint: Checkpoint, options: RunOptio
     mark, fork = MARKS / container.id, root / "containers" / container.id / FORK_DIR
     try:
         _link_checkpoint(images, fork / "images")
+        if checkpoint.network == "none":  # Docker's network hook may run beside the restore (vdesk-runc)
+            (fork / NETWORK_NONE).touch(mode=0o600)
         MARKS.mkdir(mode=0o700, exist_ok=True)
         mark.symlink_to(fork)
         response = client.api._post(client.api._url("/containers/{0}/start", container.id), timeout=START_TIMEOUT)

@@ -32,6 +32,7 @@ DAEMON_JSON=/etc/docker/daemon.json
 fork_runtime() {
   [ "$(id -u)" = 0 ] || return 0
   install -m 0755 "$HERE/vdesk-runc" "$RUNTIME"
+  install -m 0755 "$HERE/vdesk-network-hook" /usr/local/sbin/vdesk-network-hook
   mkdir -p "$(dirname "$DAEMON_JSON")"
   local changed
   changed=$(python3 - "$DAEMON_JSON" "$RUNTIME" <<'PY'

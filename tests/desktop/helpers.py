@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -130,3 +131,30 @@ def listening_addresses(port: int) -> set[str]:
         if int(hex_port, 16) == port and state == "0A":
             found.add(socket.inet_ntoa(bytes.fromhex(address)[::-1]))
     return found
+
+
+# What a desktop's own programs find of a network: a connection out, a name resolved, its interfaces.
+NETWORK_PROBE = """
+import json, socket
+outcome = {}
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=3)
+    outcome["connect"] = "connected"
+except OSError as error:
+    outcome["connect"] = error.strerror or type(error).__name__
+try:
+    socket.getaddrinfo("example.com", 80)
+    outcome["resolve"] = "resolved"
+except OSError as error:
+    outcome["resolve"] = type(error).__name__
+with open("/proc/net/dev") as table:
+    outcome["interfaces"] = sorted(line.split(":")[0].strip() for line in table.readlines()[2:])
+print(json.dumps(outcome))
+"""
+NO_NETWORK = {"connect": "Network is unreachable", "resolve": "gaierror", "interfaces": ["lo"]}
+
+
+def network_outcome(desktop: Desktop) -> dict[str, object]:
+    """What :data:`NETWORK_PROBE` finds, run in ``desktop`` as its user."""
+    result = desktop.programs.run(["python3", "-c", NETWORK_PROBE], wait=True, timeout=30).check()
+    return dict(json.loads(result.stdout))

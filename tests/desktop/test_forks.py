@@ -20,7 +20,7 @@ from PIL import Image
 
 from pathlib import Path
 
-from tests.desktop.helpers import own_desktops, wait_gone
+from tests.desktop.helpers import NO_NETWORK, network_outcome, own_desktops, wait_gone
 from vdesk import forks
 from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
@@ -171,6 +171,19 @@ def test_eight_forks_at_once_all_healthy_all_removed(taken) -> None:  # type: ig
         for desktop in desktops:
             desktop.down()
     assert not own_desktops(client) & {d.name for d in desktops}
+
+
+def test_a_fork_has_no_network_but_loopback_as_its_original_has(taken) -> None:  # type: ignore[no-untyped-def]
+    # Docker's network hook runs beside a network-less fork's restore (vdesk-network-hook): the
+    # loopback the relay needs is up at once, and nothing else is there.
+    checkpoint, _, _ = taken
+    (fork,) = Desktop.fork(checkpoint)
+    try:
+        assert network_outcome(fork) == NO_NETWORK
+        fork.container.reload()
+        assert fork.container.attrs["HostConfig"]["NetworkMode"] == "none"
+    finally:
+        fork.down()
 
 
 def test_restore_puts_a_desktop_back_in_place(taken) -> None:  # type: ignore[no-untyped-def]

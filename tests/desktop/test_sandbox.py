@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.desktop.helpers import paints
+from tests.desktop.helpers import NO_NETWORK, network_outcome, paints
 from vdesk.channel import Completed
 from vdesk.container import Limits
 from vdesk.desktop import Desktop
@@ -124,36 +124,19 @@ def test_nothing_of_the_host_is_mounted_and_there_is_no_docker_socket(shared_des
 
 
 # -- the network -------------------------------------------------------------------------------
-NETWORK_PROBE = """
-import json, socket
-outcome = {}
-try:
-    socket.create_connection(("1.1.1.1", 53), timeout=3)
-    outcome["connect"] = "connected"
-except OSError as error:
-    outcome["connect"] = error.strerror or type(error).__name__
-try:
-    socket.getaddrinfo("example.com", 80)
-    outcome["resolve"] = "resolved"
-except OSError as error:
-    outcome["resolve"] = type(error).__name__
-with open("/proc/net/dev") as table:
-    outcome["interfaces"] = sorted(line.split(":")[0].strip() for line in table.readlines()[2:])
-print(json.dumps(outcome))
-"""
 
 
 def test_the_desktop_has_no_network_but_loopback(shared_desktop):
-    outcome = json.loads(python(shared_desktop, NETWORK_PROBE).check().stdout)
+    outcome = network_outcome(shared_desktop)
     print(outcome)
-    assert outcome == {"connect": "Network is unreachable", "resolve": "gaierror", "interfaces": ["lo"]}
+    assert outcome == NO_NETWORK
     config = host_config(shared_desktop)
     assert config["NetworkMode"] == "none" and not config["PortBindings"]
 
 
 def test_bridge_network_is_opt_in_and_publishes_vnc_on_127_0_0_1_only():
     with Desktop.up(network="bridge") as desktop:
-        outcome = json.loads(python(desktop, NETWORK_PROBE).check().stdout)
+        outcome = network_outcome(desktop)
         print(outcome)
         assert set(outcome["interfaces"]) - {"lo"}, "the bridge desktop has no interface but lo"
         assert outcome["connect"] != "Network is unreachable"
