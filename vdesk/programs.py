@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from vdesk.channel import OUTPUT_LIMIT, Channel, Completed
 from vdesk.clock import ClockSettings
-from vdesk.errors import DesktopTimeout, InvalidArgument
+from vdesk.errors import DesktopTimeout, InvalidArgument, VdeskError
 from vdesk.guard import Guard
 from vdesk.windows import Windows
 
@@ -96,9 +96,12 @@ class DesktopPrograms:
     def _what_was_there(self, probe: str) -> str:
         """What a failed wait for the window manager saw: whether it runs, whether the last probe
         had a window on the X display at all, and what the window manager manages."""
-        running = self._command(["pgrep", "-x", "openbox"]).returncode == 0
-        shown = self._command(["xdotool", "search", "--name", probe]).returncode == 0
-        managed = ", ".join(f"{w.title!r}{'' if w.viewable else ' (not viewable)'}" for w in self._windows.list())
+        try:
+            running = self._command(["pgrep", "-x", "openbox"]).returncode == 0
+            shown = self._command(["xdotool", "search", "--name", probe]).returncode == 0
+            managed = ", ".join(f"{w.title!r}{'' if w.viewable else ' (not viewable)'}" for w in self._windows.list())
+        except VdeskError as error:  # the timeout is the news; this only explains it
+            return f"no look inside: {error}"
         return (f"openbox {'running' if running else 'not running'}; the last probe "
                 f"{'had a window' if shown else 'had no window'}; managed: {managed or 'no windows'}")
 
