@@ -342,9 +342,16 @@ def list_checkpoints(client: docker.DockerClient) -> list[Checkpoint]:
     return sorted(found, key=lambda checkpoint: checkpoint.created)
 
 
-def remove(client: docker.DockerClient, name: str) -> None:
-    """Remove the checkpoint ``name`` (forks already running are not touched)."""
-    load(client, name)
+def remove(client: docker.DockerClient, name: str, *, missing_ok: bool = False) -> None:
+    """Remove the checkpoint ``name`` (forks already running are not touched). With
+    ``missing_ok`` one already gone is no error: what a run's cleanup wants, since a `vdesk
+    prune` meanwhile removes a checkpoint whose desktop is gone and that no fork runs from."""
+    try:
+        load(client, name)
+    except DesktopNotFound:
+        if missing_ok:
+            return
+        raise
     shutil.rmtree(_store(client) / name, ignore_errors=True)
 
 

@@ -24,7 +24,7 @@ from tests.desktop.helpers import NO_NETWORK, network_outcome, own_desktops, wai
 from vdesk import forks
 from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
-from vdesk.errors import PasswordRefused, VNCUnavailable
+from vdesk.errors import DesktopNotFound, PasswordRefused, VNCUnavailable
 from vdesk.execstream import start_exec
 from vdesk.forks import Checkpoint
 from vdesk.frames import LiveFramebuffer
@@ -184,6 +184,15 @@ def test_a_fork_has_no_network_but_loopback_as_its_original_has(taken) -> None: 
         assert fork.container.attrs["HostConfig"]["NetworkMode"] == "none"
     finally:
         fork.down()
+
+
+def test_a_checkpoint_removed_twice_is_not_found_the_second_time_unless_that_is_fine(original: Desktop) -> None:
+    checkpoint = original.checkpoint()
+    forks.remove(original.client, checkpoint.name)
+    with pytest.raises(DesktopNotFound, match=f"no checkpoint named '{checkpoint.name}'"):
+        forks.remove(original.client, checkpoint.name)
+    forks.remove(original.client, checkpoint.name, missing_ok=True)  # a cleanup after `vdesk prune`
+    assert checkpoint.name not in {c.name for c in forks.list_checkpoints(original.client)}
 
 
 def test_restore_puts_a_desktop_back_in_place(taken) -> None:  # type: ignore[no-untyped-def]

@@ -28,7 +28,7 @@ import ray
 
 from vdesk.desktop import Desktop
 from vdesk import forks
-from vdesk.errors import DesktopGone, InvalidArgument, VdeskError
+from vdesk.errors import DesktopGone, DesktopNotFound, InvalidArgument, VdeskError
 from vdesk.harness.agents import ScriptedAgent
 from vdesk.harness.record import episode_folders, load_run
 from vdesk.harness.report import write_report
@@ -325,6 +325,9 @@ def test_a_checkpoint_forks_and_restores_on_the_node_that_holds_it_only(cluster)
         finally:
             remove_checkpoint(start)
     assert start.name not in {checkpoint.name for checkpoint in forks.list_checkpoints(CLIENT)}
+    with pytest.raises(DesktopNotFound, match=f"no checkpoint named '{start.name}'"):
+        remove_checkpoint(start)
+    remove_checkpoint(start, missing_ok=True)  # a run's cleanup after a `vdesk prune` got there first
 
 
 def test_a_checkpoint_moved_to_another_node_forks_there(cluster):

@@ -368,12 +368,12 @@ def _actor_options(node_id: str | None) -> dict[str, Any]:
     return options
 
 
-def remove_checkpoint(checkpoint: NodeCheckpoint, timeout: float = CALL_TIMEOUT) -> None:
+def remove_checkpoint(checkpoint: NodeCheckpoint, timeout: float = CALL_TIMEOUT, *, missing_ok: bool = False) -> None:
     """Remove ``checkpoint`` from the engine of the node that holds it (forks running from it
-    are not touched)."""
+    are not touched); with ``missing_ok`` one already gone there is no error."""
     if not ray.is_initialized():
         raise ClusterError("Ray is not connected: call vdesk.cluster.connect(ADDRESS) first")
-    _ask(functools.partial(_on(checkpoint.node_id, _remove_here).remote, checkpoint.name), timeout,
+    _ask(functools.partial(_on(checkpoint.node_id, _remove_here).remote, checkpoint.name, missing_ok), timeout,
          f"removing checkpoint {checkpoint.name}")
 
 
@@ -394,8 +394,8 @@ def move_checkpoint(checkpoint: NodeCheckpoint, node_id: str, *, name: str | Non
     return NodeCheckpoint(moved, node_id)
 
 
-def _remove_here(name: str) -> None:
-    forks.remove(engines.connect(None), name)
+def _remove_here(name: str, missing_ok: bool) -> None:
+    forks.remove(engines.connect(None), name, missing_ok=missing_ok)
 
 
 def _export_here(name: str) -> bytes:

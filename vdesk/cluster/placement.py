@@ -122,7 +122,7 @@ class ClusterPlacement:
         finally:
             for setup in made.values():
                 if isinstance(setup, NodeSetUp):
-                    remove_checkpoint(setup.start)
+                    remove_checkpoint(setup.start, missing_ok=True)  # a `vdesk prune` may have been first
 
     def _set_up(self, episodes: Episodes, tasks: list[Task], parallel: int,
                 fresh: Callable[[Task], DesktopSpec], made: dict[str, NodeSetUp | str]) -> None:

@@ -153,7 +153,7 @@ class LocalPlacement:
             episodes.ended(task, episodes.play(task, env(task)))
 
         setups = SharedSetups(episodes.origin, lambda task: set_up(DesktopEnv(image=image, environment=environment), task),
-                              lambda checkpoint: forks.remove(engines.connect(None), checkpoint.name))
+                              lambda checkpoint: forks.remove(engines.connect(None), checkpoint.name, missing_ok=True))
 
         def forked_episode(task: Task) -> None:
             try:
