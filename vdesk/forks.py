@@ -30,6 +30,7 @@ builds desktops on it (``checkpoint``, ``fork``, ``restore``).
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import io
 import os
@@ -42,6 +43,7 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from collections.abc import Collection
 from typing import Any
 
 import docker
@@ -61,6 +63,7 @@ STORE = "vdesk-checkpoints"
 RUNTIME = "vdesk"  # dockerd's name for scripts/criu/vdesk-runc
 MARKS = Path("/run/vdesk-forks")  # where vdesk-runc looks for the containers it restores
 FORK_DIR = "vdesk-fork"  # in a fork's container directory: images/ (links to the checkpoint), work/ (CRIU's log)
+HELD = "held"  # in a checkpoint's folder: what a Hold locks
 NETWORK_NONE = "network-none"  # in FORK_DIR: the fork has no network (vdesk-runc's word for it)
 RUNC_STATES = "/run/docker/runtime-*/moby"  # runc's state of Docker's containers, one directory per runtime
 TOOL_PLACES = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")  # dockerd's PATH
@@ -335,6 +338,8 @@ def list_checkpoints(client: docker.DockerClient) -> list[Checkpoint]:
         return []
     found = []
     for entry in store.iterdir():
+        if entry.name.startswith("."):
+            continue  # being removed
         try:
             found.append(Checkpoint.model_validate_json((entry / "vdesk.json").read_text()))
         except (OSError, ValueError):
@@ -352,23 +357,85 @@ def remove(client: docker.DockerClient, name: str, *, missing_ok: bool = False) 
         if missing_ok:
             return
         raise
-    shutil.rmtree(_store(client) / name, ignore_errors=True)
+    _discard(_store(client) / name)
 
 
-def prune(client: docker.DockerClient) -> list[str]:
-    """Remove the checkpoints nobody uses any more: their desktop is gone and no desktop forked
-    from them exists. Returns their names."""
-    checkpoints = list_checkpoints(client)
+class Hold:
+    """A process's claim on a checkpoint it will fork again (a run's task set up once): while it
+    is held, :func:`prune` leaves it, though its desktop is gone and no fork runs from it just
+    then. A shared ``flock`` on its ``held`` file, so the kernel lets go when the holder dies,
+    however it dies, as a lease does; :meth:`release` lets go before."""
+
+    def __init__(self, path: Path) -> None:
+        self._fd: int | None = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fcntl.flock(self._fd, fcntl.LOCK_SH)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def hold(client: docker.DockerClient, name: str) -> Hold:
+    """Hold the checkpoint ``name`` (see :class:`Hold`); :class:`DesktopNotFound` if it is gone."""
+    load(client, name)
+    try:
+        held = Hold(_store(client) / name / HELD)
+    except FileNotFoundError:  # removed between the two
+        raise DesktopNotFound(f"no checkpoint named {name!r} (see `vdesk ls`)") from None
+    try:
+        load(client, name)  # a prune that had the lock first removed it meanwhile
+    except DesktopNotFound:
+        held.release()
+        raise
+    return held
+
+
+def prune(client: docker.DockerClient, only: Collection[str] | None = None) -> list[str]:
+    """Remove the checkpoints nobody uses any more: their desktop is gone, no desktop forked
+    from them exists and no process holds them (:class:`Hold`); of those named in ``only``, if
+    given. Returns their names."""
+    checkpoints = [c for c in list_checkpoints(client) if only is None or c.name in only]
     if not checkpoints:
         return []
     containers = client.containers.list(all=True, filters={"label": f"{LABEL}=desktop"}, ignore_removed=True)
     in_use = {c.name for c in containers} | {c.labels.get("vdesk.checkpoint") for c in containers}
     removed = []
     for checkpoint in checkpoints:
-        if checkpoint.source not in in_use and checkpoint.name not in in_use:
-            shutil.rmtree(_store(client) / checkpoint.name, ignore_errors=True)
+        if checkpoint.source not in in_use and checkpoint.name not in in_use and _remove_unheld(client, checkpoint.name):
             removed.append(checkpoint.name)
     return removed
+
+
+def _remove_unheld(client: docker.DockerClient, name: str) -> bool:
+    """Remove checkpoint ``name`` unless a process holds it; whether it was removed. The lock is
+    kept while the files go, so a hold taken meanwhile finds the checkpoint gone."""
+    folder = _store(client) / name
+    try:
+        fd = os.open(folder / HELD, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except FileNotFoundError:
+        return False  # removed by someone else meanwhile
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return False
+    try:
+        return _discard(folder)
+    finally:
+        os.close(fd)
+
+
+def _discard(folder: Path) -> bool:
+    """Remove a checkpoint's folder; whether this call did (and not another remover at the same
+    time): it is renamed out of the store first, which only one of them can do."""
+    doomed = folder.with_name(f".removing-{folder.name}-{secrets.token_hex(4)}")
+    try:
+        os.rename(folder, doomed)
+    except FileNotFoundError:
+        return False
+    shutil.rmtree(doomed, ignore_errors=True)
+    return True
 
 
 # -- starting a fork -------------------------------------------------------------------------------------

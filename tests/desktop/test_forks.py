@@ -195,6 +195,39 @@ def test_a_checkpoint_removed_twice_is_not_found_the_second_time_unless_that_is_
     assert checkpoint.name not in {c.name for c in forks.list_checkpoints(original.client)}
 
 
+def test_prune_leaves_a_held_checkpoint_until_its_hold_is_released(original: Desktop) -> None:
+    checkpoint = original.checkpoint()
+    with Desktop.up() as other:  # a checkpoint whose desktop is gone and that no fork runs from
+        gone = other.checkpoint()
+    try:
+        held = forks.hold(original.client, gone.name)
+        assert forks.prune(original.client, only=[gone.name, checkpoint.name]) == []  # held; source alive
+        held.release()
+        assert forks.prune(original.client, only=[gone.name, checkpoint.name]) == [gone.name]
+        with pytest.raises(DesktopNotFound):
+            forks.hold(original.client, gone.name)
+    finally:
+        forks.remove(original.client, checkpoint.name)
+        forks.remove(original.client, gone.name, missing_ok=True)
+
+
+def test_a_hold_ends_with_the_process_that_held_it(original: Desktop) -> None:
+    with Desktop.up() as other:
+        gone = other.checkpoint()
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, docker; from vdesk import forks; "
+                               f"forks.hold(docker.from_env(), {gone.name!r}); print('held', flush=True); sys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        assert forks.prune(original.client, only=[gone.name]) == []
+        holder.kill()  # SIGKILL: no release ran
+        holder.wait(timeout=30)
+        assert forks.prune(original.client, only=[gone.name]) == [gone.name]
+    finally:
+        holder.kill()
+        forks.remove(original.client, gone.name, missing_ok=True)
+
+
 def test_restore_puts_a_desktop_back_in_place(taken) -> None:  # type: ignore[no-untyped-def]
     checkpoint, screen, before = taken
     (desktop,) = Desktop.fork(checkpoint)

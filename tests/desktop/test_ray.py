@@ -550,14 +550,16 @@ def test_eval_on_the_cluster_writes_the_same_run_folder_as_a_local_eval(cluster,
 
 
 def test_a_suite_forked_after_setup_runs_each_task_s_episodes_on_its_checkpoint_s_node(cluster, two_nodes, tmp_path):
-    from tests.harness.test_forked_suite import forked_task
+    from tests.harness.test_forked_suite import PRUNED_WITH, forked_task, pruning
 
-    summary = run_suite([forked_task()], ScriptedAgent, out=tmp_path / "run", parallel=2, repeats=2,
-                        fork_after_setup=True, placement=ClusterPlacement(cluster.address),
-                        environment={"VDESK_TEST_RUN": RUN_TOKEN})
+    with pruning(CLIENT, RUN_TOKEN) as removed:  # the run holds its checkpoint on its node
+        summary = run_suite([forked_task()], ScriptedAgent, out=tmp_path / "run", parallel=2, repeats=2,
+                            fork_after_setup=True, placement=ClusterPlacement(cluster.address),
+                            environment={"VDESK_TEST_RUN": RUN_TOKEN, PRUNED_WITH: RUN_TOKEN})
     failed = {o.task_id: o.error or [c.detail for c in o.checks if not c.passed] for o in summary.episodes if not o.success}
     assert not failed  # each fork saw the setup's file and program, and kept its own change
     (checkpoint,) = {o.forked_from for o in summary.episodes}
+    assert checkpoint not in removed
     assert checkpoint and all(o.setup_s and o.fork_s and o.repeat_of == "forked" for o in summary.episodes)
     nodes = {o.attempts[-1].node for o in summary.episodes}
     assert len(nodes) == 1 and nodes <= {two_nodes.head_id, two_nodes.other_id}  # the checkpoint's node

@@ -6,6 +6,7 @@ and leaves no desktop and no checkpoint behind; the times are in the results and
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 import threading
@@ -29,6 +30,7 @@ from vdesk.harness.tasks import Task
 pytestmark = pytest.mark.desktop
 VDESK = str(Path(sys.executable).parent / "vdesk")
 REPEATS = 3
+PRUNED_WITH = "PRUNED_WITH"  # a desktop variable that lets pruning() find a test's own checkpoints
 TICKER = "vdesk-ticker"  # the setup's program, found by its name in each fork
 
 
@@ -127,3 +129,40 @@ def test_eval_fork_after_setup_from_the_command_line(tmp_path: Path) -> None:
     assert "SETUP" in done.stdout and "FORK" in done.stdout and "forked.r2" in done.stdout
     summary = SuiteSummary.model_validate_json((out / "results.json").read_text())
     assert summary.success_rate == 1.0 and all(o.fork_s for o in summary.episodes)
+
+
+@contextmanager
+def pruning(client: docker.DockerClient, run: str) -> Iterator[list[str]]:
+    """`vdesk prune`'s own decision, made over and over meanwhile, for the checkpoints of desktops
+    whose ``PRUNED_WITH`` variable is ``run`` (only those: other tests' checkpoints are theirs to
+    prune; a checkpoint keeps its desktop's variables but vdesk's own); yields the names it removed."""
+    removed: list[str] = []
+    stop = threading.Event()
+
+    def prune() -> None:
+        while not stop.wait(0.05):
+            mine = [c.name for c in forks.list_checkpoints(client) if c.environment.get(PRUNED_WITH) == run]
+            if mine:
+                removed.extend(forks.prune(client, only=mine))
+
+    pruner = threading.Thread(target=prune, daemon=True)
+    pruner.start()
+    try:
+        yield removed
+    finally:
+        stop.set()
+        pruner.join(timeout=30)
+
+
+def test_a_prune_meanwhile_leaves_the_checkpoint_the_run_holds(tmp_path: Path) -> None:
+    # One episode at a time: between two forks, and between the setup desktop's end and the first
+    # fork, no desktop uses the checkpoint, and only the run's hold keeps `vdesk prune` off it.
+    client, run = docker.from_env(), secrets.token_hex(4)
+    with pruning(client, run) as removed:
+        summary = run_suite([forked_task()], ScriptedAgent, out=tmp_path / "run", parallel=1, repeats=REPEATS,
+                            fork_after_setup=True, environment={PRUNED_WITH: run})
+    failed = {o.task_id: o.error or [c.detail for c in o.checks if not c.passed] for o in summary.episodes if not o.success}
+    assert not failed and len(summary.episodes) == REPEATS
+    (checkpoint,) = {o.forked_from for o in summary.episodes}
+    assert checkpoint not in removed  # the run removed it at its end, not the pruner
+    assert checkpoint not in {c.name for c in forks.list_checkpoints(client)}

@@ -377,6 +377,31 @@ def remove_checkpoint(checkpoint: NodeCheckpoint, timeout: float = CALL_TIMEOUT,
          f"removing checkpoint {checkpoint.name}")
 
 
+class CheckpointHolder:
+    """Holds a checkpoint on the node that has it (:class:`vdesk.forks.Hold`): a Ray actor of
+    its own, so the hold lasts until :func:`hold_checkpoint`'s release kills it, or until the
+    process that made it dies and Ray takes its actors with it."""
+
+    def __init__(self, name: str) -> None:
+        self._hold = forks.hold(engines.connect(None), name)
+
+    def ready(self) -> bool:
+        return True
+
+
+def hold_checkpoint(checkpoint: NodeCheckpoint, timeout: float = CALL_TIMEOUT) -> Callable[[], None]:
+    """Hold ``checkpoint`` on its node, so that a `vdesk prune` there leaves it while no fork
+    runs from it; returns how to let go."""
+    holder = ray.remote(num_cpus=0, max_restarts=0)(CheckpointHolder).options(
+        scheduling_strategy=NodeAffinitySchedulingStrategy(checkpoint.node_id, soft=False)).remote(checkpoint.name)
+    try:
+        _ask(holder.ready.remote, timeout, f"holding checkpoint {checkpoint.name}")
+    except BaseException:
+        kill(holder)
+        raise
+    return functools.partial(kill, holder)
+
+
 def move_checkpoint(checkpoint: NodeCheckpoint, node_id: str, *, name: str | None = None,
                     timeout: float = CHECKPOINT_TIMEOUT) -> NodeCheckpoint:
     """A copy of ``checkpoint`` on ``node_id``'s engine, stored as ``name`` (default: its own;

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vdesk.cluster.actors import NodeCheckpoint, RemoteDesktop, remove_checkpoint
+from vdesk.cluster.actors import NodeCheckpoint, RemoteDesktop, hold_checkpoint, remove_checkpoint
 from vdesk.cluster.membership import connect
 from vdesk.cluster.scheduler import Attempt, EpisodeOutcome, Hooks, run_episodes
 from vdesk.errors import InvalidArgument
@@ -122,7 +122,10 @@ class ClusterPlacement:
         finally:
             for setup in made.values():
                 if isinstance(setup, NodeSetUp):
-                    remove_checkpoint(setup.start, missing_ok=True)  # a `vdesk prune` may have been first
+                    try:
+                        remove_checkpoint(setup.start, missing_ok=True)  # held until gone
+                    finally:
+                        setup.done.release()
 
     def _set_up(self, episodes: Episodes, tasks: list[Task], parallel: int,
                 fresh: Callable[[Task], DesktopSpec], made: dict[str, NodeSetUp | str]) -> None:
@@ -134,7 +137,9 @@ class ClusterPlacement:
                 firsts.append(task)
 
         def work(desktop: RemoteDesktop, task: Task) -> NodeSetUp:
-            return NodeSetUp(set_up(DesktopEnv(source=given(desktop)), task), desktop.node_id)
+            def hold(checkpoint: Checkpoint) -> Callable[[], None]:
+                return hold_checkpoint(NodeCheckpoint(checkpoint, desktop.node_id))
+            return NodeSetUp(set_up(DesktopEnv(source=given(desktop)), task, hold), desktop.node_id)
 
         def done(ended: EpisodeOutcome[NodeSetUp]) -> None:
             made[episodes.origin[firsts[ended.index].id]] = ended.result or ended.error or "it did not end"

@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from vdesk.errors import InvalidArgument
 from vdesk.forks import Checkpoint
@@ -32,26 +32,30 @@ from vdesk.harness.tasks import Task
 
 @dataclass(frozen=True)
 class SetUp:
-    """A task set up once: the checkpoint its episodes fork, and what it took (seconds)."""
+    """A task set up once: the checkpoint its episodes fork, what it took (seconds), and how
+    to let go of the run's hold on it (a `vdesk prune` meanwhile leaves a held checkpoint)."""
 
     checkpoint: Checkpoint
     setup_s: float       # a desktop up, the task's setup run, the screen settled
     checkpoint_s: float  # that desktop checkpointed
+    release: Callable[[], None] = field(default=lambda: None, compare=False, repr=False)
 
     def record(self) -> dict[str, float | str]:
         """The fields of each episode's :class:`~vdesk.harness.record.Outcome` this setup fills."""
         return {"setup_s": self.setup_s, "checkpoint_s": self.checkpoint_s, "forked_from": self.checkpoint.name}
 
 
-def set_up(env: DesktopEnv, task: Task) -> SetUp:
+def set_up(env: DesktopEnv, task: Task, hold: Callable[[Checkpoint], Callable[[], None]]) -> SetUp:
     """Run ``task``'s setup on a desktop ``env`` opens and checkpoint it there; the desktop is
-    released after (the checkpoint outlives it)."""
+    released after (the checkpoint outlives it), once ``hold`` holds the checkpoint (it returns
+    how to let go): from then until the task's last episode, `vdesk prune` leaves it."""
     try:
         env.open(task)
         assert env.opening is not None and env.opening.setup_s is not None
         began = time.monotonic()
         checkpoint = env.save_checkpoint()
-        return SetUp(checkpoint, env.opening.setup_s, round(time.monotonic() - began, 3))
+        took = round(time.monotonic() - began, 3)
+        return SetUp(checkpoint, env.opening.setup_s, took, hold(checkpoint))
     finally:
         env.close()
 
@@ -120,5 +124,8 @@ class SharedSetups:
 
     def _discard(self, future: Future[SetUp]) -> None:
         if future.done() and future.exception() is None:
-            self._remove(future.result().checkpoint)
+            try:
+                self._remove(future.result().checkpoint)  # held until gone: no prune in between
+            finally:
+                future.result().release()
 

@@ -152,7 +152,9 @@ class LocalPlacement:
         def episode(task: Task) -> None:
             episodes.ended(task, episodes.play(task, env(task)))
 
-        setups = SharedSetups(episodes.origin, lambda task: set_up(DesktopEnv(image=image, environment=environment), task),
+        setups = SharedSetups(episodes.origin,
+                              lambda task: set_up(DesktopEnv(image=image, environment=environment), task,
+                                                  lambda checkpoint: forks.hold(engines.connect(None), checkpoint.name).release),
                               lambda checkpoint: forks.remove(engines.connect(None), checkpoint.name, missing_ok=True))
 
         def forked_episode(task: Task) -> None:
