@@ -367,13 +367,18 @@ class Hold:
     however it dies, as a lease does; :meth:`release` lets go before."""
 
     def __init__(self, path: Path) -> None:
-        self._fd: int | None = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        self._fd: int | None = _open_held(path)
         fcntl.flock(self._fd, fcntl.LOCK_SH)
 
     def release(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _open_held(path: Path) -> int:
+    """A checkpoint's ``held`` file, made if missing (checkpoints of earlier versions lack it)."""
+    return os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
 
 def hold(client: docker.DockerClient, name: str) -> Hold:
@@ -412,7 +417,7 @@ def _remove_unheld(client: docker.DockerClient, name: str) -> bool:
     kept while the files go, so a hold taken meanwhile finds the checkpoint gone."""
     folder = _store(client) / name
     try:
-        fd = os.open(folder / HELD, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = _open_held(folder / HELD)
     except FileNotFoundError:
         return False  # removed by someone else meanwhile
     try:

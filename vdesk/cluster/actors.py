@@ -389,10 +389,16 @@ class CheckpointHolder:
         return True
 
 
+@functools.cache
+def _holder_class() -> Any:
+    """:class:`CheckpointHolder` as a Ray actor class, made once (as :func:`actor_class`)."""
+    return ray.remote(num_cpus=0, max_restarts=0)(CheckpointHolder)
+
+
 def hold_checkpoint(checkpoint: NodeCheckpoint, timeout: float = CALL_TIMEOUT) -> Callable[[], None]:
     """Hold ``checkpoint`` on its node, so that a `vdesk prune` there leaves it while no fork
     runs from it; returns how to let go."""
-    holder = ray.remote(num_cpus=0, max_restarts=0)(CheckpointHolder).options(
+    holder = _holder_class().options(
         scheduling_strategy=NodeAffinitySchedulingStrategy(checkpoint.node_id, soft=False)).remote(checkpoint.name)
     try:
         _ask(holder.ready.remote, timeout, f"holding checkpoint {checkpoint.name}")
