@@ -20,12 +20,13 @@ from typing import Any
 
 import docker
 import docker.errors
+import requests.exceptions
 from docker.models.containers import Container
 
 from vdesk import images
 from vdesk.clock import ClockSettings
 from vdesk.coords import Screen
-from vdesk.errors import DesktopStartFailed, InvalidArgument
+from vdesk.errors import DesktopStartFailed, DesktopTimeout, InvalidArgument
 from vdesk.lease import GRACE_SECONDS
 from vdesk.spec import DesktopSpec
 # A desktop's settings live in vdesk.spec; these are still imported from here by older callers.
@@ -34,6 +35,7 @@ from vdesk.spec import parse_size as parse_size, screen_of as screen_of  # noqa:
 
 LABEL = "vdesk"
 VNC_PORT = 5900
+REMOVE_TIMEOUT = 30.0  # the engine removes a stopped desktop in well under a second
 # nodelay: the RFB client sends small requests back to back; Nagle would hold the second one
 # for the peer's delayed acknowledgement (~40 ms per fresh frame).
 VNC_TARGET = f"TCP:127.0.0.1:{VNC_PORT},nodelay"
@@ -157,8 +159,12 @@ def _remove_unstarted(client: docker.DockerClient, options: RunOptions) -> None:
         pass
 
 
-def remove_container(container: Container) -> None:
-    """Remove ``container`` whatever its state; one already gone (or going) is fine."""
+def remove_container(container: Container, timeout: float = REMOVE_TIMEOUT) -> None:
+    """Remove ``container`` whatever its state, and return once it is gone; one already gone is fine.
+
+    One that another remover is removing (its released lease stopped it and the engine
+    auto-removes it, which closing a desktop starts) is waited for: returning while the engine
+    still lists it would let a caller count a desktop as gone that ``vdesk ls`` still shows."""
     try:
         container.remove(force=True)
     except docker.errors.NotFound:
@@ -166,6 +172,16 @@ def remove_container(container: Container) -> None:
     except docker.errors.APIError as error:
         if "already in progress" not in str(error):
             raise
+        _wait_removed(container, timeout)
+
+
+def _wait_removed(container: Container, timeout: float) -> None:
+    try:
+        container.wait(condition="removed", timeout=timeout)
+    except docker.errors.NotFound:
+        pass  # gone before the wait began
+    except requests.exceptions.RequestException:
+        raise DesktopTimeout(f"container {container.name} was still being removed after {timeout:g} s") from None
 
 
 def published_port(container: Container) -> int | None:

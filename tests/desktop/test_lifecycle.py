@@ -7,7 +7,10 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+
+import docker.errors
 
 import pytest
 
@@ -43,6 +46,29 @@ def test_labels_and_vnc_password_identify_the_desktop():
         assert len(desktop.vnc.password) == 8
         info = desktop.info()
         assert info.size == (1024, 768) and info.leased
+
+
+def test_down_returns_once_the_desktop_is_gone_though_another_remover_started_first():
+    # Closing a desktop releases its lease, and the engine may be auto-removing the container by
+    # the time down() asks: the engine then answers "removal already in progress" at once. Here
+    # another remover starts together with down(), round after round.
+    for _ in range(6):
+        desktop = Desktop.up()
+        together = threading.Barrier(2)
+
+        def other_remover() -> None:
+            together.wait()
+            try:
+                CLIENT.api.remove_container(desktop.container.id, force=True)
+            except docker.errors.APIError:
+                pass  # down() came first
+
+        other = threading.Thread(target=other_remover)
+        other.start()
+        together.wait()
+        desktop.down()
+        assert desktop.name not in vdesk_containers(CLIENT)
+        other.join()
 
 
 OWNER = textwrap.dedent("""
