@@ -30,7 +30,7 @@ def names(env: gymnasium.Env) -> str:
 def test_the_gymnasium_checker_passes_on_a_real_desktop():
     env = gymnasium.make("vdesk/Desktop-v0", task=SMALL, render_mode="rgb_array")
     before = vdesk_containers(docker.from_env())
-    gc.collect()  # an earlier test's garbage (an unclosed event loop) warns when freed: not in the block below
+    gc.collect()  # an earlier test's garbage may warn when freed (an unclosed loop did): not in the block below
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_env(env.unwrapped)

@@ -4,6 +4,7 @@ own run loop, driven by a scripted model (no model service)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import time
@@ -121,7 +122,15 @@ def test_computer_tool_runs_the_models_calls_on_the_desktop(shared_desktop, prob
     model = ScriptedModel(click, done)
     agent = Agent(name="operator", model=model, tools=[ComputerTool(computer=computer)])
     park(shared_desktop, probe)
-    result = Runner.run_sync(agent, "Click the point.", run_config=RunConfig(tracing_disabled=True))
+    # run_sync runs on this thread's default event loop and leaves it open, as a script's would
+    # be; the test gives it one it owns, so no open loop is left for a later test to free.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        result = Runner.run_sync(agent, "Click the point.", run_config=RunConfig(tracing_disabled=True))
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
     assert result.final_output == "Clicked."
     assert summary(probe.events()) == ["button_press 1 321 123", "button_release 1 321 123"]
     answer = [item for item in model.inputs[1] if item.get("type") == "computer_call_output"]
