@@ -116,6 +116,8 @@ def test_the_special_replies(reply: str, verdict: str | None, kind: str) -> None
     ("for i in range(3): pyautogui.click(1, 2)", "not a for statement"),
     ("x = 5", "assignments are not allowed"),
     ("pyautogui.FAILSAFE = print", "assignments are not allowed"),
+    ("pyautogui.pyautogui.FAILSAFE = 1", "assignments are not allowed"),
+    ("x().FAILSAFE = 1", "assignments are not allowed"),
     ("pyautogui.click(x, 2)", "arguments must be literals (numbers, strings, lists), not \"x\""),
     ("pyautogui.click(__import__('os').getpid(), 1)", "arguments must be literals"),
     ("pyautogui.click(*[1, 2])", "*arguments are not allowed"),

@@ -162,7 +162,8 @@ def _check_statement(statement: ast.stmt, code: str) -> None:
         return
     if isinstance(statement, ast.Assign):
         target = statement.targets[0] if len(statement.targets) == 1 else None
-        if (isinstance(target, ast.Attribute) and _dotted(target) in {f"pyautogui.{s}" for s in _SETTINGS}
+        if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and _dotted(target) in {f"pyautogui.{s}" for s in _SETTINGS}
                 and isinstance(statement.value, ast.Constant)):
             return  # FAILSAFE / PAUSE: settings of the real library, with no effect here
         raise ParseError(f"assignments are not allowed (only pyautogui.FAILSAFE/PAUSE = literal): {source}")
