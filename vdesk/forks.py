@@ -65,6 +65,10 @@ MARKS = Path("/run/vdesk-forks")  # where vdesk-runc looks for the containers it
 FORK_DIR = "vdesk-fork"  # in a fork's container directory: images/ (links to the checkpoint), work/ (CRIU's log)
 HELD = "held"  # in a checkpoint's folder: what a Hold locks
 NETWORK_NONE = "network-none"  # in FORK_DIR: the fork has no network (vdesk-runc's word for it)
+# CRIU reads this before /etc/criu/runc.conf in vdesk's dumps (install-criu.sh writes it): no
+# network lock, which the dump records and every fork's restore then undoes (0.05 s each, two
+# iptables-restore runs); it guards TCP connections, and a desktop's checkpoint holds none.
+CHECKPOINT_CONFIG = "/etc/criu/vdesk-checkpoint.conf"
 RUNC_STATES = "/run/docker/runtime-*/moby"  # runc's state of Docker's containers, one directory per runtime
 TOOL_PLACES = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")  # dockerd's PATH
 INSTALL_HINT = "scripts/criu/install-criu.sh builds one"
@@ -286,10 +290,11 @@ def _runc_checkpoint(container: Container, target: Path) -> None:
         raise CheckpointUnavailable("this engine cannot checkpoint desktops: there is no runc on the engine's host")
     argv = [runc, "--root", states, "checkpoint", "--leave-running", "--image-path", str(target / "images"),
             "--work-path", str(target / "work"), container.id]
+    environment = {**os.environ, "CRIU_CONFIG_FILE": CHECKPOINT_CONFIG}
     for attempt in range(CHECKPOINT_ATTEMPTS):
         shutil.rmtree(target / "images", ignore_errors=True)
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=CHECKPOINT_TIMEOUT)
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=CHECKPOINT_TIMEOUT, env=environment)
         except subprocess.TimeoutExpired:
             raise CheckpointError(f"checkpointing desktop {container.name}: runc did not finish within "
                                   f"{CHECKPOINT_TIMEOUT} s") from None

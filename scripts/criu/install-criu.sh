@@ -3,8 +3,9 @@
 # here): Debian sid's 4.2.1 source, with our rlimits-from-proc.patch, installed as
 # /usr/local/sbin/criu (first on dockerd's PATH, so runc uses it); and the runtime that restores
 # forks (vdesk-runc), registered with dockerd as `vdesk`. Idempotent: builds nothing when that
-# binary already reports this version. Root on Debian only; elsewhere it says what to install
-# and exits 0 (checkpoints are optional; vdesk says what is missing when asked).
+# binary already reports this version and keeps its kernel facts in $KDAT_DIR. Root on Debian
+# only; elsewhere it says what to install and exits 0 (checkpoints are optional; vdesk says what
+# is missing when asked).
 set -euo pipefail
 
 VERSION=4.2.1
@@ -15,6 +16,10 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 # CRIU reads this file for every dump and restore runc asks for: options Docker cannot pass.
 # Each only lets a dump succeed that would fail without it (see README.md), for any container.
 RUNC_CONF=/etc/criu/runc.conf
+# vdesk's own checkpoints read this file first (vdesk names it in CRIU_CONFIG_FILE): no network
+# lock, which runs iptables-restore twice in the dump and twice in every fork's restore (0.05 s
+# each) to guard TCP connections a desktop's checkpoint never holds.
+CHECKPOINT_CONF=/etc/criu/vdesk-checkpoint.conf
 runc_options() {
   [ "$(id -u)" = 0 ] || return 0
   mkdir -p "$(dirname "$RUNC_CONF")" && touch "$RUNC_CONF"
@@ -22,6 +27,20 @@ runc_options() {
   for option in "irmap-scan-path /usr/share/dbus-1" "ghost-limit 256M" "file-locks"; do
     grep -qx "$option" "$RUNC_CONF" || echo "$option" >>"$RUNC_CONF"
   done
+  echo "network-lock skip" >"$CHECKPOINT_CONF"
+}
+
+# CRIU keeps what it learns of the kernel (30 ms of tests at every dump and restore, a network
+# namespace made and dropped among them) in $KDAT_DIR/criu.kdat, but only on a tmpfs. This host's
+# /run is not one, so the build names a small tmpfs of its own, mounted here (again after a reboot:
+# setup-host.sh runs this script whenever it starts the engine). Without it CRIU just tests anew.
+KDAT_DIR=/run/vdesk-criu
+kernel_facts_cache() {
+  [ "$(id -u)" = 0 ] || return 0
+  mkdir -p "$KDAT_DIR"
+  [ "$(stat -f -c %T "$KDAT_DIR")" = tmpfs ] && return 0
+  mount -t tmpfs -o size=1m,mode=0700 vdesk-criu "$KDAT_DIR" ||
+    echo "vdesk: warning: no tmpfs at $KDAT_DIR; CRIU tests the kernel at every run (30 ms)." >&2
 }
 
 # The runtime `vdesk` (vdesk-runc: runc, but a fork is restored at its create) in dockerd's
@@ -52,8 +71,10 @@ PY
   if [ "$changed" = yes ] && pid=$(pgrep -o -x dockerd); then kill -HUP "$pid"; fi
 }
 
-if [ -x "$TARGET" ] && "$TARGET" --version 2>/dev/null | grep -qx "Version: $VERSION"; then
+if [ -x "$TARGET" ] && "$TARGET" --version 2>/dev/null | grep -qx "Version: $VERSION" &&
+  grep -qaF "$KDAT_DIR/criu.kdat" "$TARGET"; then
   runc_options
+  kernel_facts_cache
   fork_runtime
   exit 0
 fi
@@ -86,9 +107,10 @@ fi
 tar -C "$work" -xf "$orig"
 src="$work/criu-$VERSION"
 patch -d "$src" -p1 --quiet <"$HERE/rlimits-from-proc.patch"
-make -C "$src" -j"$(nproc)" criu >"$work/build.log" 2>&1 || { tail -n 30 "$work/build.log" >&2; exit 1; }
+make -C "$src" -j"$(nproc)" RUNDIR="$KDAT_DIR" criu >"$work/build.log" 2>&1 || { tail -n 30 "$work/build.log" >&2; exit 1; }
 install -m 0755 "$src/criu/criu" "$TARGET"
 runc_options
+kernel_facts_cache
 fork_runtime
 "$TARGET" check >/dev/null 2>&1 || echo "vdesk: warning: '$TARGET check' fails on this kernel." >&2
 echo "vdesk: CRIU $VERSION installed as $TARGET."
