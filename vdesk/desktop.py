@@ -203,6 +203,7 @@ class Desktop:
         self._guard.check_open()
         forks.docker_root(self.client)  # an engine that cannot checkpoint: nothing disconnected
         self._disconnect()
+        self.channel.run(["sh", "-c", forks.RELAYS_ENDED], timeout=forks.RELAYS_TIMEOUT)
         return self._guard(lambda: forks.take(self.client, self.container, name))
 
     fork = _Forking()

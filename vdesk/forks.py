@@ -117,6 +117,22 @@ exec "$@"
 """
 
 
+# Each of vdesk's connections into a desktop (frames, X, the browser's, the accessibility
+# reader's) runs a relay, socat, in an exec of its own: outside the process tree a dump takes
+# (an exec's parent is outside the container), yet connected to the X or VNC server inside it.
+# Closing our end ends the relay a moment later, and a dump in that moment fails ("External
+# socket is used", "Connected TCP socket"). This waits inside the desktop until none is left
+# (at most about 4 s: a relay someone else holds open, a viewer or a tunnel, stays, and the dump
+# then says so).
+RELAYS_ENDED = r"""
+for _ in $(seq 150); do
+  ps -eo ppid=,comm= | grep -qx ' *0 socat' || exit 0
+  sleep 0.02
+done
+"""
+RELAYS_TIMEOUT = 10.0
+
+
 class Checkpoint(BaseModel):
     """A checkpoint on the engine's host: its name, the desktop it was taken of, when, its size
     in bytes, and what a fork of it is created with (image, screen, network, limits, variables,

@@ -8,8 +8,10 @@ import functools
 import json
 import re
 import secrets
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,18 +26,21 @@ from tests.desktop.helpers import NO_NETWORK, network_outcome, own_desktops, wai
 from vdesk import forks
 from vdesk.container import VNC_TARGET
 from vdesk.desktop import Desktop
-from vdesk.errors import DesktopNotFound, PasswordRefused, VNCUnavailable
+from vdesk.errors import CheckpointError, DesktopNotFound, PasswordRefused, VNCUnavailable
 from vdesk.execstream import start_exec
 from vdesk.forks import Checkpoint
 from vdesk.frames import LiveFramebuffer
 from vdesk.images import TASKBAR_CLOCK
 from vdesk.screen import DesktopScreen
+from vdesk.tunnel import Tunnel
+from vdesk.xconn import X_SOCKET
 
 VDESK = str(Path(sys.executable).parent / "vdesk")
 COUNTER = ["sh", "-c", "i=0; while true; do i=$((i+1)); echo $i > /tmp/ticks; sleep 0.2; done"]
 TERMINAL_TITLE = "fork-probe"
 RUN = secrets.token_hex(2)  # in the desktops' names: two runs of this file on one engine do not collide
 CLOCK_WIDTH, TASKBAR_HEIGHT = TASKBAR_CLOCK
+X_SETUP = b"l\0\x0b\0\0\0\0\0\0\0\0\0"  # an X client's first words: little-endian, protocol 11, no auth
 
 
 def ticks(desktop: Desktop) -> int:
@@ -193,6 +198,37 @@ def test_a_checkpoint_removed_twice_is_not_found_the_second_time_unless_that_is_
         forks.remove(original.client, checkpoint.name)
     forks.remove(original.client, checkpoint.name, missing_ok=True)  # a cleanup after `vdesk prune`
     assert checkpoint.name not in {c.name for c in forks.list_checkpoints(original.client)}
+
+
+@contextmanager
+def x_client_through_a_tunnel(desktop: Desktop) -> Iterator[Tunnel]:
+    """An X client outside the desktop, as a viewer or `vdesk tunnel` user would hold one: its
+    relay (socat, in an exec of its own) is connected to the X server inside."""
+    tunnel = Tunnel(desktop.client.api, desktop.id, X_SOCKET, tcp_port=0)
+    client = socket.create_connection(("127.0.0.1", tunnel.port), timeout=10)
+    try:
+        client.sendall(X_SETUP)
+        assert client.recv(1)[:1] == b"\x01", "the X server did not accept the client"
+        yield tunnel
+    finally:
+        client.close()
+        tunnel.close()
+
+
+def test_a_checkpoint_waits_for_a_relay_on_its_way_out(original: Desktop) -> None:
+    # Closing a connection ends its relay inside a moment later; a dump in that moment would fail
+    # ("External socket is used"). Here the relay ends 0.3 s after the checkpoint was asked for.
+    with x_client_through_a_tunnel(original) as tunnel:
+        threading.Timer(0.3, tunnel.close).start()
+        checkpoint = original.checkpoint()
+    forks.remove(original.client, checkpoint.name)
+
+
+def test_a_tunnel_held_open_fails_a_checkpoint_saying_so(original: Desktop) -> None:
+    with x_client_through_a_tunnel(original):
+        with pytest.raises(CheckpointError, match=r"External socket is used.*close VNC viewers and tunnels"):
+            original.checkpoint()
+    assert original.programs.run(["echo", "on"], wait=True).check().stdout.strip() == "on"
 
 
 def test_prune_leaves_a_held_checkpoint_until_its_hold_is_released(original: Desktop) -> None:
