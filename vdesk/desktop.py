@@ -100,7 +100,7 @@ class Desktop:
         self.clock = ClockSettings.from_labels(container.labels or {})
         self._x = XConnection(lambda: guard(lambda: open_display(client.api, container.id)), self.name)
         self.windows = Windows(self._x)
-        self.clipboard = Clipboard(self.channel, guard)
+        self.clipboard = Clipboard(self.channel, self.windows, guard)
         self.files = Files(client.api, container.id, self.name, self.channel, guard)
         self.vnc = DesktopVnc(client.api, container, guard, self._read_text, password, view_password)
         self.screen = DesktopScreen(client.api, container, geometry, guard, self.vnc)

@@ -64,6 +64,14 @@ class Windows:
             return [w for w in (self._window(display, i) for i in ids[-limit:]) if w is not None]
         return self.connection.request(ask)
 
+    def selection_owner(self, selection: str) -> int:
+        """The id of the window that owns the X selection ``selection`` (``"CLIPBOARD"``,
+        ``"PRIMARY"``); 0 when none does."""
+        def ask(display: xdisplay.Display) -> int:
+            owner = display.get_selection_owner(display.intern_atom(selection))
+            return int(getattr(owner, "id", owner) or 0)
+        return self.connection.request(ask)
+
     def count(self) -> int:
         """How many windows the window manager manages (up to :data:`MAX_CLIENT_IDS`)."""
         return self.connection.request(lambda display: len(self._client_ids(display)))

@@ -34,6 +34,18 @@ def test_a_large_clipboard_round_trips(shared_desktop: Desktop) -> None:
     assert shared_desktop.clipboard.get() == text
 
 
+def test_set_returns_once_the_new_owner_holds_the_selection(shared_desktop: Desktop) -> None:
+    # xsel ends before the server it forks owns the selection; a read (or a paste) in between got
+    # what was there before: a whole run of the tests read 'in the clipboard' back after setting
+    # 300,000 characters. set() now waits for the new owner, asked over the X connection.
+    for round_ in range(10):
+        before = shared_desktop.windows.selection_owner("CLIPBOARD")
+        text = f"round {round_} " + "ü" * 50_000 * (round_ % 2)
+        shared_desktop.clipboard.set(text)
+        assert shared_desktop.windows.selection_owner("CLIPBOARD") not in (before, 0)
+        assert shared_desktop.clipboard.get() == text
+
+
 def test_paste_typing_lands_exactly(shared_desktop: Desktop) -> None:
     # Lines under the terminal's 4095-character line limit; 8,000 characters in all.
     text = "pasted: " + TEXT + "\n" + ("x" * 79 + "\n") * 100 + "end"
