@@ -38,6 +38,7 @@ class EventProbe:
 
     def __init__(self, desktop: Desktop) -> None:
         self.display, self._tunnel = open_display(desktop.client.api, desktop.id)
+        self._wait_for_window_manager()
         screen = self.display.screen()
         self.window = screen.root.create_window(
             0, 0, screen.width_in_pixels, screen.height_in_pixels, 0, screen.root_depth,
@@ -104,6 +105,19 @@ class EventProbe:
             kind = "key_press" if raw.type == X.KeyPress else "key_release"
             return Event(kind, raw.event_x, raw.event_y, keysym=name, state=raw.state, time=raw.time)
         return None
+
+    def _wait_for_window_manager(self, timeout: float = 30.0) -> None:
+        """Return once the window manager is past the step of its start-up that sends the
+        focus to a window of its own: a probe focused before that loses every key (a whole run
+        saw it once). ``Desktop.up`` returns once X answers, which can be before openbox has
+        started; openbox names the screen's managed windows (``_NET_CLIENT_LIST``) after that
+        step, and takes the focus only for windows it manages from then on."""
+        root, listed = self.display.screen().root, self.display.intern_atom("_NET_CLIENT_LIST")
+        deadline = time.monotonic() + timeout
+        while root.get_full_property(listed, X.AnyPropertyType) is None:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the window manager did not finish starting within {timeout:g} s")
+            time.sleep(0.01)
 
     def _wait_for(self, event_type: int, timeout: float = 5.0) -> None:
         deadline = time.monotonic() + timeout
