@@ -166,3 +166,24 @@ def test_a_prune_meanwhile_leaves_the_checkpoint_the_run_holds(tmp_path: Path) -
     (checkpoint,) = {o.forked_from for o in summary.episodes}
     assert checkpoint not in removed  # the run removed it at its end, not the pruner
     assert checkpoint not in {c.name for c in forks.list_checkpoints(client)}
+
+
+def test_a_hold_that_fails_removes_the_checkpoint_it_would_have_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The checkpoint exists once saved; were it left unheld and unowned, only a later
+    # `vdesk prune` would remove it.
+    client, run = docker.from_env(), secrets.token_hex(4)
+    before, tried = vdesk_containers(client), []
+
+    def failing_hold(engine: docker.DockerClient, name: str) -> forks.Hold:
+        tried.append(name)
+        raise PermissionError(13, "Permission denied", f"{name}/held")
+
+    monkeypatch.setattr(forks, "hold", failing_hold)
+    summary = run_suite([forked_task()], ScriptedAgent, out=tmp_path / "run", parallel=2, repeats=2,
+                        fork_after_setup=True, environment={PRUNED_WITH: run})
+    assert [o.status for o in summary.episodes] == ["error", "error"]
+    assert all("setup failed: PermissionError" in (o.error or "") for o in summary.episodes)
+    assert len(tried) == 1  # the setup ran and was checkpointed once
+    assert tried[0] not in {c.name for c in forks.list_checkpoints(client)}
+    assert not [c for c in forks.list_checkpoints(client) if c.environment.get(PRUNED_WITH) == run]
+    assert_no_desktop_left(client, before)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import shutil
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,46 @@ class NodeSetUp:
     @property
     def start(self) -> NodeCheckpoint:
         return NodeCheckpoint(self.done.checkpoint, self.node_id)
+
+    def discard(self) -> None:
+        """Remove the checkpoint from its node, and let go of the run's hold on it after (held
+        until gone: no prune in between)."""
+        try:
+            remove_checkpoint(self.start, missing_ok=True)
+        finally:
+            self.done.release()
+
+
+class SetUps:
+    """Every setup a run made, discarded when the run ends: one the scheduler gave up on (it came
+    back past its item's deadline, so no episode knows it) too, and one that comes back after the
+    run ended at once, else its checkpoint and holder would outlive the run."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._made: list[NodeSetUp] = []
+        self._closed = False
+
+    def keep(self, setup: NodeSetUp) -> NodeSetUp:
+        with self._lock:
+            if not self._closed:
+                self._made.append(setup)
+                return setup
+        setup.discard()
+        return setup
+
+    def close(self) -> None:
+        """Discard every setup kept; each is tried, and the first failure is raised after."""
+        with self._lock:
+            made, self._made, self._closed = self._made, [], True
+        failures = []
+        for setup in made:
+            try:
+                setup.discard()
+            except Exception as error:  # noqa: BLE001 - the others still go
+                failures.append(error)
+        if failures:
+            raise failures[0]
 
 
 @dataclass(frozen=True)
@@ -99,11 +140,12 @@ class ClusterPlacement:
         tasks = list(tasks)
         fresh = functools.partial(desktop_spec, image=image, environment=environment)
         made: dict[str, NodeSetUp | str] = {}  # a task's setup, or why it failed
+        setups = SetUps()
         try:
             if not episodes.fork_after_setup:
                 self._play(episodes, tasks, parallel, fresh)
                 return
-            self._set_up(episodes, tasks, parallel, fresh, made)
+            self._set_up(episodes, tasks, parallel, fresh, made, setups)
             runnable = []
             for task in tasks:
                 start = made.get(episodes.origin[task.id])
@@ -120,17 +162,13 @@ class ClusterPlacement:
                     episodes.outcomes[task.id] = cut_short.outcome
             raise
         finally:
-            for setup in made.values():
-                if isinstance(setup, NodeSetUp):
-                    try:
-                        remove_checkpoint(setup.start, missing_ok=True)  # held until gone
-                    finally:
-                        setup.done.release()
+            setups.close()
 
     def _set_up(self, episodes: Episodes, tasks: list[Task], parallel: int,
-                fresh: Callable[[Task], DesktopSpec], made: dict[str, NodeSetUp | str]) -> None:
+                fresh: Callable[[Task], DesktopSpec], made: dict[str, NodeSetUp | str], setups: SetUps) -> None:
         """Each task's setup once, on a desktop of any node, checkpointed there, into ``made``
-        (by task id: the checkpoint with its node, or why the setup failed)."""
+        (by task id: the checkpoint with its node, or why the setup failed); ``setups`` keeps
+        each one made, to discard when the run ends."""
         firsts: list[Task] = []  # the first episode of each task that runs: it sets the task up
         for task in tasks:
             if task.skip is None and all(episodes.origin[task.id] != episodes.origin[first.id] for first in firsts):
@@ -139,7 +177,10 @@ class ClusterPlacement:
         def work(desktop: RemoteDesktop, task: Task) -> NodeSetUp:
             def hold(checkpoint: Checkpoint) -> Callable[[], None]:
                 return hold_checkpoint(NodeCheckpoint(checkpoint, desktop.node_id))
-            return NodeSetUp(set_up(DesktopEnv(source=given(desktop)), task, hold), desktop.node_id)
+
+            def remove(checkpoint: Checkpoint) -> None:
+                remove_checkpoint(NodeCheckpoint(checkpoint, desktop.node_id), missing_ok=True)
+            return setups.keep(NodeSetUp(set_up(DesktopEnv(source=given(desktop)), task, hold, remove), desktop.node_id))
 
         def done(ended: EpisodeOutcome[NodeSetUp]) -> None:
             made[episodes.origin[firsts[ended.index].id]] = ended.result or ended.error or "it did not end"

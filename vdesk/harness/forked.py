@@ -45,17 +45,24 @@ class SetUp:
         return {"setup_s": self.setup_s, "checkpoint_s": self.checkpoint_s, "forked_from": self.checkpoint.name}
 
 
-def set_up(env: DesktopEnv, task: Task, hold: Callable[[Checkpoint], Callable[[], None]]) -> SetUp:
+def set_up(env: DesktopEnv, task: Task, hold: Callable[[Checkpoint], Callable[[], None]],
+           remove: Callable[[Checkpoint], None]) -> SetUp:
     """Run ``task``'s setup on a desktop ``env`` opens and checkpoint it there; the desktop is
     released after (the checkpoint outlives it), once ``hold`` holds the checkpoint (it returns
-    how to let go): from then until the task's last episode, `vdesk prune` leaves it."""
+    how to let go): from then until the task's last episode, `vdesk prune` leaves it. When the
+    hold fails, ``remove`` removes the checkpoint: nothing would own it."""
     try:
         env.open(task)
         assert env.opening is not None and env.opening.setup_s is not None
         began = time.monotonic()
         checkpoint = env.save_checkpoint()
         took = round(time.monotonic() - began, 3)
-        return SetUp(checkpoint, env.opening.setup_s, took, hold(checkpoint))
+        try:
+            release = hold(checkpoint)
+        except BaseException:
+            remove(checkpoint)
+            raise
+        return SetUp(checkpoint, env.opening.setup_s, took, release)
     finally:
         env.close()
 

@@ -152,10 +152,15 @@ class LocalPlacement:
         def episode(task: Task) -> None:
             episodes.ended(task, episodes.play(task, env(task)))
 
+        def hold(checkpoint: Checkpoint) -> Callable[[], None]:
+            return forks.hold(engines.connect(None), checkpoint.name).release
+
+        def remove(checkpoint: Checkpoint) -> None:
+            forks.remove(engines.connect(None), checkpoint.name, missing_ok=True)
+
         setups = SharedSetups(episodes.origin,
-                              lambda task: set_up(DesktopEnv(image=image, environment=environment), task,
-                                                  lambda checkpoint: forks.hold(engines.connect(None), checkpoint.name).release),
-                              lambda checkpoint: forks.remove(engines.connect(None), checkpoint.name, missing_ok=True))
+                              lambda task: set_up(DesktopEnv(image=image, environment=environment), task, hold, remove),
+                              remove)
 
         def forked_episode(task: Task) -> None:
             try:
