@@ -78,11 +78,11 @@ class Clipboard:
         if done.returncode != 0:
             raise CommandFailed(f"xsel could not take the {selection} selection (exit {done.returncode})")
         if text:  # an empty text clears the selection: xsel does that itself, no server
-            self._until_owned(selection, before, started + timeout, timeout)
+            self._until_owned(selection, before, started, timeout)
 
-    def _until_owned(self, selection: Selection, before: int, deadline: float, timeout: float) -> None:
+    def _until_owned(self, selection: Selection, before: int, started: float, timeout: float) -> None:
         while self._windows.selection_owner(selection.upper()) in (before, 0):
-            if time.monotonic() > deadline:
+            if time.monotonic() > started + timeout:
                 raise DesktopTimeout(f"xsel's server did not take the {selection} selection within {timeout:g} s")
             time.sleep(OWNER_POLL)
 

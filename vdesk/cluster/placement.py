@@ -52,17 +52,14 @@ class NodeSetUp:
     done: SetUp
     node_id: str
 
-    @property
-    def start(self) -> NodeCheckpoint:
-        return NodeCheckpoint(self.done.checkpoint, self.node_id)
-
     def discard(self) -> None:
-        """Remove the checkpoint from its node, and let go of the run's hold on it after (held
-        until gone: no prune in between)."""
-        try:
-            remove_checkpoint(self.start, missing_ok=True)
-        finally:
-            self.done.release()
+        """Remove the checkpoint from its node, then let go of the run's hold on it."""
+        self.done.discard(remover(self.node_id))
+
+
+def remover(node_id: str) -> Callable[[Checkpoint], None]:
+    """How a checkpoint of ``node_id``'s engine is removed (one already gone is fine)."""
+    return lambda checkpoint: remove_checkpoint(NodeCheckpoint(checkpoint, node_id), missing_ok=True)
 
 
 class SetUps:
@@ -177,10 +174,8 @@ class ClusterPlacement:
         def work(desktop: RemoteDesktop, task: Task) -> NodeSetUp:
             def hold(checkpoint: Checkpoint) -> Callable[[], None]:
                 return hold_checkpoint(NodeCheckpoint(checkpoint, desktop.node_id))
-
-            def remove(checkpoint: Checkpoint) -> None:
-                remove_checkpoint(NodeCheckpoint(checkpoint, desktop.node_id), missing_ok=True)
-            return setups.keep(NodeSetUp(set_up(DesktopEnv(source=given(desktop)), task, hold, remove), desktop.node_id))
+            setup = set_up(DesktopEnv(source=given(desktop)), task, hold, remover(desktop.node_id))
+            return setups.keep(NodeSetUp(setup, desktop.node_id))
 
         def done(ended: EpisodeOutcome[NodeSetUp]) -> None:
             made[episodes.origin[firsts[ended.index].id]] = ended.result or ended.error or "it did not end"

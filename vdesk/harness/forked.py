@@ -40,6 +40,14 @@ class SetUp:
     checkpoint_s: float  # that desktop checkpointed
     release: Callable[[], None] = field(default=lambda: None, compare=False, repr=False)
 
+    def discard(self, remove: Callable[[Checkpoint], None]) -> None:
+        """Remove the checkpoint with ``remove``, then let go of the hold (held until gone: no
+        prune in between)."""
+        try:
+            remove(self.checkpoint)
+        finally:
+            self.release()
+
     def record(self) -> dict[str, float | str]:
         """The fields of each episode's :class:`~vdesk.harness.record.Outcome` this setup fills."""
         return {"setup_s": self.setup_s, "checkpoint_s": self.checkpoint_s, "forked_from": self.checkpoint.name}
@@ -131,8 +139,5 @@ class SharedSetups:
 
     def _discard(self, future: Future[SetUp]) -> None:
         if future.done() and future.exception() is None:
-            try:
-                self._remove(future.result().checkpoint)  # held until gone: no prune in between
-            finally:
-                future.result().release()
+            future.result().discard(self._remove)
 
