@@ -4,7 +4,8 @@ libfaketime is preloaded into what the desktop starts, shifted by a fixed offset
 time, so those programs share one clock that runs on (replays of a task then see the same dates
 in a taskbar, a file dialog or a page's ``Date.now()``). It is not container-wide: the desktop's
 own machinery (the X server, the supervisor and its time-to-live, the channel) keeps the real
-time, and the monotonic clock stays real (timers). The image names its libfaketime in the label
+time. The programs' monotonic clock moves by the same offset (see
+:attr:`ClockSettings.environment`). The image names its libfaketime in the label
 :data:`CLOCK_LABEL`; the apps image has one, the lean one does not.
 """
 

@@ -42,6 +42,5 @@ def test_every_apps_task_passes_with_its_scripted_solution(apps_run):
 
 def test_a_replay_of_the_apps_suite_matches_it(apps_run, tmp_path):
     report = replay(apps_run, out=tmp_path / "replay", parallel=4)
-    differing = {c.task_id: (c.same_checks, c.same_final_frame) for c in report.comparisons if not c.matches}
-    assert not differing
+    assert not report.differences  # each mismatch says why: verdicts, failed checks, frames
     assert len(report.comparisons) == len(load_suite(APPS_SUITE))

@@ -44,6 +44,6 @@ def test_a_model_agents_run_replays_to_the_same_outcome_and_frame(tmp_path):
     with FakeModelServer.recorded("uitars_chat") as server:
         run_episode(AGENTS["uitars_chat"](server.url), task, out=tmp_path / "run")
     report = replay(tmp_path / "run", out=tmp_path / "replay")
-    assert report.matches, [(c.same_checks, c.same_final_frame) for c in report.comparisons]
+    assert report.matches, report.differences
     replayed = load_run(tmp_path / "replay" / "terminal-echo")
     assert replayed.steps[0].raw_reply.startswith("Thought: A terminal is open")

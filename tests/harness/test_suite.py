@@ -45,8 +45,7 @@ def test_a_replay_reaches_the_same_checks_and_the_same_final_frame(suite_run, tm
     client = docker.from_env()
     before = vdesk_containers(client)
     report = replay(suite_run, out=tmp_path / "replay", parallel=4)
-    mismatched = [(c.task_id, c.same_checks, c.same_final_frame) for c in report.comparisons if not c.matches]
-    assert not mismatched
+    assert not report.differences
     assert len(report.comparisons) == len(load_suite(SUITE)) and report.matches
     assert_no_desktop_left(client, before)
 
@@ -58,6 +57,22 @@ def test_replaying_one_episode_from_the_command_line(suite_run, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1/1 match" in done.stdout
     assert load_run(tmp_path / "again" / "terminal-echo").outcome.success
+
+
+def test_a_replay_that_differs_says_why_and_exits_non_zero(suite_run, tmp_path):
+    # A record whose check failed (written so here): its replay passes, and the table says so.
+    episode = tmp_path / "terminal-echo"
+    subprocess.run(["cp", "-r", str(suite_run / "terminal-echo"), str(episode)], check=True)
+    outcome = json.loads((episode / "outcome.json").read_text())
+    outcome["success"] = False
+    outcome["checks"][0].update(passed=False, detail="hello.txt holds 'hullo'")
+    (episode / "outcome.json").write_text(json.dumps(outcome))
+    done = subprocess.run([VDESK, "replay", str(episode), "--out", str(tmp_path / "again")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "0/1 match" in done.stdout
+    assert ("terminal-echo: original: finished, failed (hello.txt holds 'hullo'); replay: finished, passed"
+            in done.stdout), done.stdout
 
 
 def _stepping(out: Path) -> list[str]:

@@ -71,3 +71,23 @@ def test_another_minute_on_the_taskbar_clock_is_the_same_frame_only_where_there_
     ImageDraw.Draw(typed).text((20, 60), "x", fill=(60, 64, 67))
     c = episode(tmp_path / "c", typed)
     assert frame_difference(tmp_path / "a", tmp_path / "c", a, c, clock=True) > FRAME_TOLERANCE
+
+
+def test_a_mismatch_says_what_each_side_saw():
+    from vdesk.harness.record import CheckRecord
+    from vdesk.harness.replay import ReplayComparison
+
+    passed = Outcome(task_id="t", agent="scripted", status="finished", success=True, steps=3, elapsed_s=1.0)
+    failed = passed.model_copy(update={"success": False, "checks": [
+        CheckRecord(kind="document", passed=False, detail="~/prices.ods: D2 has no formula"),
+        CheckRecord(kind="file", passed=True, detail="~/notes.txt exists")]})
+    errored = passed.model_copy(update={"status": "error", "success": False, "error": "soffice.bin did not go idle within 60 s"})
+
+    assert ReplayComparison("t", passed, passed, frame_difference=1).difference == ""
+    assert ReplayComparison("t", passed, failed, frame_difference=90).difference == (
+        "original: finished, passed; replay: finished, failed (~/prices.ods: D2 has no formula); "
+        f"final frames 90 levels apart (at most {FRAME_TOLERANCE} match)")
+    assert ReplayComparison("t", passed, errored, frame_difference=None).difference == (
+        "original: finished, passed; replay: error, failed (soffice.bin did not go idle within 60 s); "
+        "final frames not comparable")
+    assert ReplayComparison("t", None, passed).difference.startswith("original: never finished; replay: finished, passed")

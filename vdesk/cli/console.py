@@ -131,8 +131,9 @@ def replay_table(report: ReplayReport) -> str:
     same = sum(c.matches for c in report.comparisons)
     rows = [[c.task_id, _verdict(c.original), _verdict(c.replayed), _yes(c.same_checks), _yes(c.same_final_frame)]
             for c in report.comparisons]
-    return (f"replay: {same}/{len(report.comparisons)} match — {report.out}\n"
-            + columns(["TASK", "ORIGINAL", "REPLAY", "SAME CHECKS", "SAME FINAL FRAME"], rows))
+    why = [f"{task_id}: {difference}" for task_id, difference in report.differences.items()]
+    return "\n".join([f"replay: {same}/{len(report.comparisons)} match — {report.out}",
+                      columns(["TASK", "ORIGINAL", "REPLAY", "SAME CHECKS", "SAME FINAL FRAME"], rows), *why])
 
 
 def _verdict(outcome: Outcome | None) -> str:

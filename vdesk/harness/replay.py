@@ -63,6 +63,30 @@ class ReplayComparison:
     def matches(self) -> bool:
         return self.same_checks and self.same_final_frame
 
+    @property
+    def difference(self) -> str:
+        """Why the replay does not match, in words ("" when it does): each side's verdict and
+        what it failed on, and how far apart the final frames are. A run's report is all a
+        mismatch leaves behind (a CI log, a table), so it says what each episode saw."""
+        if self.matches:
+            return ""
+        sides = [f"original: {_verdict(self.original)}", f"replay: {_verdict(self.replayed)}"]
+        if not self.same_final_frame:
+            apart = ("not comparable" if self.frame_difference is None
+                     else f"{self.frame_difference} levels apart (at most {FRAME_TOLERANCE} match)")
+            sides.append(f"final frames {apart}")
+        return "; ".join(sides)
+
+
+def _verdict(outcome: Outcome | None) -> str:
+    """An episode's end and, when it failed, why: its error and the details of its failed checks."""
+    if outcome is None:
+        return "never finished"
+    if outcome.success:
+        return f"{outcome.status}, passed"
+    why = ([outcome.error] if outcome.error else []) + [c.detail for c in outcome.checks if not c.passed]
+    return f"{outcome.status}, failed ({' | '.join(why) or 'no check failed'})"
+
 
 @dataclass(frozen=True)
 class ReplayReport:
@@ -73,6 +97,11 @@ class ReplayReport:
     @property
     def matches(self) -> bool:
         return bool(self.comparisons) and all(c.matches for c in self.comparisons)
+
+    @property
+    def differences(self) -> dict[str, str]:
+        """Each episode whose replay does not match, and why (:attr:`ReplayComparison.difference`)."""
+        return {c.task_id: c.difference for c in self.comparisons if not c.matches}
 
 
 def default_replay_dir(run: Path) -> Path:
