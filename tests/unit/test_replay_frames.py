@@ -90,4 +90,4 @@ def test_a_mismatch_says_what_each_side_saw():
     assert ReplayComparison("t", passed, errored, frame_difference=None).difference == (
         "original: finished, passed; replay: error, failed (soffice.bin did not go idle within 60 s); "
         "final frames not comparable")
-    assert ReplayComparison("t", None, passed).difference.startswith("original: never finished; replay: finished, passed")
+    assert ReplayComparison("t", None, passed).difference.startswith("original: unfinished; replay: finished, passed")

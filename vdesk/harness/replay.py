@@ -70,7 +70,7 @@ class ReplayComparison:
         mismatch leaves behind (a CI log, a table), so it says what each episode saw."""
         if self.matches:
             return ""
-        sides = [f"original: {_verdict(self.original)}", f"replay: {_verdict(self.replayed)}"]
+        sides = [f"original: {_ending(self.original)}", f"replay: {_ending(self.replayed)}"]
         if not self.same_final_frame:
             apart = ("not comparable" if self.frame_difference is None
                      else f"{self.frame_difference} levels apart (at most {FRAME_TOLERANCE} match)")
@@ -78,10 +78,10 @@ class ReplayComparison:
         return "; ".join(sides)
 
 
-def _verdict(outcome: Outcome | None) -> str:
+def _ending(outcome: Outcome | None) -> str:
     """An episode's end and, when it failed, why: its error and the details of its failed checks."""
     if outcome is None:
-        return "never finished"
+        return "unfinished"  # as the table says
     if outcome.success:
         return f"{outcome.status}, passed"
     why = ([outcome.error] if outcome.error else []) + [c.detail for c in outcome.checks if not c.passed]
