@@ -105,8 +105,7 @@ def summary_table(summary: SuiteSummary) -> str:
     forked = summary.fork_after_setup
     rows = []
     for outcome in summary.episodes:
-        failed = [c.detail for c in outcome.checks if not c.passed]
-        notes = [outcome.retry_note, outcome.error or outcome.request or "; ".join(failed)]
+        notes = [outcome.retry_note, outcome.error or outcome.request or "; ".join(outcome.failed_checks)]
         times = [_seconds(outcome.setup_s), _seconds(outcome.fork_s)] if forked else []
         rows.append([outcome.task_id, outcome.status, "yes" if outcome.success else "no", str(outcome.steps),
                      f"{outcome.elapsed_s:.2f} s", f"{outcome.time_per_step_s:.2f} s", *times,

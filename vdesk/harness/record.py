@@ -136,6 +136,11 @@ class Outcome(_Record):
         return f"retried after losing its desktop on node {', '.join(lost)}" if lost else ""
 
     @property
+    def failed_checks(self) -> list[str]:
+        """What the checks that failed said, in order."""
+        return [check.detail for check in self.checks if not check.passed]
+
+    @property
     def time_per_step_s(self) -> float:
         return self.elapsed_s / self.steps if self.steps else 0.0
 

@@ -84,7 +84,7 @@ def _ending(outcome: Outcome | None) -> str:
         return "unfinished"  # as the table says
     if outcome.success:
         return f"{outcome.status}, passed"
-    why = ([outcome.error] if outcome.error else []) + [c.detail for c in outcome.checks if not c.passed]
+    why = ([outcome.error] if outcome.error else []) + outcome.failed_checks
     return f"{outcome.status}, failed ({' | '.join(why) or 'no check failed'})"
 
 
