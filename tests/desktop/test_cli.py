@@ -162,10 +162,11 @@ def test_exec_anthropic_takes_the_sdks_whole_tool_use_block(shared_desktop, prob
 
 def test_run_wait_says_when_output_was_cut_and_keeps_it_all_when_asked(shared_desktop):
     name = shared_desktop.name
-    whole = "".join(f"{i}\n" for i in range(1, 400_001))  # 2,488,895 bytes: past the default 1 MiB
+    whole = "".join(f"{i}\n" for i in range(1, 400_001))  # 2,688,895 bytes: past the default 1 MiB
     cut = vdesk("run", name, "--wait", "--", "seq", "1", "400000")
     assert cut.returncode == 2 and cut.stdout == whole[:1 << 20]  # what came, and no more
     assert cut.stderr.count("\n") == 1 and "Traceback" not in cut.stderr
+    assert cut.stderr == documented_cut_line().replace("NAME", name)  # the page shows what it prints
     assert f"seq: output cut: kept the first 1048576 of {len(whole)} bytes of stdout" in cut.stderr
     assert "pass --max-output 3MiB to keep it all" in cut.stderr and f"vdesk cp {name}:PATH ." in cut.stderr
 
@@ -175,6 +176,13 @@ def test_run_wait_says_when_output_was_cut_and_keeps_it_all_when_asked(shared_de
     failed = vdesk("run", name, "--wait", "--max-output", "10", "--", "sh", "-c", "seq 1 100; exit 4")
     assert failed.returncode == 2 and failed.stdout == "1\n2\n3\n4\n5\n"  # the first 10 bytes
     assert "sh (it exited with 4): output cut: kept the first 10 of 292 bytes of stdout" in failed.stderr
+
+
+def documented_cut_line() -> str:
+    """The line docs/cli.md shows under `vdesk run NAME --wait -- seq 1 400000 > numbers.txt`."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text().splitlines()
+    shown = page[page.index("$ vdesk run NAME --wait -- seq 1 400000 > numbers.txt") + 1]
+    return shown + "\n"
 
 
 def test_a_bad_max_output_is_refused_before_any_desktop_is_reached():
