@@ -222,12 +222,27 @@ class Desktop:
         client = engines.connect(engine)
         if isinstance(checkpoint, str):
             checkpoint = forks.load(client, checkpoint)
-        return cls._forks_on(client, checkpoint, forks.fork_names(checkpoint.source, n, names), lease, ttl, timeout)
+        chosen = forks.fork_names(checkpoint.source, n, names)
+        forks.check_names_free(client, chosen)
+        return cls._forks_on(client, checkpoint, chosen, lease, ttl, timeout)
 
     def _fork_self(self, n: int = 1, *, names: list[str] | None = None, lease: bool = True,
                    ttl: float | None = None, timeout: float = 30.0) -> list[Desktop]:
         chosen = forks.fork_names(self.name, n, names)  # checked before anything is dumped
-        return self._forks_on(self.client, self.checkpoint(), chosen, lease, ttl, timeout)
+        forks.check_names_free(self.client, chosen)
+        checkpoint = self.checkpoint()
+        try:
+            return self._forks_on(self.client, checkpoint, chosen, lease, ttl, timeout)
+        except BaseException:
+            forks.remove(self.client, checkpoint.name, missing_ok=True)  # made for these forks alone
+            raise
+
+    @classmethod
+    def remove_checkpoint(cls, checkpoint: Checkpoint | str, *, engine: str | None = None) -> None:
+        """Remove a checkpoint (a Checkpoint or its name) and its files; forks already started
+        from it run on. Raises :class:`~vdesk.errors.DesktopNotFound` when there is none."""
+        name = checkpoint.name if isinstance(checkpoint, Checkpoint) else checkpoint
+        forks.remove(engines.connect(engine), name)
 
     @classmethod
     def _forks_on(cls, client: docker.DockerClient, checkpoint: Checkpoint, names: list[str], lease: bool,
@@ -298,9 +313,22 @@ class Desktop:
             checkpoint = forks.load(self.client, checkpoint)
         forks.docker_root(self.client)  # an engine that cannot: the desktop stays as it is
         leased, ttl, owned = self._lease is not None, forks.remaining_ttl(self.container), self._owned
-        remove_container(self.container)  # first: a released lease would stop and remove it meanwhile
-        self.close()
-        self._become_fork(self.client, checkpoint, self.name, leased, ttl, timeout, owned=owned)
+        old, old_lease, geometry = self.container, self._lease, self.screen.geometry
+        # The desktop steps aside (renamed, running, its lease held) until the restored one is up,
+        # and comes back as it was when the restore fails.
+        self._disconnect()
+        self.channel.close()
+        forks.step_aside(old)
+        try:
+            self._become_fork(self.client, checkpoint, self.name, leased, ttl, timeout, owned=owned)
+        except BaseException:
+            forks.step_back(old, self.name)
+            Desktop.__init__(self, self.client, old, geometry, owned=owned)
+            self._lease = old_lease
+            raise
+        remove_container(old)  # first: a released lease would stop and remove it meanwhile
+        if old_lease is not None:
+            old_lease.release()
 
     def _disconnect(self) -> None:
         """Close the connections a checkpoint cannot take along (CRIU refuses sockets to outside

@@ -80,6 +80,8 @@ START_TIMEOUT = 600
 CHECKPOINT_TIMEOUT = 600
 CHECKPOINT_ATTEMPTS = 3
 EXIT_CODE_WAIT = 5.0
+HOST_CLOCKS = "timens-0.img"  # CRIU's record of the clocks of a tree dumped in the host's time namespace
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
 PASSING_FAILURES = ("Connected TCP socket", "unable to freeze", "freezer", "in-flight socket", "Timeout reached")
 HARMLESS = "Can't setup RLIMIT_NOFILE for self"  # CRIU logs it as an error on hosts without CAP_SYS_RESOURCE
 
@@ -151,6 +153,7 @@ class Checkpoint(BaseModel):
     limits: dict[str, Any]
     environment: dict[str, str]
     clock: dict[str, str] = {}
+    boot: str = ""  # the engine's host's boot id when it was taken (see _link_checkpoint)
 
     def run_options(self, name: str, password: str, *, leased: bool, ttl: float | None) -> RunOptions:
         """How a fork named ``name`` is created: this checkpoint's options, its own password, lease and TTL."""
@@ -241,7 +244,8 @@ def take(client: docker.DockerClient, container: Container, name: str | None = N
     suffix), leaving it running. Its holder must have closed its own VNC and X connections
     (a connection to outside the container cannot be dumped)."""
     store = _store(client)
-    name = check_checkpoint_name(name or f"{container.name}-{secrets.token_hex(3)}")
+    name = check_checkpoint_name(f"{container.name}-{secrets.token_hex(3)}" if name is None else name)
+    check_not_a_desktop(client, name)
     target = store / name
     try:
         target.mkdir(mode=0o700)
@@ -251,7 +255,8 @@ def take(client: docker.DockerClient, container: Container, name: str | None = N
         recipe = _recipe(client, container)
         _runc_checkpoint(container, target)
         size = sum(entry.stat().st_size for entry in (target / "images").iterdir())
-        checkpoint = Checkpoint(name=name, source=container.name, created=datetime.now(timezone.utc), size=size, **recipe)
+        checkpoint = Checkpoint(name=name, source=container.name, created=datetime.now(timezone.utc), size=size,
+                                boot=_boot_id(), **recipe)
         (target / "vdesk.json").write_text(checkpoint.model_dump_json())
     except BaseException:
         shutil.rmtree(target, ignore_errors=True)
@@ -265,6 +270,22 @@ def check_checkpoint_name(name: Any) -> str:
         return check_name(name)
     except InvalidArgument:
         raise InvalidArgument(f"invalid checkpoint name {name!r}: use letters, digits, '_', '.', '-' (max 63)") from None
+
+
+def check_not_a_desktop(client: docker.DockerClient, name: str) -> None:
+    """Refuse ``name`` for a checkpoint when a desktop has it: ``vdesk fork NAME`` and ``vdesk down
+    NAME`` take either, and would find the desktop."""
+    try:
+        client.containers.get(name)
+    except docker.errors.NotFound:
+        return
+    raise InvalidArgument(f"{name!r} is a desktop's name: give the checkpoint a name no desktop has")
+
+
+def check_not_a_checkpoint(client: docker.DockerClient, name: str) -> None:
+    """Refuse ``name`` for a new desktop when a checkpoint has it (see :func:`check_not_a_desktop`)."""
+    if any(checkpoint.name == name for checkpoint in list_checkpoints(client)):
+        raise InvalidArgument(f"{name!r} is a checkpoint's name: give the desktop a name no checkpoint has")
 
 
 def _recipe(client: docker.DockerClient, container: Container) -> dict[str, Any]:
@@ -486,7 +507,7 @@ def start(client: docker.DockerClient, checkpoint: Checkpoint, options: RunOptio
         raise CheckpointError(f"creating fork {options.name} failed: {error.explanation}") from None
     mark, fork = MARKS / container.id, root / "containers" / container.id / FORK_DIR
     try:
-        _link_checkpoint(images, fork / "images")
+        _link_checkpoint(images, fork / "images", same_boot=checkpoint.boot == _boot_id())
         if checkpoint.network == "none":  # Docker's network hook may run beside the restore (vdesk-runc)
             (fork / NETWORK_NONE).touch(mode=0o600)
         MARKS.mkdir(mode=0o700, exist_ok=True)
@@ -509,12 +530,32 @@ def start(client: docker.DockerClient, checkpoint: Checkpoint, options: RunOptio
     return container
 
 
-def _link_checkpoint(images: Path, target: Path) -> None:
+def _link_checkpoint(images: Path, target: Path, *, same_boot: bool) -> None:
     """The checkpoint's files in ``target`` as hard links (0.1 ms, no copy): a fork being
-    restored keeps reading them when the checkpoint is removed meanwhile."""
+    restored keeps reading them when the checkpoint is removed meanwhile.
+
+    Less the clocks CRIU saved, on the host that has run on since the dump: with them, CRIU
+    restores the tree in a time namespace of its own (its monotonic clock going on from the
+    checkpoint's), which neither runc nor Docker know of. A process ``docker exec`` then starts
+    in the fork lives in the host's, and once one outlived its exec under the fork's init (a
+    program started in the background, the fork's time-to-live watcher) the fork's own checkpoint
+    could not be restored ("Can't restore sub-task in NS"): no fork of a fork, no second undo.
+    Without them the fork's monotonic clock has moved on by the time since the dump, as after a
+    pause. After a reboot (or on another host) the host's clock may be behind the checkpoint's,
+    and a clock going back would stall the programs' timers: there the clocks stay."""
     target.mkdir(parents=True, mode=0o700)
     for entry in images.iterdir():
+        if same_boot and entry.name == HOST_CLOCKS:
+            continue
         os.link(entry, target / entry.name)
+
+
+def _boot_id() -> str:
+    """This host's boot id: the same while its monotonic clock runs on."""
+    try:
+        return Path(BOOT_ID).read_text().strip()
+    except OSError:
+        return ""
 
 
 def fork_names(source: str, n: int, names: list[str] | None) -> list[str]:
@@ -527,6 +568,36 @@ def fork_names(source: str, n: int, names: list[str] | None) -> list[str]:
     if len(names) != n or len(set(names)) != n:
         raise InvalidArgument(f"give {n} different names for {n} forks, got {names!r}")
     return [check_name(name) for name in names]
+
+
+def check_names_free(client: docker.DockerClient, names: list[str]) -> None:
+    """Refuse fork names a desktop or a checkpoint already has, before anything is dumped or started."""
+    for name in names:
+        try:
+            client.containers.get(name)
+        except docker.errors.NotFound:
+            check_not_a_checkpoint(client, name)
+            continue
+        raise InvalidArgument(f"a desktop named {name!r} already exists: give the fork another name")
+
+
+def step_aside(container: Container) -> None:
+    """Rename a desktop's container out of the way of its restored successor, which takes its
+    name; it runs on meanwhile (see :func:`step_back`)."""
+    _rename(container, f"{container.name[:50]}-was-{secrets.token_hex(3)}")
+
+
+def step_back(container: Container, name: str) -> None:
+    """A desktop that stepped aside for a restore that failed takes its name back."""
+    _rename(container, name)
+
+
+def _rename(container: Container, name: str) -> None:
+    try:
+        container.rename(name)
+    except docker.errors.APIError as error:
+        raise CheckpointError(f"renaming desktop {container.name} to {name} failed: {error.explanation}") from None
+    container.reload()
 
 
 def reset_prelude(password: str, view_password: str, ttl: float | None) -> Prelude:

@@ -28,6 +28,7 @@ from vdesk import engine as engines
 from vdesk.clock import ClockSettings
 from vdesk.container import LABEL, check_name, parse_size, published_port, remove_container, this_user
 from vdesk.errors import DesktopNotFound
+from vdesk import forks
 from vdesk.forks import Checkpoint
 
 UNSTARTED_GRACE = 60  # seconds a container may sit created and never started before prune takes it
@@ -114,6 +115,55 @@ def remove_desktops(names: Sequence[str], engine: str | None = None) -> list[str
     for container in containers:
         remove_container(container)
     return [c.name for c in containers]
+
+
+def remove_named(names: Sequence[str], engine: str | None = None) -> list[str]:
+    """Remove the named desktops and checkpoints (``vdesk down NAME``); returns what went, a
+    checkpoint as ``checkpoint NAME``. Raises :class:`DesktopNotFound` before removing any if a
+    name is neither. Forks already started from a removed checkpoint run on."""
+    names = [check_name(name) for name in names]
+    client = engines.connect(engine)
+    checkpoints = {checkpoint.name for checkpoint in forks.list_checkpoints(client)}
+    found: list[Container | str] = []
+    for name in names:
+        found.append(name if name in checkpoints else _find_either(client, name))
+    removed = []
+    for item in found:
+        if isinstance(item, str):
+            forks.remove(client, item, missing_ok=True)
+            removed.append(f"checkpoint {item}")
+        else:
+            remove_container(item)
+            removed.append(item.name)
+    return removed
+
+
+def prune_named(names: Sequence[str], engine: str | None = None) -> tuple[list[str], list[Kept]]:
+    """``vdesk prune NAME...``: of the named desktops and checkpoints, remove those nobody can use
+    any more (see :func:`prune_desktops` and :func:`vdesk.forks.prune`); returns what went (a
+    checkpoint as ``checkpoint NAME``) and what was left, with why. Raises
+    :class:`DesktopNotFound` before removing any if a name is neither."""
+    names = [check_name(name) for name in names]
+    client = engines.connect(engine)
+    checkpoints = {checkpoint.name for checkpoint in forks.list_checkpoints(client)}
+    for name in names:
+        if name not in checkpoints:
+            _find_either(client, name)
+    removed = prune_desktops(engine, only=names)
+    gone = set(forks.prune(client, only=names))
+    removed += [f"checkpoint {name}" for name in names if name in gone]
+    kept = [Kept(f"checkpoint {name}", "its desktop or a fork of it exists, or a run holds it", f"vdesk down {name}")
+            for name in names if name in checkpoints and name not in gone]
+    kept += [Kept(name, "it is running within its time-to-live", f"vdesk down {name}")
+             for name in names if name not in checkpoints and name not in removed]
+    return removed, kept
+
+
+def _find_either(client: docker.DockerClient, name: str) -> Container:
+    try:
+        return find_desktop(client, name)
+    except DesktopNotFound:
+        raise DesktopNotFound(f"no desktop or checkpoint named {name!r} (see `vdesk ls`)") from None
 
 
 @dataclass(frozen=True)

@@ -106,7 +106,7 @@ def checkpoint_rows() -> tuple[list[str], list[list[str]]]:
 
 
 def down(
-    names: Annotated[Optional[list[str]], typer.Argument(metavar="[NAME]...", help="Desktops to remove.")] = None,
+    names: Annotated[Optional[list[str]], typer.Argument(metavar="[NAME]...", help="Desktops or checkpoints to remove.")] = None,
     all_: Annotated[bool, typer.Option("--all", help=(
         "Remove your desktops (owner user@host is yours), but not those a live process holds the lease of."))] = False,
     include_leased: Annotated[bool, typer.Option("--include-leased", help=(
@@ -114,8 +114,8 @@ def down(
     force: Annotated[bool, typer.Option("--force", help=(
         "With --all: every vdesk desktop on the engine, whoever owns or holds it."))] = False,
 ) -> None:
-    """Remove desktops: the named ones, or with --all your own (what is left is said, and why)."""
-    from vdesk.inventory import remove_all, remove_desktops
+    """Remove desktops and checkpoints: the named ones, or with --all your own desktops (what is left is said, and why)."""
+    from vdesk.inventory import remove_all, remove_named
 
     if all_ and names:
         raise InvalidArgument("name desktops or pass --all, not both")
@@ -124,7 +124,7 @@ def down(
     if not all_:
         if not names:
             raise InvalidArgument("name the desktops to remove, or pass --all")
-        for removed in remove_desktops(names, OPTIONS.engine):
+        for removed in remove_named(names, OPTIONS.engine):
             say(f"removed {removed}")
         return
     removal = remove_all(OPTIONS.engine, include_leased=include_leased, everyone=force)
@@ -137,18 +137,23 @@ def down(
 
 
 def prune(names: Annotated[Optional[list[str]], typer.Argument(metavar="[NAME]...", help=(
-        "Only these desktops (default: all)."))] = None) -> None:
-    """Remove expired, stopped and orphaned desktops, and (without names) the checkpoints
-    nobody uses: their desktop is gone and no desktop forked from them exists."""
+        "Only these desktops and checkpoints (default: all)."))] = None) -> None:
+    """Remove expired, stopped and orphaned desktops, and the checkpoints nobody uses: their
+    desktop is gone, no desktop forked from them exists and no run holds them."""
     from vdesk import engine as engines, forks
-    from vdesk.inventory import prune_desktops
+    from vdesk.inventory import prune_desktops, prune_named
 
-    removed = prune_desktops(OPTIONS.engine, only=names or None)
-    if not names:
+    if names:
+        removed, kept = prune_named(names, OPTIONS.engine)
+    else:
+        removed = prune_desktops(OPTIONS.engine)
         removed += [f"checkpoint {name}" for name in forks.prune(engines.connect(OPTIONS.engine))]
+        kept = []
     for name in removed:
         say(f"removed {name}")
-    if not removed:
+    for left in kept:
+        note(f"left {left.name}: {left.reason} ({left.flag} removes it)")
+    if not removed and not kept:
         say("nothing to prune")
 
 
