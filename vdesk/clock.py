@@ -57,8 +57,8 @@ class ClockSettings:
         """The clock that reads ``start`` now, in a desktop of ``image_name``."""
         library = image_labels.get(CLOCK_LABEL)
         if not library:
-            raise InvalidArgument(f"clock: image {image_name} has no libfaketime to set a desktop's clock with; "
-                                  "use image='apps'")
+            raise InvalidArgument(f"clock: image {image_name} has no libfaketime to set a desktop's clock with: "
+                                  "use the apps or osworld image (vdesk up --apps, image='apps')")
         return cls(round(start.timestamp() - time.time()), library, start.strftime("%Y-%m-%d %H:%M:%S"))
 
 

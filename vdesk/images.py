@@ -20,6 +20,7 @@ each other one's includes the hash of the image it is built FROM); a stale image
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import shutil
@@ -126,8 +127,8 @@ def ensure(client: docker.DockerClient, image: str = IMAGE, progress: Progress =
     image = resolve(image)
     if image not in IMAGE_NAMES.values():
         if not _exists(client, image):
-            raise ImageError(f"image {image!r} not found; build it, or use vdesk's own "
-                             f"({', '.join(IMAGE_NAMES.values())})")
+            raise ImageError(f"image {image!r} not found on the engine{_did_you_mean(image)}: name one of vdesk's own "
+                             f"({', '.join(IMAGE_NAMES)}) or a Docker image the engine has (pull or build it first)")
         return image
     if is_current(client, image):
         return image
@@ -138,6 +139,12 @@ def ensure(client: docker.DockerClient, image: str = IMAGE, progress: Progress =
         ensure(client, DERIVED[image][1], progress, source)
         return build_derived(client, image, progress)
     return build(client, progress=progress)
+
+
+def _did_you_mean(name: str) -> str:
+    """`` (did you mean 'apps'?)`` when ``name`` is a near miss of one of vdesk's own images."""
+    close = difflib.get_close_matches(name, IMAGE_NAMES, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def copy(source: docker.DockerClient, target: docker.DockerClient, progress: Progress = _to_stderr,

@@ -62,6 +62,8 @@ def test_the_bad_arguments_users_met_are_one_line_errors(shared_desktop, tmp_pat
         ("shot", name, "--size", "0x0", "-o", str(tmp_path / "x.png")): "at least 1",
         ("exec", name, "--format", "bogus", "{}"): "unknown format 'bogus'",
         ("up", "--size", "huge"): "invalid size 'huge'",
+        ("up", "--clock", "2030-01-01 00:00:00"): "use the apps or osworld image (vdesk up --apps",
+        ("up", "--image", "app"): "(did you mean 'apps'?): name one of vdesk's own (lean, apps, osworld)",
         ("eval", "examples/suite", "--parallel", "0"): "--parallel must be at least 1",
         ("replay", str(tmp_path / "missing")): str(tmp_path / "missing"),
         ("down",): "name the desktops to remove",

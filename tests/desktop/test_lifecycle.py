@@ -17,7 +17,7 @@ import pytest
 from tests.desktop.helpers import HANG, vdesk_containers, wait_gone
 from tests.desktop.probe import EventProbe, buttons
 from vdesk.desktop import Desktop
-from vdesk.errors import DesktopGone
+from vdesk.errors import DesktopGone, ImageError
 
 from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 
@@ -163,3 +163,12 @@ def test_a_killed_container_raises_desktop_gone_naming_it():
         with pytest.raises(DesktopGone, match=desktop.name):
             desktop.screen.shot()
         assert time.monotonic() - started < HANG  # neither waited on a desktop that is gone
+
+
+def test_an_image_name_that_is_none_lists_vdesks_own_by_the_names_up_takes():
+    before = vdesk_containers(CLIENT)
+    with pytest.raises(ImageError) as raised:
+        Desktop.up(image="app")
+    assert str(raised.value) == ("image 'app' not found on the engine (did you mean 'apps'?): name one of vdesk's "
+                                 "own (lean, apps, osworld) or a Docker image the engine has (pull or build it first)")
+    assert vdesk_containers(CLIENT) == before  # nothing was started
