@@ -26,7 +26,7 @@
     │   ├── XServerError          the desktop's X server lacks what input needs, or cannot be reached
     │   ├── CommandFailed         a program run in the desktop exited with an error
     │   ├── ActionFailed          a batch of actions (or a screenshot) an integration asked for failed
-    │   ├── TooLarge              a value out of a desktop is past its bound
+    │   ├── TooLarge              a value out of a desktop is past its bound, or one into it past its room
     │   ├── RecordingError        a recording could not be written
     │   ├── StatsUnavailable      the engine reports no figures for a desktop
     │   ├── BrowserError          the desktop's browser could not be started, reached or asked
@@ -160,8 +160,9 @@ class ActionFailed(DesktopError):
 
 
 class TooLarge(DesktopError):
-    """A value coming out of a desktop is past its bound; the message names the bound and the
-    argument that raises it."""
+    """A value coming out of a desktop is past its bound (the message names the bound and the
+    argument that raises it), or files going into it do not fit in the room left there (the
+    message names the filesystem, its size and its free bytes)."""
 
 
 class RecordingError(DesktopError):

@@ -13,6 +13,12 @@ refused with :class:`~vdesk.errors.TooLarge` or :class:`~vdesk.errors.CommandFai
 it. A download is unpacked into a hidden folder beside the destination and moved into place
 only when all of it passed, so a refused one leaves nothing behind.
 
+Going in, the same: an upload or ``write_file`` is unpacked into a hidden folder beside its
+destination and renamed into place, so one that fails part-way leaves nothing. Its size is
+first compared with the room the desktop's filesystem has left there (both are 512 MiB
+tmpfs), and what does not fit is refused with :class:`~vdesk.errors.TooLarge` naming both.
+Neither direction merges into or replaces a folder.
+
 Bounds (raise them with the arguments of the same names): ``read_file`` keeps at most
 :data:`READ_LIMIT` bytes; ``download`` at most :data:`DOWNLOAD_LIMIT` bytes in
 :data:`MAX_ENTRIES` members; each call ends within ``timeout``.
@@ -20,16 +26,21 @@ Bounds (raise them with the arguments of the same names): ``read_file`` keeps at
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import posixpath
 import queue
+import re
+import secrets
 import shutil
+import stat
 import tarfile
 import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import docker
@@ -136,13 +147,12 @@ class Files:
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise InvalidArgument(f"data must be bytes, got {type(data).__name__}")
         target = remote_path(path)
-        parent, base = posixpath.split(target)
 
         def add(archive: tarfile.TarFile) -> None:
-            member = tarfile.TarInfo(base)
+            member = tarfile.TarInfo(posixpath.basename(target))
             member.size, member.mode, member.mtime = len(data), 0o644, int(time.time())
             archive.addfile(member, _BytesReader(bytes(data)))
-        self._send(parent, add, timeout)
+        self._put(target, target, [len(data)], add, timeout)
 
     @guarded
     def upload(self, local: str | os.PathLike[str], remote: str, *, timeout: float = TRANSFER_TIMEOUT) -> str:
@@ -156,14 +166,20 @@ class Files:
         kind = self._kind(target)
         if kind == "folder":
             target = posixpath.join(target, local.name)
+            shown = f"{self._name}:{target}"
+            kind = self._kind(target)
         elif remote.endswith("/"):  # as docker cp: a folder named so must exist
             raise InvalidArgument(f"{shown}: {'not a folder' if kind == 'file' else 'no such folder'} in the desktop")
         elif kind == "no parent":
             raise InvalidArgument(f"{shown}: no folder {posixpath.dirname(target)} in the desktop")
-        elif kind == "file" and local.is_dir():
+        if kind == "folder":  # as the download: never merged into, never replaced
+            what = "folder" if local.is_dir() else "file"
+            raise InvalidArgument(f"{shown} already exists: cannot put the {what} {local} over that folder")
+        if kind == "file" and local.is_dir():
             raise InvalidArgument(f"cannot copy the folder {local} onto the file {shown}")
-        parent, base = posixpath.split(target)
-        self._send(parent, lambda archive: archive.add(str(local), arcname=base), timeout)
+        base = posixpath.basename(target)
+        self._put(target, str(local), _sizes(local),
+                  lambda archive: archive.add(str(local), arcname=base), timeout)
         return target
 
     @guarded
@@ -172,6 +188,9 @@ class Files:
         missing): its regular files and folders, never links or devices."""
         target = remote_path(folder)
         self._channel.run(["mkdir", "-p", "--", target], timeout=10).check()
+        with tarfile.open(fileobj=io.BytesIO(archive)) as source:
+            sizes = [member.size for member in source if member.isreg()]
+        room = self._room(target, f"the archive for {target}", sizes)
 
         def add(out: tarfile.TarFile) -> None:
             with tarfile.open(fileobj=io.BytesIO(archive)) as source:
@@ -180,7 +199,7 @@ class Files:
                         out.addfile(member, source.extractfile(member))
                     elif member.isdir():
                         out.addfile(member)
-        self._send(target, add, timeout)
+        self._send(target, add, timeout, room, f"the archive for {target}", left="what fitted is left there")
 
     def _kind(self, path: str) -> str:
         """``folder``, ``file`` (anything else there), ``missing`` or ``no parent``: one
@@ -201,7 +220,45 @@ class Files:
             return CommandFailed(f"{shown}: permission denied in the desktop (it runs as user desk)")
         return CommandFailed(f"{shown}: cannot read it in the desktop: {tar_error.removeprefix('tar: ')}")
 
-    def _send(self, folder: str, fill, timeout: float) -> None:  # type: ignore[no-untyped-def]
+    def _put(self, target: str, what: str, sizes: list[int], fill: Callable[[tarfile.TarFile], None],
+             timeout: float) -> None:
+        """Write ``what`` (the files of ``sizes``, archived by ``fill`` under ``target``'s name) to
+        ``target``: into a hidden folder beside it first, then renamed into place, so that a write
+        that fails or is interrupted leaves nothing, and a file it replaces is replaced whole."""
+        parent, base = posixpath.split(target)
+        room = self._room(parent, what, sizes)
+        staging = posixpath.join(parent, f".vdesk-cp-{secrets.token_hex(6)}")
+        self._in_folder(parent, ["mkdir", "-m", "700", "--", staging])
+        try:
+            self._send(staging, fill, timeout, room, what, left="nothing of it was kept")
+            self._in_folder(parent, ["mv", "-T", "--", posixpath.join(staging, base), target])
+        finally:
+            with contextlib.suppress(VdeskError):  # a desktop gone took the folder with it
+                self._channel.run(["rm", "-rf", "--", staging], timeout=TRANSFER_TIMEOUT)
+
+    def _room(self, folder: str, what: str, sizes: list[int]) -> _Room | None:
+        """The room a write of the files of ``sizes`` has in ``folder``'s filesystem, when the
+        desktop says it; :class:`TooLarge`, before anything is written, when they do not fit."""
+        done = self._channel.run(["stat", "-f", "-c", "%S %b %a", "--", folder], timeout=10)
+        room = _Room.read(folder, done.stdout, sizes) if done.returncode == 0 else None
+        if room is not None and room.needed > room.free:
+            raise TooLarge(f"desktop {self._name}: {what} needs {_size(room.needed)}, but {room.place} "
+                           f"({_size(room.size)}) has {_size(room.free)} free: nothing was written")
+        return room
+
+    def _in_folder(self, folder: str, argv: list[str]) -> None:
+        done = self._channel.run(argv, timeout=30)
+        if done.returncode != 0:
+            raise self._not_written(folder, done.stderr.strip() or f"{argv[0]} exited with {done.returncode}")
+
+    def _not_written(self, folder: str, reason: str) -> CommandFailed:
+        hint = " (only ~ and /tmp are writable)" if "Read-only" in reason else ""
+        return CommandFailed(f"desktop {self._name}: writing into {folder} failed{hint}: {reason}")
+
+    def _send(self, folder: str, fill: Callable[[tarfile.TarFile], None], timeout: float,
+              room: _Room | None, what: str, *, left: str) -> None:
+        """Unpack what ``fill`` archives (``what``) into ``folder``: :class:`TooLarge` when
+        ``room``'s filesystem fills up meanwhile, saying what is ``left`` of it then."""
         errors = _Kept()
         done = threading.Event()
         stream = ExecStream(self._api, self._container_id, ["tar", "-C", folder, "-xf", "-"],
@@ -216,10 +273,12 @@ class Files:
         finally:
             stream.close()
         code = stream.exit_code()
-        if code != 0:
-            hint = " (only ~ and /tmp are writable)" if "Read-only" in errors.text() else ""
-            raise CommandFailed(f"desktop {self._name}: writing into {folder} failed{hint}: "
-                                f"{errors.text().strip() or f'tar exited with {code}'}")
+        if code == 0:
+            return
+        if room is not None and _NO_SPACE.search(errors.text()):
+            raise TooLarge(f"desktop {self._name}: {room.place} ({_size(room.size)}) filled up while {what} "
+                           f"({_size(room.needed)}) was written, {_size(room.free)} were free before: {left}")
+        raise self._not_written(folder, errors.text().strip() or f"tar exited with {code}")
 
 
 # -- unpacking untrusted archives --------------------------------------------------------------
@@ -309,6 +368,60 @@ def _local_target(text: str, base: str) -> Path:
         raise InvalidArgument(f"{text}: no folder {local.parent}")
     return local
 
+
+@dataclass(frozen=True)
+class _Room:
+    """The room a write has in a desktop's filesystem: its size and free bytes, as the desktop
+    says them, and what the write needs there (tmpfs gives each file whole blocks)."""
+
+    place: str
+    size: int
+    free: int
+    needed: int
+
+    @classmethod
+    def read(cls, folder: str, answer: str, sizes: list[int]) -> _Room | None:
+        """From the desktop's ``stat -f -c '%S %b %a'`` (block size, blocks, blocks free);
+        None for anything but three such numbers (what comes out of a desktop is untrusted)."""
+        match = re.fullmatch(r"([0-9]{1,9}) ([0-9]{1,15}) ([0-9]{1,15})\n?", answer)
+        if match is None or int(match[1]) == 0:
+            return None
+        block, blocks, free = (int(number) for number in match.groups())
+        needed = sum(-(-size // block) * block for size in sizes)
+        return cls(_place(folder), blocks * block, free * block, needed)
+
+
+def _place(folder: str) -> str:
+    for top, place in ((HOME, "the desktop's home"), ("/tmp", "the desktop's /tmp")):
+        if folder == top or folder.startswith(top + "/"):
+            return place
+    return f"the filesystem of {folder} in the desktop"
+
+
+def _size(count: int) -> str:
+    if count < 1 << 20:
+        return f"{count / 1024:.0f} KiB"
+    return f"{count / (1 << 20):.1f}".removesuffix(".0") + " MiB"
+
+
+def _sizes(local: Path) -> list[int]:
+    """The sizes of the regular files an upload of ``local`` archives (links as links, each
+    file once however many names it has)."""
+    if local.is_symlink():
+        return []
+    if not local.is_dir():
+        return [local.stat().st_size]
+    seen: dict[tuple[int, int], int] = {}
+    for folder, _, names in os.walk(local):
+        for name in names:
+            status = os.lstat(os.path.join(folder, name))
+            if stat.S_ISREG(status.st_mode):
+                seen[(status.st_dev, status.st_ino)] = status.st_size
+    return list(seen.values())
+
+
+# tar's words when the filesystem it writes to is full (a short write, or ENOSPC itself)
+_NO_SPACE = re.compile(r"No space left on device|Wrote only \d+ of \d+ bytes")
 
 # What a desktop path is, for upload's docker cp rules: $1 the path, $2 its folder.
 _KIND_SCRIPT = ('if [ -d "$1" ]; then echo folder; elif [ -e "$1" ] || [ -L "$1" ]; then echo file; '

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from vdesk.desktop import Desktop
-from vdesk.errors import CommandFailed, InvalidArgument
+from vdesk.errors import CommandFailed, InvalidArgument, TooLarge
 from vdesk.files import _Outgoing, _unpack
 
 VDESK = str(Path(sys.executable).parent / "vdesk")
@@ -180,6 +181,99 @@ def test_vdesk_cp_in_follows_the_same_rules(shared_desktop: Desktop, tmp_path: P
     shared_desktop.programs.run(["mkdir", "/tmp/cp-in"], wait=True).check()
     into = cp(str(source), f"{name}:/tmp/cp-in")
     assert into.returncode == 0 and into.stdout.strip() == f"{name}:/tmp/cp-in/data.csv"
+
+
+def _listing(desktop: Desktop, folder: str) -> str:
+    return desktop.programs.run(["sh", "-c", 'cd "$1" && ls -A && cat */* 2>/dev/null', "sh", folder], wait=True).stdout
+
+
+def test_vdesk_cp_in_never_merges_into_a_folder_of_the_same_name(shared_desktop: Desktop, tmp_path: Path) -> None:
+    """As the download: a folder or file copied into a folder where a folder of its name is
+    stays out, and nothing in the desktop changes; replacing it is removing it first."""
+    name = shared_desktop.name
+    local = tmp_path / "cp-same"
+    local.mkdir()
+    (local / "a.txt").write_text("from here\n")
+    (local / "b.txt").write_text("only here\n")
+    shared_desktop.programs.run(["sh", "-c", "rm -rf /tmp/cp-into && mkdir -p /tmp/cp-into/cp-same && "
+                                 "echo edited inside > /tmp/cp-into/cp-same/a.txt && "
+                                 "echo only inside > /tmp/cp-into/cp-same/c.txt"], wait=True).check()
+    before = _listing(shared_desktop, "/tmp/cp-into")
+    merged = cp(str(local), f"{name}:/tmp/cp-into/")
+    assert merged.returncode == 2
+    assert merged.stderr == (f"vdesk: {name}:/tmp/cp-into/cp-same already exists: "
+                             f"cannot put the folder {local} over that folder\n")
+    file_named_so = tmp_path / "file" / "cp-same"
+    file_named_so.parent.mkdir()
+    file_named_so.write_text("a file\n")
+    over_folder = cp(str(file_named_so), f"{name}:/tmp/cp-into")
+    assert over_folder.returncode == 2
+    assert over_folder.stderr == (f"vdesk: {name}:/tmp/cp-into/cp-same already exists: "
+                                  f"cannot put the file {file_named_so} over that folder\n")
+    with pytest.raises(InvalidArgument, match="already exists: cannot put the folder"):
+        shared_desktop.files.upload(local, "/tmp/cp-into")
+    assert _listing(shared_desktop, "/tmp/cp-into") == before == "cp-same\nedited inside\nonly inside\n"
+
+    shared_desktop.programs.run(["sh", "-c", "rm -r /tmp/cp-into/cp-same && echo a file > /tmp/cp-into/cp-same"],
+                                wait=True).check()
+    onto_file = cp(str(local), f"{name}:/tmp/cp-into/")
+    assert onto_file.returncode == 2
+    assert onto_file.stderr == f"vdesk: cannot copy the folder {local} onto the file {name}:/tmp/cp-into/cp-same\n"
+    assert shared_desktop.files.read_file("/tmp/cp-into/cp-same") == b"a file\n"
+
+    shared_desktop.programs.run(["rm", "/tmp/cp-into/cp-same"], wait=True).check()  # replacing on purpose
+    replaced = cp(str(local), f"{name}:/tmp/cp-into/")
+    assert replaced.returncode == 0, replaced.stderr
+    assert _listing(shared_desktop, "/tmp/cp-into") == "cp-same\nfrom here\nonly here\n"
+
+
+def _sparse(path: Path, size: int) -> Path:
+    with open(path, "wb") as out:
+        out.truncate(size)  # no room taken here; the desktop's tmpfs stores every byte
+    return path
+
+
+def test_an_upload_past_the_room_left_is_refused_and_names_the_limit(shared_desktop: Desktop, tmp_path: Path) -> None:
+    name = shared_desktop.name
+    big = _sparse(tmp_path / "big.bin", 600 << 20)
+    shared_desktop.programs.run(["mkdir", "-p", "/home/desk/cp-room", "/tmp/cp-room"], wait=True).check()
+    for folder, place in (("~/cp-room", "home"), ("/tmp/cp-room", "/tmp")):
+        refused = cp(str(big), f"{name}:{folder}")
+        assert refused.returncode == 2
+        assert re.fullmatch(rf"vdesk: desktop {name}: {big} needs 600 MiB, but the desktop's {place} \(512 MiB\) "
+                            r"has [\d.]+ MiB free: nothing was written\n", refused.stderr), refused.stderr
+        assert _listing(shared_desktop, folder) == ""
+    with pytest.raises(TooLarge, match=r"needs 600 MiB, but the desktop's /tmp \(512 MiB\) has"):
+        shared_desktop.files.upload(big, "/tmp/cp-room/")
+
+
+# A program of the desktop that takes all but 50 MiB of $1's filesystem once something appears in
+# $1: an upload there runs out of room after it was found to fit.
+_FILL_WHEN_WRITTEN = """
+for i in $(seq 3000); do
+    if [ -n "$(ls -A "$1")" ]; then
+        exec fallocate -l $(( $(stat -f -c '%a*%S' "$1") - (50 << 20) )) "$2"
+    fi
+    sleep 0.01
+done
+"""
+
+
+def test_an_upload_that_runs_out_of_room_leaves_nothing_written(tmp_path: Path) -> None:
+    with Desktop.up() as desktop:  # its /tmp is filled: of its own
+        desktop.programs.run(["mkdir", "/tmp/race"], wait=True).check()
+        desktop.programs.run(["sh", "-c", _FILL_WHEN_WRITTEN, "sh", "/tmp/race", "/tmp/filler"])
+        big = _sparse(tmp_path / "big.bin", 300 << 20)
+        failed = cp(str(big), f"{desktop.name}:/tmp/race/")
+        assert failed.returncode == 2
+        assert re.fullmatch(rf"vdesk: desktop {desktop.name}: the desktop's /tmp \(512 MiB\) filled up while {big} "
+                            r"\(300 MiB\) was written, [\d.]+ MiB were free before: nothing of it was kept\n",
+                            failed.stderr), failed.stderr
+        assert _listing(desktop, "/tmp/race") == ""
+        with pytest.raises(TooLarge, match=r"/tmp/race/w.bin needs 60 MiB, but the desktop's /tmp \(512 MiB\) has "
+                                           r"[\d.]+ MiB free: nothing was written"):
+            desktop.files.write_file("/tmp/race/w.bin", bytes(60 << 20))
+        assert _listing(desktop, "/tmp/race") == ""
 
 
 def test_what_is_not_in_the_desktop_is_said_in_vdesks_words(shared_desktop: Desktop, tmp_path: Path) -> None:

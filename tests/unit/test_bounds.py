@@ -17,7 +17,7 @@ import pytest
 
 from vdesk.channel import OUTPUT_LIMIT, Completed, ReplyLines
 from vdesk.errors import CommandFailed, TooLarge, VdeskError
-from vdesk.files import _unpack, remote_path, split_desktop_path
+from vdesk.files import _Room, _unpack, remote_path, split_desktop_path
 from vdesk.frames import LiveFramebuffer
 
 
@@ -126,6 +126,17 @@ def test_size_and_count_bounds() -> None:
     with pytest.raises(TooLarge, match="more than 2 entries"):
         _unpacks(_archive(("top", tarfile.DIRTYPE, b"", ""), ("top/a", tarfile.REGTYPE, b"", ""),
                           ("top/b", tarfile.REGTYPE, b"", "")), entries=2)
+
+
+@pytest.mark.parametrize("answer", ["", "4096 131072\n", "0 131072 5\n", "4096 131072 -5\n", "4096 1e9 5\n",
+                                    "4096 131072 5\n0 0 0\n", "9" * 40 + " 1 1\n", "4096\t131072\t5\n", "٤٠٩٦ 131072 5\n"])
+def test_a_filesystems_room_is_read_only_from_three_plain_numbers(answer: str) -> None:
+    assert _Room.read("/tmp", answer, [1]) is None
+
+
+def test_the_room_a_write_needs_is_its_files_in_whole_blocks() -> None:
+    room = _Room.read("/home/desk/x", "4096 131072 100\n", [0, 1, 4096, 4097])
+    assert room == _Room("the desktop's home", 512 << 20, 409_600, 4096 * 4)
 
 
 def test_a_framebuffer_larger_than_the_desktop_is_refused(tmp_path: Path) -> None:
