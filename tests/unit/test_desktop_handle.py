@@ -20,7 +20,7 @@ from vdesk.screen import DesktopScreen
 from vdesk.text import DesktopText
 from vdesk.vnc import DesktopVnc
 
-HANDLE = {"up", "attach", "checkpoint", "fork", "restore", "close", "down", "browser", "info", "is_alive"}
+HANDLE = {"up", "attach", "checkpoint", "fork", "restore", "remove_checkpoint", "close", "down", "browser", "info", "is_alive"}
 ATTRIBUTES = {"client", "container", "name", "id", "channel", "clock", "screen", "input", "text", "elements",
               "programs", "files", "clipboard", "windows", "vnc"}
 # What the handle offered before it was made of parts, and where each one is now.
