@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
+import pytest
 from PIL import Image
 
 from tests.desktop.probe import EventProbe, buttons
@@ -56,6 +57,25 @@ def test_a_generated_token_is_printed_on_stderr_and_is_the_one_wanted():
         url = process.stderr.readline().split("serving MCP at ")[1].strip()  # type: ignore[union-attr]
         token = process.stderr.readline().split("bearer token: ")[1].strip()  # type: ignore[union-attr]
         assert len(token) >= 32 and post(url, token) == 200 and post(url, None) == 401
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.mark.parametrize("given", ["--token", "VDESK_MCP_TOKEN"])
+def test_a_given_token_is_not_printed_and_the_line_says_where_it_came_from(given):
+    import os
+
+    from tests.protocols.conftest import VDESK
+
+    arguments, environment = ([], {**os.environ, "VDESK_MCP_TOKEN": TOKEN}) if given == "VDESK_MCP_TOKEN" else \
+        (["--token", TOKEN], {key: value for key, value in os.environ.items() if key != "VDESK_MCP_TOKEN"})
+    process = subprocess.Popen([VDESK, "mcp", "--transport", "http", "--port", "0", *arguments], env=environment,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = process.stderr.readline().split("serving MCP at ")[1].strip()  # type: ignore[union-attr]
+        line = process.stderr.readline().strip()  # type: ignore[union-attr]
+        assert line == f"vdesk mcp: bearer token: as given by {given}" and post(url, TOKEN) == 200
     finally:
         process.terminate()
         process.wait(timeout=30)

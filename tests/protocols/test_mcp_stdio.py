@@ -23,8 +23,8 @@ from tests.protocols.conftest import container_exists, stdio, structured, wait_g
 from vdesk.desktop import Desktop
 
 TOOLS = {"screenshot", "screen_size", "cursor_position", "wait", "click", "double_click", "right_click", "move",
-         "drag", "scroll", "type", "key", "execute", "read_file", "write_file", "clipboard",
-         "accessibility_tree", "marks", "click_element", "find_text"}
+         "drag", "scroll", "type", "key", "execute", "read_file", "write_file", "clipboard", "find_text"}
+TREE_TOOLS = {"accessibility_tree", "marks", "click_element"}  # desktops with an accessibility tree only
 
 
 def run(main):  # type: ignore[no-untyped-def]
@@ -43,9 +43,86 @@ def test_the_tools_have_schemas_and_descriptions_and_run_command_needs_allow_com
     assert set(listed) == TOOLS and allowed == TOOLS | {"run_command"}
     for tool in listed.values():
         assert tool.description and tool.input_schema["type"] == "object"
+        assert tool.input_schema["additionalProperties"] is False, tool.name
     click = listed["click"].input_schema
     assert set(click["required"]) == {"x", "y"} and click["properties"]["button"]["enum"] == ["left", "right", "middle"]
     assert "pixels of the last screenshot" in click["properties"]["x"]["description"]
+
+
+def test_the_tree_tools_are_listed_only_for_desktops_whose_image_has_an_accessibility_tree():
+    """The lean image has no accessibility bus: its server lists no tool that needs one. The
+    image decides, for the desktops a server starts and for one it attaches to alike."""
+    with Desktop.up(size=(640, 480)) as lean:
+        async def main():
+            listed = {}
+            for args in [(), ("--apps",), ("--attach", lean.name)]:
+                async with Client(stdio(*args)) as client:
+                    listed[args] = {tool.name for tool in (await client.list_tools()).tools}
+            return listed
+
+        listed = run(main)
+    assert listed[()] == TOOLS and listed[("--attach", lean.name)] == TOOLS  # find_text reads frames (OCR): any image
+    assert listed[("--apps",)] == TOOLS | TREE_TOOLS
+
+
+def test_every_tool_refuses_an_argument_it_does_not_have_naming_it_before_anything_runs():
+    async def main():
+        async with Client(stdio("--apps", "--allow-commands")) as client:  # refused before a desktop starts
+            listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+            return listed, {name: await client.call_tool(name, {"nonsense": 1}) for name in listed}
+
+    listed, answers = run(main)
+    assert set(answers) == TOOLS | TREE_TOOLS | {"run_command"}
+    for name, result in answers.items():
+        assert result.is_error, name
+        text = result.content[0].text
+        assert text.startswith(f"Error executing tool {name}: ") and "argument nonsense: unknown (" in text, text
+        assert all(known in text for known in listed[name].input_schema["properties"]), text
+    assert "argument nonsense: unknown (the arguments are argv, wait, timeout)" in answers["run_command"].content[0].text
+    assert "argument nonsense: unknown (the tool takes none)" in answers["screen_size"].content[0].text
+
+
+def test_run_command_with_an_unknown_argument_runs_nothing():
+    async def main():
+        async with Client(stdio("--size", "640x480", "--allow-commands")) as client:
+            refused = await client.call_tool("run_command", {"argv": ["touch", "/tmp/ran"], "background": True})
+            ran = await client.call_tool("run_command", {"argv": ["test", "-e", "/tmp/ran"]})
+            return refused, structured(ran)
+
+    refused, ran = run(main)
+    assert refused.is_error and "argument background: unknown" in refused.content[0].text, refused.content
+    assert ran["exit_code"] == 1  # the command never ran
+
+
+def test_run_command_with_wait_false_starts_a_program_that_keeps_running():
+    async def main():
+        async with Client(stdio("--size", "640x480", "--allow-commands")) as client:
+            started = await client.call_tool("run_command", {"argv": ["xterm", "-title", "Kept"], "wait": False})
+            shown = await client.call_tool("run_command", {"argv": ["xdotool", "search", "--sync", "--onlyvisible",
+                                                                    "--name", "^Kept$"], "timeout": 120})
+            still = await client.call_tool("run_command", {"argv": ["pgrep", "-x", "xterm"]})
+            both = await client.call_tool("run_command", {"argv": ["xterm"], "wait": False, "timeout": 5})
+            return started, structured(shown), structured(still), both
+
+    started, shown, still, both = run(main)
+    assert structured(started) == {"running": True, "exit_code": None, "stdout": "", "stderr": "",
+                                   "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}
+    assert shown["exit_code"] == 0 and shown["running"] is False  # its window came up after the call returned
+    assert still["exit_code"] == 0  # and it runs on
+    assert both.is_error and "timeout: only with wait true" in both.content[0].text
+
+
+def test_a_waited_program_that_outlives_its_timeout_is_killed_and_the_error_says_how_to_keep_one():
+    async def main():
+        async with Client(stdio("--size", "640x480", "--allow-commands")) as client:
+            waited = await client.call_tool("run_command", {"argv": ["xterm", "-title", "Waited"], "timeout": 3})
+            left = await client.call_tool("run_command", {"argv": ["pgrep", "-x", "xterm"]})
+            return waited, structured(left)
+
+    waited, left = run(main)
+    assert waited.is_error and "did not finish within 3 s (it was killed)" in waited.content[0].text
+    assert "is started with wait false" in waited.content[0].text, waited.content
+    assert left["exit_code"] == 1
 
 
 def test_a_screenshot_decodes_at_the_size_asked_and_clicks_map_back_from_it():

@@ -69,6 +69,8 @@ def _argument_error(tool: str, arguments: dict) -> str:
     ("scroll", {"x": 1, "y": 2, "direction": "sideways", "amount": 0},
      "Error executing tool scroll: argument direction: Input should be 'up', 'down', 'left' or 'right' (got 'sideways'); "
      "argument amount: Input should be greater than or equal to 1 (got 0)"),
+    ("click", {"x": 1, "y": 2, "buton": "right"},
+     "Error executing tool click: argument buton: unknown (the arguments are x, y, button)"),
 ])
 def test_a_bad_argument_is_one_line_naming_it_and_what_is_wrong(tool, arguments, expected):
     # Refused before any desktop is reached (the server here has none and starts none).

@@ -12,6 +12,7 @@ from vdesk.errors import InvalidArgument
 
 
 def mcp(
+    ctx: typer.Context,
     transport: Annotated[str, typer.Option(metavar="stdio|http", help=(
         "stdio (default): the MCP client starts this command and speaks on its stdin/stdout. "
         "http: streamable HTTP on 127.0.0.1, for clients that connect to a URL."))] = "stdio",
@@ -27,7 +28,8 @@ def mcp(
     idle_timeout: Annotated[float, typer.Option(metavar="SECONDS", help=(
         "HTTP: a session idle this long ends, and its desktop goes.") )] = 1800.0,
     allow_commands: Annotated[bool, typer.Option("--allow-commands", help=(
-        "Also offer the run_command tool (runs programs in the desktop)."))] = False,
+        "Also offer the run_command tool (runs programs in the desktop; with wait false one keeps "
+        "running)."))] = False,
 ) -> None:
     """Serve a desktop to MCP clients (Model Context Protocol): screenshot, click, type, key,
     files, clipboard and more, as tools.
@@ -36,9 +38,10 @@ def mcp(
     Transports:
       stdio  the default; an MCP client runs `vdesk mcp` and talks on its stdin/stdout.
       http   streamable HTTP at http://127.0.0.1:PORT/mcp. Every request must carry
-             `Authorization: Bearer TOKEN` (401 without it); the token is --token, or a
-             random one printed on stderr at start. The viewer_link tool hands out
-             one-time links to watch the desktop in a browser (no password in them).
+             `Authorization: Bearer TOKEN` (401 without it); the token is --token (or
+             VDESK_MCP_TOKEN), or a random one printed on stderr at start. The
+             viewer_link tool hands out one-time links to watch the desktop in a
+             browser (no password in them).
 
     \b
     Desktop lifetime: a desktop starts on the first tool call and is leased to this server:
@@ -66,9 +69,12 @@ def mcp(
         serve_stdio(options)  # stdout is the protocol's: nothing else may be printed there
         return
 
+    source = ctx.get_parameter_source("token")  # typer does not export the enum: compared by name
+    given = "VDESK_MCP_TOKEN" if source is not None and source.name == "ENVIRONMENT" else "--token"
+
     def announce(url: str, token: str, generated: bool) -> None:
         note(f"vdesk mcp: serving MCP at {url}")
-        note(f"vdesk mcp: bearer token: {token}" if generated else "vdesk mcp: bearer token: as given by --token")
+        note(f"vdesk mcp: bearer token: {token}" if generated else f"vdesk mcp: bearer token: as given by {given}")
 
     serve_http(options, port=port, token=token, announce=announce)
 

@@ -17,11 +17,14 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
+import docker.errors
 from mcp.server.mcpserver.exceptions import ToolError
 
+from vdesk import engine as engines, images
 from vdesk.coords import ImageSpace
-from vdesk.desktop import Desktop
+from vdesk.desktop import SESSION_READY_LABEL, Desktop
 from vdesk.errors import DesktopGone, InvalidArgument, VdeskError
+from vdesk.inventory import find_desktop
 from vdesk.spec import DesktopSpec
 
 T = TypeVar("T")
@@ -49,6 +52,33 @@ class ServerOptions:
         if not (math.isfinite(self.idle_timeout) and self.idle_timeout > 0):
             raise InvalidArgument(f"--idle-timeout must be a positive number of seconds, got {self.idle_timeout}")
 
+
+
+def have_tree(options: ServerOptions) -> bool:
+    """Whether the desktops served have an accessibility tree (what the tree, marks and element
+    tools read), as their image says: one that runs vdesk's apps session (its label
+    ``vdesk.session-ready``: the apps image and every image built FROM it) has the session bus,
+    the accessibility bus and the tree's reader; the lean image has none. The image is the
+    attached desktop's, else the spec's. One of vdesk's own images not built yet is what it will
+    be built as; a desktop, image or engine that cannot be found offers the tools, and the
+    first call says what is wrong."""
+    image = images.resolve(options.desktop.image_name)
+    try:
+        client = engines.connect(options.engine)
+    except VdeskError:
+        return True
+    try:
+        if options.attach:
+            labels = find_desktop(client, options.attach).labels
+        else:
+            labels = client.images.get(image).labels or {}
+    except docker.errors.ImageNotFound:
+        return images.is_apps(image) or image not in images.IMAGE_NAMES.values()
+    except (VdeskError, docker.errors.DockerException):
+        return True
+    finally:
+        client.close()
+    return SESSION_READY_LABEL in labels
 
 
 class Slot:

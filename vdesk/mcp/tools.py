@@ -17,23 +17,27 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.server.mcpserver.utilities.types import Image
-from mcp_types import ToolAnnotations
-from pydantic import AliasChoices, BaseModel, Field, ValidationError
+from mcp_types import Icon, ToolAnnotations
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from vdesk.actions import ExecuteResult
+from vdesk.channel import Completed
 from vdesk.coords import ImageSpace
 from vdesk.desktop import Desktop
-from vdesk.mcp.pool import STDIO_KEY, Desktops, ServerOptions, Slot
+from vdesk.mcp.pool import STDIO_KEY, Desktops, ServerOptions, Slot, have_tree
 from vdesk.encoding import encode
+from vdesk.errors import DesktopTimeout
 from vdesk.version import __version__
 from vdesk.viewer import MAX_LINK_SECONDS, Viewer
 
 MAX_IMAGE_SIDE = 8192
+COMMAND_TIMEOUT = 60.0  # seconds run_command waits for a command by default
 INSTRUCTIONS = (
     "Drives one Linux desktop (X11, openbox; with the apps image also a browser and an office suite). "
     "Take a screenshot first; pointer coordinates are pixels of the last screenshot you took. "
@@ -96,7 +100,11 @@ class FoundText(BaseModel):
 
 
 class CommandOutput(BaseModel):
-    exit_code: int
+    """A command's exit code and output; a program started with wait false is left running
+    (running is true), and has neither (exit_code is null, the outputs are empty)."""
+
+    running: bool
+    exit_code: int | None
     stdout: str
     stderr: str
     stdout_bytes: int  # how many bytes came in all; past 1 MiB only the first are in stdout
@@ -139,17 +147,37 @@ def build_server(options: ServerOptions, *, key: Callable[[Context], str] = lamb
     mcp = _Server("vdesk", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING", **auth)
     mcp.middleware.extend(middleware)
     server = Server(mcp, Desktops(options), options, key)
-    # One function per group of tools, each registering its tools on the server.
-    for group in (_screen_tools, _pointer_tools, _keyboard_tools, _batch_tools, _content_tools, _observation_tools):
+    # One function per group of tools, each registering its tools on the server; only those the
+    # desktops can serve are listed.
+    for group in (_screen_tools, _pointer_tools, _keyboard_tools, _batch_tools, _content_tools, _text_tools):
         group(server)
+    if have_tree(options):
+        _tree_tools(server)
     if options.allow_commands:
         _command_tools(server)
     return server
 
 
 class _Server(MCPServer):
-    """The SDK's server, whose argument errors are one line naming each argument and what is
-    wrong with it (the SDK's own is pydantic's multi-line dump with a documentation link)."""
+    """The SDK's server, whose tools refuse arguments they do not have (the SDK's drop them
+    unread: a misspelt or guessed option would silently do the default), and whose argument
+    errors are one line naming each argument and what is wrong with it (the SDK's own is
+    pydantic's multi-line dump with a documentation link)."""
+
+    def add_tool(self, fn: Callable[..., Any], name: str | None = None, title: str | None = None,
+                 description: str | None = None, annotations: ToolAnnotations | None = None,
+                 icons: list[Icon] | None = None, meta: dict[str, Any] | None = None,
+                 structured_output: bool | None = None) -> None:
+        tool = self._tool_manager.add_tool(fn, name=name, title=title, description=description, annotations=annotations,
+                                           icons=icons, meta=meta, structured_output=structured_output)
+        # The SDK builds each tool's argument model from its signature, with no say in its
+        # config: a subclass forbids extras, in the check and in the published schema
+        # ("additionalProperties": false) alike.
+        loose = tool.fn_metadata.arg_model
+        strict = cast(type[ArgModelBase], type(loose.__name__, (loose,), {
+            "model_config": ConfigDict(extra="forbid"), "__module__": loose.__module__}))
+        tool.fn_metadata.arg_model = strict
+        tool.parameters = strict.model_json_schema(by_alias=True)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         try:
@@ -158,16 +186,23 @@ class _Server(MCPServer):
             cause = error.__cause__
             if isinstance(error, UnexpectedToolError) or not isinstance(cause, ValidationError):
                 raise
-            raise ToolError(f"Error executing tool {name}: {argument_problems(cause)}") from cause
+            tool = self._tool_manager.get_tool(name)
+            known = list(tool.parameters.get("properties", {})) if tool is not None else []
+            raise ToolError(f"Error executing tool {name}: {argument_problems(cause, known)}") from cause
 
 
-def argument_problems(error: ValidationError) -> str:
-    """``argument x: Input should be a valid number (got 'abc'); argument y: required``."""
+def argument_problems(error: ValidationError, known: Sequence[str] = ()) -> str:
+    """``argument x: Input should be a valid number (got 'abc'); argument y: required;
+    argument z: unknown (the arguments are x, y)``: ``known`` names the tool's arguments."""
     parts = []
     for item in error.errors():
         where = ".".join(str(part) for part in item["loc"])
         if item["type"] == "missing":
             parts.append(f"argument {where}: required")
+            continue
+        if item["type"] == "extra_forbidden":
+            takes = f"the arguments are {', '.join(known)}" if known else "the tool takes none"
+            parts.append(f"argument {where}: unknown ({takes})")
             continue
         got = repr(item.get("input"))
         got = got if len(got) <= 40 else got[:37] + "..."  # the caller's own value, bounded
@@ -408,7 +443,7 @@ def _content_tools(server: Server) -> None:
         return server.slot(ctx).use(use)
 
 
-def _observation_tools(server: Server) -> None:
+def _tree_tools(server: Server) -> None:
     mcp = server.mcp
 
     @mcp.tool(annotations=READ_ONLY)
@@ -462,6 +497,10 @@ def _observation_tools(server: Server) -> None:
         query = {key: value for key, value in (("role", role), ("name", name), ("index", index)) if value is not None}
         return _act(server.slot(ctx), [{"type": "click", "inputs": {"element": query}}], "clicked")
 
+
+def _text_tools(server: Server) -> None:
+    mcp = server.mcp
+
     @mcp.tool(annotations=READ_ONLY)
     def find_text(
         ctx: Context,
@@ -493,12 +532,34 @@ def _command_tools(server: Server) -> None:
         ctx: Context,
         argv: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1, description=(
             "The program and its arguments, e.g. [\"ls\", \"-l\", \"/tmp\"] (no shell)"))],
-        timeout: Annotated[float, Field(gt=0, le=600, description="Seconds to wait for it")] = 60.0,
+        wait: Annotated[bool, Field(description=(
+            "true: wait for it to end and return its exit code and output; false: start it and return at "
+            "once, leaving it running (a program with a window, a server)"))] = True,
+        timeout: Annotated[float | None, Field(gt=0, le=600, description=(
+            f"Seconds to wait for it to end (default {COMMAND_TIMEOUT:g}); only with wait true"))] = None,
     ) -> CommandOutput:
-        """Run a program in the desktop as its user and wait for it; each output keeps its first
-        MiB (truncated and the byte counts say when more came)."""
-        done = server.slot(ctx).use(lambda desktop: desktop.programs.run(argv, wait=True, timeout=timeout))
-        return CommandOutput(exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr,
+        """Run a program in the desktop as its user. By default it waits for the program to end
+        (up to timeout, then kills it) and returns its exit code and output, each output's first
+        MiB (truncated and the byte counts say when more came). A program that keeps running, such
+        as one with a window, is started with wait false: the call returns at once with running
+        true, and the program runs on (its output is not kept)."""
+        if not wait:
+            if timeout is not None:
+                raise ToolError("timeout: only with wait true (a program started with wait false runs until it ends)")
+            server.slot(ctx).use(lambda desktop: desktop.programs.run(argv))
+            return CommandOutput(running=True, exit_code=None, stdout="", stderr="", stdout_bytes=0, stderr_bytes=0,
+                                 truncated=False)
+        seconds = COMMAND_TIMEOUT if timeout is None else timeout
+
+        def run(desktop: Desktop) -> Completed:
+            try:
+                return desktop.programs.run(argv, wait=True, timeout=seconds)
+            except DesktopTimeout as error:
+                raise ToolError(f"{error}; a program that keeps running (a window, a server) is started "
+                                "with wait false") from None
+
+        done = server.slot(ctx).use(run)
+        return CommandOutput(running=False, exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr,
                              stdout_bytes=done.stdout_bytes, stderr_bytes=done.stderr_bytes, truncated=done.cut)
 
 
