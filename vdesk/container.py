@@ -1,6 +1,6 @@
 """A desktop's container: its run options (a :class:`~vdesk.spec.DesktopSpec`, a name, a
-password, a lease), the labels that make it findable, the hardening every desktop gets, and
-starting it.
+password, a lease), the labels that make it findable, the hardening every desktop gets,
+starting it, and whether it is of any more use (what ``vdesk prune`` removes).
 
 Everything a caller can get wrong is checked here, before anything reaches an engine, and
 refused with :class:`~vdesk.errors.InvalidArgument` naming the bad value.
@@ -36,6 +36,7 @@ from vdesk.spec import parse_size as parse_size, screen_of as screen_of  # noqa:
 LABEL = "vdesk"
 VNC_PORT = 5900
 REMOVE_TIMEOUT = 30.0  # the engine removes a stopped desktop in well under a second
+UNSTARTED_GRACE = 60  # seconds a container may sit created and never started before prune takes it
 # nodelay: the RFB client sends small requests back to back; Nagle would hold the second one
 # for the peer's delayed acknowledgement (~40 ms per fresh frame).
 VNC_TARGET = f"TCP:127.0.0.1:{VNC_PORT},nodelay"
@@ -144,7 +145,7 @@ def run_container(client: docker.DockerClient, image_name: str, options: RunOpti
         return client.containers.run(image_name, detach=True, **container_options(image_name, options))
     except docker.errors.APIError as error:
         if error.status_code == 409:
-            raise InvalidArgument(f"a container named {options.name!r} already exists") from None
+            raise name_taken(client, options.name) from None
         _remove_unstarted(client, options)
         raise DesktopStartFailed(f"starting desktop {options.name} failed: {error.explanation}") from None
 
@@ -182,6 +183,48 @@ def _wait_removed(container: Container, timeout: float) -> None:
         pass  # gone before the wait began
     except requests.exceptions.RequestException:
         raise DesktopTimeout(f"container {container.name} was still being removed after {timeout:g} s") from None
+
+
+def name_taken(client: docker.DockerClient, name: str) -> InvalidArgument:
+    """The error for a desktop name the engine already has: what holds it, and how to free it."""
+    try:
+        holder = client.containers.get(name)
+    except docker.errors.NotFound:  # removed since
+        return InvalidArgument(f"a container named {name!r} already exists")
+    if holder.labels.get(LABEL) != "desktop":
+        return InvalidArgument(f"a container named {name!r} exists and is not a vdesk desktop: give another name")
+    if unusable(holder):
+        return InvalidArgument(f"a desktop named {name!r} already exists, expired or stopped ({holder.status}): "
+                               f"`vdesk prune {name}` removes it")
+    return InvalidArgument(f"a desktop named {name!r} already exists and is {holder.status}: give another name, "
+                           f"or remove it first (`vdesk down {name}`)")
+
+
+def unusable(container: Container, now: float | None = None) -> bool:
+    """Whether nobody can use the desktop ``container`` any more (what ``vdesk prune`` removes):
+    it is past its time-to-live, stopped (exited, dead, or created over a minute ago and never
+    started), or leased and not running (its owner is gone)."""
+    now = time.time() if now is None else now
+    labels, status = container.labels, container.status
+    expires = _label_number(labels, "vdesk.expires-at")
+    expired = 0 < expires <= now
+    never_started = status == "created" and now - created_at(container).timestamp() > UNSTARTED_GRACE
+    stopped = status in ("exited", "dead") or never_started
+    orphaned = labels.get("vdesk.leased") == "true" and status not in ("running", "paused", "created")
+    return expired or stopped or orphaned
+
+
+def _label_number(labels: dict[str, str], key: str) -> float:
+    try:
+        return float(labels.get(key) or 0)
+    except ValueError:
+        return 0.0
+
+
+def created_at(container: Container) -> datetime:
+    """When the engine created ``container``: its own record, which every container has (also
+    those not made by vdesk, such as compose's)."""
+    return datetime.strptime(container.attrs["Created"][:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
 
 
 def published_port(container: Container) -> int | None:

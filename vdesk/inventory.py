@@ -26,12 +26,11 @@ from pydantic import BaseModel, ConfigDict, computed_field, field_serializer
 
 from vdesk import engine as engines
 from vdesk.clock import ClockSettings
-from vdesk.container import LABEL, check_name, parse_size, published_port, remove_container, this_user
+from vdesk.container import (LABEL, check_name, created_at, parse_size, published_port, remove_container, this_user,
+                             unusable)
 from vdesk.errors import DesktopNotFound
 from vdesk import forks
 from vdesk.forks import Checkpoint
-
-UNSTARTED_GRACE = 60  # seconds a container may sit created and never started before prune takes it
 
 
 class DesktopInfo(BaseModel):
@@ -79,7 +78,7 @@ def desktop_info(container: Container) -> DesktopInfo:
     return DesktopInfo(
         name=container.name, id=container.short_id, status=container.status,
         size=parse_size(labels.get("vdesk.size", "0x0")), scale=float(labels.get("vdesk.scale", "1")),
-        created=_created(container),
+        created=created_at(container),
         expires_at=datetime.fromtimestamp(expires, timezone.utc) if expires else None,
         owner=labels.get("vdesk.owner", "?"), leased=labels.get("vdesk.leased") == "true",
         vnc_address=f"127.0.0.1::{port}" if (port := published_port(container)) else None,
@@ -242,33 +241,7 @@ def prune_desktops(engine: str | None = None, *, only: Sequence[str] | None = No
     for container in containers:
         if container.labels.get(LABEL) != "desktop" or (only is not None and container.name not in only):
             continue
-        if _unusable(container, now):
+        if unusable(container, now):
             remove_container(container)
             removed.append(container.name)
     return removed
-
-
-def _unusable(container: Container, now: float) -> bool:
-    labels, status = container.labels, container.status
-    expires = _label_number(labels, "vdesk.expires-at")
-    expired = 0 < expires <= now
-    stopped = status in ("exited", "dead") or (status == "created" and _age(container) > UNSTARTED_GRACE)
-    orphaned = labels.get("vdesk.leased") == "true" and status not in ("running", "paused", "created")
-    return expired or stopped or orphaned
-
-
-def _label_number(labels: dict[str, str], key: str) -> float:
-    try:
-        return float(labels.get(key) or 0)
-    except ValueError:
-        return 0.0
-
-
-def _age(container: Container) -> float:
-    """Seconds since the engine created ``container``."""
-    return time.time() - _created(container).timestamp()
-
-
-def _created(container: Container) -> datetime:
-    # The engine's own record: every container has it, also those not made by vdesk (compose).
-    return datetime.strptime(container.attrs["Created"][:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import io
 import json
+import secrets
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
-from tests.desktop.helpers import vdesk_containers
+from tests.desktop.helpers import HANG, vdesk_containers
+from vdesk.container import remove_container
 from tests.desktop.probe import buttons, keys
 
 VDESK = str(Path(sys.executable).parent / "vdesk")
@@ -55,6 +58,31 @@ def test_up_exec_run_shot_ls_down_from_a_shell(tmp_path):
     finally:
         down = vdesk("down", name)
     assert down.returncode == 0 and name not in vdesk_containers(CLIENT)
+
+
+def test_a_taken_name_says_what_holds_it_and_how_to_free_it(shared_desktop):
+    taken = shared_desktop.name
+    running = vdesk("up", "--name", taken)
+    assert (running.returncode, running.stderr) == (2, f"vdesk: a desktop named '{taken}' already exists and is "
+                                                       f"running: give another name, or remove it first (`vdesk down {taken}`)\n")
+    name = f"vdesk-test-{secrets.token_hex(4)}"
+    # 20 s: a loaded machine may take a while to bring it up, and it must be up before it expires.
+    assert vdesk("up", "--name", name, "--ttl", "20").returncode == 0
+    try:
+        container = CLIENT.containers.get(name)
+        deadline = time.monotonic() + 20 + HANG  # its time, then its stop
+        while container.status != "exited" and time.monotonic() < deadline:
+            time.sleep(0.2)
+            container.reload()
+        assert container.status == "exited"  # its time-to-live stopped it
+        again = vdesk("up", "--name", name)
+        assert (again.returncode, again.stderr) == (2, f"vdesk: a desktop named '{name}' already exists, expired or "
+                                                       f"stopped (exited): `vdesk prune {name}` removes it\n")
+        pruned = vdesk("prune", name)  # as it says
+        assert (pruned.returncode, pruned.stdout) == (0, f"removed {name}\n") and name not in vdesk_containers(CLIENT)
+    finally:
+        if name in vdesk_containers(CLIENT):
+            remove_container(CLIENT.containers.get(name))
 
 
 def test_a_failed_batch_exits_non_zero_with_the_reason(shared_desktop):
