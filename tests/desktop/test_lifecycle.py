@@ -18,6 +18,7 @@ from tests.desktop.helpers import HANG, vdesk_containers, wait_gone
 from tests.desktop.probe import EventProbe, buttons
 from vdesk.desktop import Desktop
 from vdesk.errors import DesktopGone, ImageError
+from vdesk.images import IMAGE_NAMES
 
 from tests.engine import CLIENT  # noqa: E402  (made on first use, not at import)
 
@@ -169,6 +170,7 @@ def test_an_image_name_that_is_none_lists_vdesks_own_by_the_names_up_takes():
     before = vdesk_containers(CLIENT)
     with pytest.raises(ImageError) as raised:
         Desktop.up(image="app")
-    assert str(raised.value) == ("image 'app' not found on the engine (did you mean 'apps'?): name one of vdesk's "
-                                 "own (lean, apps, osworld) or a Docker image the engine has (pull or build it first)")
+    assert str(raised.value) == (f"image 'app' not found on the engine (did you mean 'apps'?): name one of vdesk's "
+                                 f"own ({', '.join(IMAGE_NAMES)}) or a Docker image the engine has (pull or build it first)")
+    assert "(lean, apps, osworld" in str(raised.value)
     assert vdesk_containers(CLIENT) == before  # nothing was started

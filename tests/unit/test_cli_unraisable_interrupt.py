@@ -72,7 +72,7 @@ EARLY = """
 import sys
 from vdesk import cli
 
-def run(argv):
+def run(argv, early=None):
     raise KeyboardInterrupt  # as a SIGINT does that lands while the boundary sets itself up
 
 cli.run = run

@@ -3,7 +3,9 @@
 This module is the boundary every command runs inside. It imports only what the interpreter
 has already loaded, so that Ctrl-C or an error at any moment — even while the commands' modules
 are still being imported — ends in one line on stderr: exit 2 for an error, 130 for Ctrl-C.
-Commands are in :mod:`vdesk.cli.app` and the modules it registers.
+Before it, while Python imports the package, the console script's own module
+(:mod:`vdesk_entry`) answers Ctrl-C. Commands are in :mod:`vdesk.cli.app` and the modules it
+registers.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ FAILED = 2
 _decided: list[int] = []  # each command's exit code, once it has said how it ended
 
 
-def main() -> None:
-    """Console entry point (``vdesk = "vdesk.cli:main"``)."""
+def main(early: object = None) -> None:
+    """The console script's boundary (called by :func:`vdesk_entry.main`); ``early`` is the
+    SIGINT handler that answered Ctrl-C until now, which the boundary takes over from."""
     try:
-        code = run(sys.argv[1:])
+        code = run(sys.argv[1:], early)
     except KeyboardInterrupt:
         # A Ctrl-C in the boundary's own teardown, after the command said how it ended: that
         # ending stands (else the interpreter prints a traceback under the command's line). One
@@ -35,9 +38,10 @@ def main() -> None:
     sys.exit(code)
 
 
-def run(argv: list[str]) -> int:
-    """Run one command line and return its exit code; nothing escapes but the code."""
-    swallowed, received = _UnraisableInterrupts(), _ReceivedInterrupts()
+def run(argv: list[str], early: object = None) -> int:
+    """Run one command line and return its exit code; nothing escapes but the code. ``early``:
+    see :func:`main`."""
+    swallowed, received = _UnraisableInterrupts(), _ReceivedInterrupts(early)
     try:
         code = _outcome(argv, swallowed, received)
         _decided.append(code)
@@ -98,15 +102,17 @@ class _ReceivedInterrupts:
     ImportError it could not build: "TypeError: expected a message argument", seen with a SIGINT
     0.2 s into `vdesk up`); an error after a Ctrl-C ends as interrupted, not as unexpected. The
     note is taken only where Python's own handler would have raised (main thread, default
-    handler); the interrupt is raised as that handler raises it."""
+    handler), or where the ``early`` handler of the console script answered until now; the
+    interrupt is raised as Python's handler raises it."""
 
-    def __init__(self) -> None:
+    def __init__(self, early: object = None) -> None:
         import signal  # a thin wrapper of the built-in _signal
 
         self.seen = False
         self._signal = signal
         self._installed = False
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        handler = signal.getsignal(signal.SIGINT)
+        if handler is signal.default_int_handler or (early is not None and handler is early):
             try:
                 signal.signal(signal.SIGINT, self._note)
                 self._installed = True
