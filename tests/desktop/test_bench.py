@@ -7,12 +7,16 @@ typed text arrived exactly, and that the naive baselines were compared.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from tests.desktop.helpers import own_desktops
-from vdesk.bench.speed import BenchReport, render, run_bench
+from vdesk.bench.speed import MEMORY_NOTE, BenchReport, render, run_bench
 
 MEASUREMENTS = {
     "fresh_screenshot": "ms", "unchanged_screenshot": "ms", "png_encode": "ms", "jpeg_encode": "ms",
@@ -99,3 +103,17 @@ def test_the_table_carries_every_row_and_reads_at_80_columns(report, monkeypatch
     lines = printed(render(report), monkeypatch)
     assert_whole(lines, [f"{m.name} {m.note}" for m in report.measurements]
                  + [name.replace("/", " / ") for name in report.ratios])
+
+
+def test_the_table_in_a_file_wraps_nothing():
+    """Not on a terminal (a file, a pipe), no width is made up: each note is one line under its
+    name (at 80 columns the table wrapped to about 150 lines)."""
+    vdesk = str(Path(sys.executable).parent / "vdesk")
+    environment = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    ran = subprocess.run([vdesk, "bench", "--repeats", "1", "--desktops", "1"], capture_output=True, text=True,
+                         timeout=900, env=environment)
+    assert ran.returncode == 0, ran.stderr
+    assert any(MEMORY_NOTE in line for line in ran.stdout.splitlines()), ran.stdout  # the longest note, whole
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in ran.stdout.splitlines() if line.startswith("│")]
+    assert len([row for row in rows if row[1]]) > 20  # the measurements, a line each
+    assert all(row[1] or previous[1] for previous, row in zip(rows, rows[1:])), ran.stdout  # a note: one line

@@ -42,9 +42,14 @@ def test_ls_prints_a_long_name_whole_at_80_columns_and_in_a_pipe():
     assert vdesk("up", "--name", name, "--ttl", "600").returncode == 0
     try:
         listed = vdesk("ls")  # stdout is a pipe; COLUMNS=80
-        assert listed.returncode == 0
+        assert listed.returncode == 0 and max(len(line) for line in listed.stdout.splitlines()) <= 80, listed.stdout
         rows = [line for line in listed.stdout.splitlines() if line.startswith(name)]
-        assert len(rows) == 1 and rows[0].split()[0] == name and "…" not in listed.stdout
+        assert len(rows) == 1 and rows[0].split() == [name, "running"] and "…" not in listed.stdout
+        folded = listed.stdout.splitlines()[listed.stdout.splitlines().index(rows[0]) + 1]
+        assert folded.startswith("  1280x800  ")  # the rest of its row, whole, under it
+        piped = vdesk("ls", env={"COLUMNS": ""})  # no width to fit: each row whole on its line
+        (row,) = [line for line in piped.stdout.splitlines() if line.startswith(name)]
+        assert row.split()[:3] == [name, "running", "1280x800"]
         mine = next(d for d in json.loads(vdesk("ls", "--json").stdout)["desktops"] if d["name"] == name)
         assert mine["size"] == "1280x800" and mine["vnc_address"] is None and 0 < mine["ttl_left"] <= 600
     finally:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from typing import Annotated, Optional
 
 import typer
 
-from vdesk.cli.options import OPTIONS, columns, note, say
+from vdesk.cli.options import OPTIONS, columns, note, say, width
 from vdesk.errors import InvalidArgument
 
 DEFAULT_TTL = 2 * 3600
@@ -87,13 +88,26 @@ def list_command(as_json: Annotated[bool, typer.Option("--json", help=(
     else:
         rows = []
         for d in desktops:
-            ttl = "lease" if d.leased else ("-" if d.ttl_left is None else f"{d.ttl_left / 60:.0f} min")
+            ttl = "lease" if d.leased else ("-" if d.ttl_left is None else duration(d.ttl_left))
             size = f"{d.size[0]}x{d.size[1]}" + (f"@{d.scale:g}" if d.scale != 1 else "")
-            rows.append([d.name, d.status, size, d.created.strftime("%Y-%m-%d %H:%M"), ttl, d.owner, d.vnc_address or "-"])
-        say(columns(["NAME", "STATUS", "SIZE", "CREATED", "TTL LEFT", "OWNER", "VNC"], rows))
+            rows.append([d.name, d.status, size, age(d.created), ttl, d.owner, d.vnc_address or "-"])
+        say(columns(["NAME", "STATUS", "SIZE", "AGE", "TTL LEFT", "OWNER", "VNC"], rows, width()))
     if checkpoints:
         say("")
-        say(columns(headers, checkpoints))
+        say(columns(headers, checkpoints, width()))
+
+
+def age(created: datetime) -> str:
+    """How long ago ``created`` was, as :func:`duration` says it."""
+    return duration((datetime.now(timezone.utc) - created).total_seconds())
+
+
+def duration(seconds: float) -> str:
+    """``12 min`` (under two hours), ``5 h`` (under two days) or ``3 d``: a table's short span."""
+    minutes = max(0, round(seconds / 60))
+    if minutes < 120:
+        return f"{minutes} min"
+    return f"{minutes // 60} h" if minutes < 48 * 60 else f"{minutes // (24 * 60)} d"
 
 
 def checkpoint_rows() -> tuple[list[str], list[list[str]]]:
@@ -101,8 +115,8 @@ def checkpoint_rows() -> tuple[list[str], list[list[str]]]:
     from vdesk import engine as engines, forks as checkpoints
 
     found = checkpoints.list_checkpoints(engines.connect(OPTIONS.engine))
-    rows = [[c.name, c.source, f"{c.size / 2**20:.0f} MiB", c.created.strftime("%Y-%m-%d %H:%M")] for c in found]
-    return ["CHECKPOINT", "OF", "SIZE", "CREATED"], rows
+    rows = [[c.name, c.source, f"{c.size / 2**20:.0f} MiB", age(c.created)] for c in found]
+    return ["CHECKPOINT", "OF", "SIZE", "AGE"], rows
 
 
 def down(

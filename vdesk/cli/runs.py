@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from vdesk.cli.options import OPTIONS, note, say
+from vdesk.cli.options import OPTIONS, UNBOUNDED, note, say, width
 from vdesk.errors import InvalidArgument
 
 RUN = typer.Argument(metavar="RUN", show_default=False, help="An episode's run folder, or a suite run from `vdesk eval`.")
@@ -233,7 +233,7 @@ def bench(
     """Measure speed and memory on real desktops (medians and p90); --fleet measures capacity."""
     from rich.console import Console
 
-    out = Console()
+    out = Console(width=width() or UNBOUNDED)  # in a file or a pipe, nothing is wrapped
     if fleet:
         from vdesk.bench.fleet import parse_counts, plot as draw_fleet, render as render_fleet, run_fleet
 
