@@ -219,13 +219,15 @@ def test_the_pytest_example_passes_with_the_installed_plugin(tmp_path):
     assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout + run.stderr
 
 
-def test_the_task_example_is_solved_by_its_own_solution(tmp_path):
+def test_the_task_example_passes_with_its_solution_and_fails_with_its_wrong_one(tmp_path):
     (block,) = [block for block in blocks("yaml") if not not_run(block.strip())]
     task = yaml.safe_load(block)
     (tmp_path / "suite").mkdir()
     (tmp_path / "suite" / f"{task['id']}.yaml").write_text(block)
-    run = subprocess.run([str(BIN / "vdesk"), "eval", str(tmp_path / "suite"), "--agent", "scripted",
-                          "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout + run.stderr
-    results = json.loads((tmp_path / "run" / "results.json").read_text())
-    assert [(e["task_id"], e["success"]) for e in results["episodes"]] == [(task["id"], True)], results
+    for agent, code, success in (("scripted", 0, True), ("wrong-solution", 1, False)):
+        run = subprocess.run([str(BIN / "vdesk"), "eval", str(tmp_path / "suite"), "--agent", agent,
+                              "--out", str(tmp_path / agent)], capture_output=True, text=True, timeout=300)
+        assert run.returncode == code, run.stdout + run.stderr
+        results = json.loads((tmp_path / agent / "results.json").read_text())
+        assert [(e["task_id"], e["status"], e["success"]) for e in results["episodes"]] == [
+            (task["id"], "finished", success)], results

@@ -120,6 +120,21 @@ def test_eval_from_the_command_line_prints_the_summary_and_fails_when_a_task_fai
     assert summary.episodes[0].checks[0].detail == "exit code 1, expected 0"
 
 
+def test_every_example_task_with_a_wrong_solution_fails_with_it_from_the_command_line(tmp_path):
+    """What a task author checks: the checks tell the near miss from the solution."""
+    wrong = [task.id for task in load_suite(SUITE) if task.wrong_solution]
+    assert {"terminal-echo", "clipboard-copy"} <= set(wrong)
+    done = subprocess.run([VDESK, "eval", str(SUITE), "--ids", ",".join(wrong), "--agent", "wrong-solution",
+                           "--parallel", "2", "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr  # not every task passed: none did
+    assert done.stdout.startswith(f"wrong-solution: 0/{len(wrong)} passed")
+    summary = SuiteSummary.model_validate_json((tmp_path / "out" / "results.json").read_text())
+    verdicts = {o.task_id: (o.status, o.success, o.failed_checks) for o in summary.episodes}
+    assert verdicts["terminal-echo"] == ("finished", False, ["~/hello.txt is 'hello vdesk', expected 'hello vdesk\\n'"])
+    assert verdicts["clipboard-copy"][:2] == ("finished", False), verdicts
+    assert verdicts["clipboard-copy"][2] == ["stdout is 'vdesk-42\\n', expected 'vdesk-42'"], verdicts
+
+
 def test_report_from_the_command_line(suite_run):
     done = subprocess.run([VDESK, "report", str(suite_run)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and (suite_run / "report.html").is_file(), done.stderr

@@ -72,6 +72,7 @@ def test_json_tasks_are_read_too(tmp_path):
     ({"desktop": {"size": "big"}}, "desktop.size: invalid size 'big'"),
     ({"desktop": {"network": "host"}}, "desktop.network: Input should be 'none' or 'bridge'"),
     ({"solution": [[{"type": "navigate"}]]}, "solution: step 0: action 0: type: action 'navigate' is unsupported on a desktop"),
+    ({"wrong_solution": [[{"type": "click"}]]}, "wrong_solution: step 0: action 0:"),
     ({"max_steps": 0}, "max_steps: Input should be greater than or equal to 1"),
     ({"id": "has space"}, "id: String should match pattern"),
     ({"instructions": "typo"}, "unknown key 'instructions' in the task (did you mean 'instruction'?)"),
@@ -126,3 +127,5 @@ def test_solutions_become_validated_actions():
     task = load_task(SUITE / "terminal-echo.yaml")
     steps = task.solution_actions()
     assert [action.type.value for step in steps for action in step] == ["click", "type", "finished"]
+    wrong = task.solution_actions(wrong=True)
+    assert wrong[1][0].inputs.content == "printf 'hello vdesk' > ~/hello.txt\n" != steps[1][0].inputs.content

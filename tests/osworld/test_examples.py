@@ -9,30 +9,11 @@ from pathlib import Path
 import pytest
 
 from vdesk.cli.app import invoke
-from vdesk.harness.agents import Agent, AgentReply
-from vdesk.harness.runner import run_suite
-from vdesk.harness.tasks import Task
-from vdesk.osworld.extension import spec_of
 from vdesk.osworld.loader import load_tasks
-from vdesk.osworld.solution import parse_step
 from vdesk.osworld.results import SUMMARY_FILE
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "osworld"
 pytestmark = pytest.mark.desktop
-
-
-class WrongAgent(Agent):
-    """Plays each task's ``wrong_solution``: what a careless agent would do."""
-
-    name = "wrong"
-
-    def reset(self, task: Task) -> None:
-        assert spec_of(task) is not None
-        steps = (spec_of(task).file.model_extra or {})["wrong_solution"]["pyautogui"]
-        self.queue = [AgentReply(parse_step("pyautogui", step), raw=step) for step in steps]
-
-    def act(self, observation: object) -> AgentReply:
-        return self.queue.pop(0) if self.queue else AgentReply([])
 
 
 def test_every_example_passes_with_its_solution_at_parallel_4(tmp_path: Path) -> None:
@@ -49,13 +30,17 @@ def test_every_example_passes_with_its_solution_at_parallel_4(tmp_path: Path) ->
 
 
 def test_every_example_fails_with_its_wrong_solution(tmp_path: Path) -> None:
-    tasks = load_tasks(EXAMPLES)
-    summary = run_suite(tasks, WrongAgent, out=tmp_path / "wrong", parallel=4)
-    passed = [outcome.task_id for outcome in summary.episodes if outcome.success]
-    assert not passed and len(summary.episodes) == len(tasks)
-    errors = {o.task_id: o.error for o in summary.episodes if o.status == "error"}
+    """Each task's ``wrong_solution`` (what a careless agent would do), played by the
+    wrong-solution agent as a task author plays it."""
+    out = tmp_path / "wrong"
+    code = invoke(["eval", str(EXAMPLES), "--agent", "wrong-solution", "--parallel", "4", "--action-space", "pyautogui",
+                   "--out", str(out)])
+    episodes = json.loads((out / "results.json").read_text())["episodes"]
+    passed = [e["task_id"] for e in episodes if e["success"]]
+    assert code == 1 and not passed and len(episodes) == len(load_tasks(EXAMPLES))
+    errors = {e["task_id"]: e.get("error") for e in episodes if e["status"] == "error"}
     assert not errors, errors  # they failed on their merits, not because a desktop broke
-    unjudged = {o.task_id: c.detail for o in summary.episodes for c in o.checks if "could not evaluate" in c.detail}
+    unjudged = {e["task_id"]: c["detail"] for e in episodes for c in e["checks"] if "could not evaluate" in c["detail"]}
     assert not unjudged, unjudged  # nor because the evaluator could not run (a postconfig wait ran out)
 
 

@@ -24,8 +24,9 @@ def eval_command(
     suite: Annotated[Path, typer.Argument(metavar="SUITE", show_default=False,
                                           help="A folder of task files (YAML/JSON), or one task file.")],
     agent: Annotated[str, typer.Option(metavar="AGENT", help=(
-        "scripted, replay:RUN, openai-chat, anthropic, openai, or osworld-chat (a chat model "
-        "speaking --action-space)."))] = "scripted",
+        "scripted (each task's solution), wrong-solution (its wrong_solution, which the task must "
+        "fail), replay:RUN, openai-chat, anthropic, openai, or osworld-chat (a chat model speaking "
+        "--action-space)."))] = "scripted",
     parallel: Annotated[int, typer.Option(metavar="N", help="Episodes at a time, each on a fresh desktop.")] = 1,
     out_dir: Annotated[Path, typer.Option("--out", metavar="FOLDER", help=(
         "Run folder: one episode folder per task and results.json."))] = Path("runs/eval"),
@@ -54,7 +55,7 @@ def eval_command(
     meta: Annotated[Optional[str], typer.Option("--meta", metavar="FILE", help=(
         "OSWorld tree: the meta file listing domain → ids (default test_all.json)."))] = None,
     action_space: Annotated[Optional[str], typer.Option("--action-space", metavar="SPACE", help=(
-        "pyautogui or computer_13: the space the agent speaks (the scripted agent plays a task's "
+        "pyautogui or computer_13: the space the agent speaks (the scripted agents play a task's "
         "solution written in it); also names the OSWorld results folder."))] = None,
     observation: Annotated[str, typer.Option(metavar="MODE", help=(
         "What the agent sees: screenshot, a11y_tree, screenshot_a11y_tree or som (apps image for the last three)."))] = "screenshot",

@@ -14,7 +14,8 @@ hook               asked by                                  when
                                                              session's ``setup`` runs then
                                                              (``resume`` on a fork), its
                                                              ``evaluate`` beside the checks
-``solution``       the scripted agent                        at reset, in its action space
+``solution``       the scripted agents (scripted,            at reset, in its action space
+                   wrong-solution)
 ``write_results``  the suite (a class method, once per kind) after the run: the kind's own
                                                              layout of it, and a table
 =================  ========================================  ==============================
@@ -131,9 +132,9 @@ class TaskExtension(BaseModel):
         """A session of the task on the desktop ``host`` (relative paths under ``base_dir``)."""
         raise NotImplementedError(f"a {self.kind} task extension opens no session")
 
-    def solution(self, space: str | None) -> list[tuple[str, list[BaseAction]]] | None:
-        """The written solution in ``space``, each step as (its text, its actions); None when
-        there is none in that space."""
+    def solution(self, space: str | None, *, wrong: bool = False) -> list[tuple[str, list[BaseAction]]] | None:
+        """The written solution (``wrong``: the deliberately wrong one) in ``space``, each step
+        as (its text, its actions); None when there is none in that space."""
         return None
 
     @classmethod

@@ -16,6 +16,8 @@ A task is a YAML or JSON file validated by pydantic; every problem is reported a
     time_limit: 60
     solution:                      # optional: the scripted agent's steps
       - [{type: type, inputs: {content: "echo hello vdesk > ~/hello.txt\\n"}}]
+    wrong_solution:                # optional: a near miss the checks must fail (agent wrong-solution)
+      - [{type: type, inputs: {content: "echo hello > ~/hello.txt\\n"}}]
 
 A command is a string (run through ``sh -c`` in the desktop user's home, so pipes and
 redirections work) or a list (an argument vector run as is). Paths are absolute, or relative
@@ -363,7 +365,9 @@ Check = Annotated[
 
 # -- the task ---------------------------------------------------------------------------------
 class Task(_Strict):
-    """One task. ``solution`` (optional) is a list of steps, each a list of BaseActions.
+    """One task. ``solution`` (optional) is a list of steps, each a list of BaseActions;
+    ``wrong_solution`` (optional, the same) is a near miss the task's checks must fail, so that
+    its author sees the task tell right from wrong.
 
     A task read from another benchmark's task file carries an ``extension`` (see
     :mod:`vdesk.harness.extension`; OSWorld's is :mod:`vdesk.osworld.extension`): its own steps
@@ -379,6 +383,7 @@ class Task(_Strict):
     max_steps: int = Field(default=15, ge=1, le=1000)
     time_limit: float = Field(default=300.0, gt=0, le=24 * 3600)
     solution: list[list[dict[str, Any]]] | None = None
+    wrong_solution: list[list[dict[str, Any]]] | None = None
     # Programs (process names) to wait for before the final frame and the checks: a save the
     # agent started may still be being written when it says it is done, on a loaded machine
     # long after the screen went still (LibreOffice greys its toolbars and draws nothing more).
@@ -398,7 +403,7 @@ class Task(_Strict):
             return extension_kind(data.get("kind")).model_validate(data)
         return data
 
-    @field_validator("solution")
+    @field_validator("solution", "wrong_solution")
     @classmethod
     def _valid_solution(cls, steps: list[list[dict[str, Any]]] | None) -> list[list[dict[str, Any]]] | None:
         for index, step in enumerate(steps or []):
@@ -429,9 +434,10 @@ class Task(_Strict):
         copy._base_dir = folder
         return copy
 
-    def solution_actions(self) -> list[list[BaseAction]]:
-        """The solution as validated BaseActions, one list per step (empty when there is none)."""
-        return [parse_batch(step) for step in self.solution or []]
+    def solution_actions(self, *, wrong: bool = False) -> list[list[BaseAction]]:
+        """The solution (``wrong``: the wrong one) as validated BaseActions, one list per step
+        (empty when there is none)."""
+        return [parse_batch(step) for step in (self.wrong_solution if wrong else self.solution) or []]
 
     def reference_files(self) -> list[str]:
         """The reference images the checks name, as written."""

@@ -19,12 +19,13 @@ check_include_exclude(vm_command_line, rule)   ``command`` check with ``stdout_c
 file_contains(vm_file, rule)                   ``file`` check with ``contains``
 exact_match(vm_file-less cat …)                —
 solution (pyautogui / computer_13)             ``solution`` (BaseActions)
+wrong_solution (vdesk's own key, as solution)  ``wrong_solution`` (BaseActions)
 clock (vdesk's own key)                        ``desktop.clock``
 ============================================== ===============================================
 
 Back from vdesk: ``start``/``run``/``upload``/``browser`` steps, ``command`` checks on
 stdout and ``file`` checks with ``equals``/``contains`` (the evaluator's metrics joined by
-``and``). The solution, BaseActions, has no spelling in OSWorld's spaces that vdesk writes.
+``and``). The solutions, BaseActions, have no spelling in OSWorld's spaces that vdesk writes.
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ def to_vdesk(task: Task) -> Conversion:
         out.lose("conj 'or' (vdesk's checks must all pass)", JUDGING)
     if task.solution:
         out.data["solution"] = task.solution
+    if task.wrong_solution:
+        out.data["wrong_solution"] = task.wrong_solution
     if not out.data["checks"]:
         out.lose("no metric has a vdesk check: the task has none and will not load until one is added", JUDGING)
     return out
@@ -180,8 +183,9 @@ def to_osworld(task: Task, domain: str = "os") -> Conversion:
     else:
         out.data["evaluator"] = {"func": [m[0] for m in metrics], "result": [m[1] for m in metrics],
                                  "expected": [m[2] for m in metrics], "conj": "and"}
-    if task.solution:
-        out.lose("the solution (BaseActions have no pyautogui spelling written by vdesk)", None)
+    for key in ("solution", "wrong_solution"):
+        if getattr(task, key):
+            out.lose(f"the {key} (BaseActions have no pyautogui spelling written by vdesk)", None)
     if task.judge_when_idle:
         out.lose(f"judge_when_idle {', '.join(task.judge_when_idle)} (OSWorld judges without waiting)", JUDGING)
     return out

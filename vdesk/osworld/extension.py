@@ -47,8 +47,8 @@ class OSWorldExtension(TaskExtension):
     def open(self, host: DesktopHost, base_dir: Path) -> ExtensionSession:
         return OSWorldSession(host, self.spec, base_dir)
 
-    def solution(self, space: str | None) -> list[tuple[str, list[BaseAction]]] | None:
-        written = self.spec.file.solution
+    def solution(self, space: str | None, *, wrong: bool = False) -> list[tuple[str, list[BaseAction]]] | None:
+        written = self.spec.file.wrong_solution if wrong else self.spec.file.solution
         if not written or space not in ACTION_SPACES or space not in written:
             return None
         return [(_raw(step), parse_step(space, step)) for step in [*written[space], "DONE"]]  # type: ignore[arg-type]

@@ -5,13 +5,14 @@
                    "expected": {"type": "cloud_file", …}, "options": {…}, "postconfig": […]},
      "related_apps": […], "proxy": false, "snapshot": "…", "source": "…", "trajectory": "…"}
 
-Keys vdesk does not read are kept (``extra="allow"``), so a file converts back unchanged. One
-key is vdesk's own: ``solution``, the scripted agent's steps in one of OSWorld's action
-spaces, ``{"pyautogui": ["pyautogui.click(10, 20)", …]}`` or
-``{"computer_13": [[{"action_type": "CLICK", …}], …]}`` (one entry per step); OSWorld ignores it.
-vdesk's examples also carry ``wrong_solution``, a deliberately wrong one their tests play, and
-may carry ``clock``, the desktop's time at the start (``"YYYY-MM-DD HH:MM:SS"``, UTC; see
-:mod:`vdesk.clock`), so a task whose dates are relative to "now" is judged on a known day.
+Keys vdesk does not read are kept (``extra="allow"``), so a file converts back unchanged. Some
+keys are vdesk's own, which OSWorld ignores: ``solution``, the scripted agent's steps in one of
+OSWorld's action spaces, ``{"pyautogui": ["pyautogui.click(10, 20)", …]}`` or
+``{"computer_13": [[{"action_type": "CLICK", …}], …]}`` (one entry per step);
+``wrong_solution``, written alike, a deliberately wrong one the task must fail (the
+``wrong-solution`` agent plays it; vdesk's examples each carry one); and ``clock``, the
+desktop's time at the start (``"YYYY-MM-DD HH:MM:SS"``, UTC; see :mod:`vdesk.clock`), so a task
+whose dates are relative to "now" is judged on a known day.
 
 :class:`OSWorldSpec` is what a vdesk :class:`~vdesk.harness.tasks.Task` carries of such a file:
 the file itself, its domain, the local task-files folder its downloads come from, how the
@@ -93,6 +94,7 @@ class OSWorldTask(_Open):
     proxy: bool = False
     fixed_ip: bool = False
     solution: dict[ActionSpace, list[Any]] | None = None
+    wrong_solution: dict[ActionSpace, list[Any]] | None = None  # vdesk's own: a near miss the task must fail
     clock: str | None = None        # vdesk's own: the desktop's time at the start (UTC)
 
     def steps(self) -> list[StepSpec]:

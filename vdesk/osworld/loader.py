@@ -157,18 +157,21 @@ def osworld_task(data: Any, *, source: str, base_dir: Path, domain: str, task_fi
     found (the file was not valid JSON). ``fetch`` and ``network``: see :func:`load_tasks`."""
     file, skips = _read(data, source, strict)
     skips = [Skip(kind="not read", reason=f"not read: {reason}") for reason in unread] + skips
-    solution = _solution(file, source)
-    if isinstance(solution, TaskError):
-        if strict:
-            raise solution
-        skips.append(Skip(kind="not read", reason=f"not read: {solution}"))
-        solution = None
+    solutions: dict[str, list[list[dict[str, Any]]] | None] = {}
+    for key in ("solution", "wrong_solution"):
+        steps = _solution(file, source, wrong=key == "wrong_solution")
+        if isinstance(steps, TaskError):
+            if strict:
+                raise steps
+            skips.append(Skip(kind="not read", reason=f"not read: {steps}"))
+            steps = None
+        solutions[key] = steps
     folder = task_files.resolve() if task_files is not None else None
     files = TaskFiles(folder, file.id, base_dir)
     spec = OSWorldSpec(file=file, domain=domain, task_files=str(folder) if folder else None, fetch=fetch,
                        skips=tuple(skips + _safe_skips(file, files, fetch is not None, network)))
     desktop = {"size": screen, "image": image or OSWORLD_IMAGE, "network": "bridge" if network else "none"}
-    fields = {"id": file.id, "instruction": file.instruction, "extension": OSWorldExtension(spec=spec), "solution": solution,
+    fields = {"id": file.id, "instruction": file.instruction, "extension": OSWorldExtension(spec=spec), **solutions,
               "desktop": {**desktop, "clock": file.clock}}
     try:
         task = Task.model_validate(fields)
@@ -276,14 +279,16 @@ def _items(value: Any) -> Iterable[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def _solution(file: OSWorldTask, source: str) -> list[list[dict[str, Any]]] | TaskError | None:
-    """The file's solution as BaseAction steps (pyautogui preferred when both are written), or
-    the error naming the step that cannot be read (the caller decides whether that ends it)."""
-    if not file.solution:
+def _solution(file: OSWorldTask, source: str, *, wrong: bool = False) -> list[list[dict[str, Any]]] | TaskError | None:
+    """The file's solution (``wrong``: its wrong one) as BaseAction steps (pyautogui preferred
+    when both are written), or the error naming the step that cannot be read (the caller
+    decides whether that ends it)."""
+    written, key = (file.wrong_solution, "wrong_solution") if wrong else (file.solution, "solution")
+    if not written:
         return None
-    space: ActionSpace = "pyautogui" if "pyautogui" in file.solution else "computer_13"
+    space: ActionSpace = "pyautogui" if "pyautogui" in written else "computer_13"
     try:
         return [[action.model_dump(mode="json", exclude_none=True) for action in parse_step(space, step)]
-                for step in file.solution[space]]
+                for step in written[space]]
     except InvalidAction as error:
-        return TaskError(f"{source}: solution ({space}): {error}")
+        return TaskError(f"{source}: {key} ({space}): {error}")

@@ -1,5 +1,5 @@
-"""Agents that need no model: a scripted one (a task's solution or any list of steps) and a
-replay of a recorded run."""
+"""Agents that need no model: a scripted one (a task's solution, its wrong one, or any list of
+steps) and a replay of a recorded run."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ SCRIPT_OVER = "end of the script"  # what the scripted agent's last, added step 
 class ScriptedAgent(Agent):
     """Plays a fixed list of steps, one per observation, then says it has finished.
 
-    Without ``steps`` it plays the solution of whatever task it is reset to. An OSWorld task's
+    Without ``steps`` it plays the solution of whatever task it is reset to (``wrong``: its
+    ``wrong_solution``, a near miss the task must fail: the ``wrong-solution`` agent). An OSWorld task's
     solution written in ``action_space`` (``pyautogui`` code or ``computer_13`` actions) is
     played in that space: each step parsed when it is played, and kept as the raw reply; its
     end is ``DONE``, as an OSWorld agent ends. Saying so is what an agent does when it is done:
@@ -38,6 +39,7 @@ class ScriptedAgent(Agent):
     steps: Sequence[Sequence[BaseAction | dict[str, Any]]] | None = None
     name: str = "scripted"
     action_space: str | None = None
+    wrong: bool = False
     _queue: list[AgentReply] = field(default_factory=list, init=False, repr=False)
 
     def reset(self, task: Task) -> None:
@@ -45,13 +47,15 @@ class ScriptedAgent(Agent):
         if self.steps is not None:
             self._queue = [AgentReply(parse_batch(list(step))) for step in self.steps] + [end]
             return
-        written = task.extension.solution(self.action_space) if task.extension is not None else None
+        extension = task.extension
+        written = extension.solution(self.action_space, wrong=self.wrong) if extension is not None else None
         if written is not None:
             self._queue = [AgentReply(actions, raw=raw) for raw, actions in written]
-        elif task.solution is None:
-            raise InvalidArgument(f"task {task.id} has no solution for the scripted agent to play")
+        elif (task.wrong_solution if self.wrong else task.solution) is None:
+            key = "wrong_solution" if self.wrong else "solution"
+            raise InvalidArgument(f"task {task.id} has no {key} for the {self.name} agent to play")
         else:
-            self._queue = [AgentReply(actions) for actions in task.solution_actions()] + [end]
+            self._queue = [AgentReply(actions) for actions in task.solution_actions(wrong=self.wrong)] + [end]
 
     def act(self, observation: Observation) -> AgentReply:
         if not self._queue:
