@@ -164,7 +164,10 @@ def test_prune_removes_an_expired_desktop_and_keeps_a_live_one(shared_desktop):
     assert pruned.returncode == 0 and pruned.stdout.splitlines() == [f"removed {expired.name}"]
     assert expired.name not in vdesk_containers(CLIENT)
     assert shared_desktop.name in vdesk_containers(CLIENT)
-    assert vdesk("prune", shared_desktop.name).stdout.strip() == "nothing to prune"
+    kept = vdesk("prune", shared_desktop.name)  # a named one that stays says why
+    assert kept.returncode == 0 and kept.stdout == ""
+    assert kept.stderr.strip().endswith(f"left {shared_desktop.name}: it is running within its time-to-live "
+                                        f"(vdesk down {shared_desktop.name} removes it)")
 
 
 def test_shot_to_stdout_writes_the_png_there_and_says_so_on_stderr(shared_desktop):
