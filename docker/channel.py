@@ -20,9 +20,12 @@ Modes of a request:
   outlive  like wait, but in its own session with its output discarded: for programs that
            fork a server that must outlive the controller (xclip owning the clipboard).
 
-Commands of the wait mode belong to the channel: each runs in its own process group, and when
-the channel's stdin closes (its controller went away, however it died) or the channel is told
-to stop, every such group is killed. A command that fails does not harm the channel.
+Commands of the wait mode belong to the channel while they run: each runs in its own process
+group, and when the channel's stdin closes (its controller went away, however it died) or the
+channel is told to stop, every such group still running is killed, and so is a group whose
+command timed out. A command that ended by itself leaves what it started in the background
+running, as a shell does (``echo hi | xclip`` leaves xclip's server owning the clipboard). A
+command that fails does not harm the channel.
 """
 import json
 import os
@@ -118,8 +121,9 @@ def run_waited(argv, stdin, timeout, limit):
     for reader in (out, err):
         reader.thread.join(LEFTOVER_WAIT)  # children that outlive it may hold the pipes: stop reading
     with _groups_lock:
-        if not _group_alive(process.pid):
-            _groups.discard(process.pid)  # else keep it: the channel's end still kills it
+        # Ended by itself, what it left running in the background is not the channel's to end
+        # (a shell's `cmd &`, xclip's server); timed out, its whole group was killed above.
+        _groups.discard(process.pid)
     for reader, pipe in ((out, process.stdout), (err, process.stderr)):
         if not reader.thread.is_alive():  # else its reader still uses it, until the children end
             pipe.close()

@@ -5,11 +5,13 @@ end (``vdesk-channel``, shipped in the image) reads one JSON request per line â€
 list, never a shell string â€” runs it and answers with its exit code and output. A command that
 fails does not harm the channel; a channel that drops is reopened on the next request.
 
-Commands die with the channel: the in-container end kills every command it runs when its stdin
-closes, so whatever a controller started stops when the controller stops (exception, Ctrl-C,
-SIGTERM, SIGKILL), and a call interrupted here (KeyboardInterrupt, a timeout) drops the channel
-and so ends its command. Only ``mode="detach"`` programs (and the servers ``mode="outlive"``
-programs fork) keep running.
+Commands die with the channel: the in-container end kills every command still running when its
+stdin closes, so whatever a controller started stops when the controller stops (exception,
+Ctrl-C, SIGTERM, SIGKILL), and a call interrupted here (KeyboardInterrupt, a timeout) drops the
+channel and so ends its command with all it started. What a command that ended by itself left
+running in the background keeps running, as after a shell's command (``echo hi | xclip``
+leaves xclip's server owning the clipboard), as do ``mode="detach"`` programs and the servers
+``mode="outlive"`` programs fork.
 
 Bounds: each output keeps its first ``limit`` bytes (default :data:`OUTPUT_LIMIT`); the reply
 says how many came (:attr:`Completed.stdout_bytes`). A reply longer than the bound allows is

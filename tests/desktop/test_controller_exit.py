@@ -92,3 +92,42 @@ def test_a_started_program_outlives_the_controller(shared_desktop: Desktop) -> N
         assert shared_desktop.programs.run(["pgrep", "-f", tag], wait=True).returncode == 0
     finally:
         shared_desktop.programs.run(["pkill", "-f", tag], wait=True)
+
+
+def _vdesk_run(name: str, *argv: str, timeout: str = "60") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([VDESK, "run", name, "--wait", "--timeout", timeout, "--", *argv],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_what_a_finished_command_leaves_running_outlives_the_controller(shared_desktop: Desktop) -> None:
+    """As after a shell's command: `echo hi | xclip` leaves xclip's server owning the clipboard,
+    and a later paste (a read by another controller) gives "hi"."""
+    text = f"hi {time.monotonic_ns()}"
+    copied = _vdesk_run(shared_desktop.name, "sh", "-c", 'echo "$1" | xclip -selection clipboard', "sh", text)
+    assert copied.returncode == 0, copied.stderr
+    pasted = _vdesk_run(shared_desktop.name, "xclip", "-o", "-selection", "clipboard")
+    assert (pasted.returncode, pasted.stdout) == (0, text + "\n"), pasted.stderr
+
+
+def _running(desktop: Desktop, tag: str) -> bool:
+    return desktop.programs.run(["pgrep", "-f", tag], wait=True).returncode == 0
+
+
+@pytest.mark.parametrize("ending", ["timeout", "SIGINT"])
+def test_a_command_timed_out_or_interrupted_ends_with_what_it_started(shared_desktop: Desktop, ending: str) -> None:
+    tag = f"{time.monotonic_ns() % 10**9}.5"  # `sleep TAG` is this test's own process
+    script = f"sleep {tag} & sleep 300"
+    if ending == "timeout":
+        done = _vdesk_run(shared_desktop.name, "sh", "-c", script, timeout="2")
+        assert (done.returncode, done.stderr) == (2, f"vdesk: desktop {shared_desktop.name}: sh did not finish "
+                                                     "within 2 s (it was killed)\n")
+    else:
+        running = subprocess.Popen([VDESK, "run", shared_desktop.name, "--wait", "--", "sh", "-c", script],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            _wait_for(lambda: _running(shared_desktop, f"sleep {tag}"), 30, "the command never started")
+            running.send_signal(signal.SIGINT)
+            assert running.wait(timeout=30) == 130
+        finally:
+            running.kill()
+    _wait_for(lambda: not _running(shared_desktop, f"sleep {tag}"), 5, "what the command started outlived it")
