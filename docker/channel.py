@@ -26,6 +26,14 @@ channel is told to stop, every such group still running is killed, and so is a g
 command timed out. A command that ended by itself leaves what it started in the background
 running, as a shell does (``echo hi | xclip`` leaves xclip's server owning the clipboard). A
 command that fails does not harm the channel.
+
+Input batches: the controller sends pointer and key input over X, not through here, but it
+brackets each batch with notes that get no reply, ``{"input": "begin"}`` and, once every event
+of the batch went, ``{"input": "end"}``; a batch that stopped short asks
+``{"id": 2, "input": "release"}`` instead, answered once every key and button held in the
+desktop is up. When the channel's stdin closes with a batch begun and not ended (its controller
+died in the middle of one, SIGKILL included), the channel lets go of them itself: a key held
+down would otherwise stay down for every later program and controller.
 """
 import json
 import os
@@ -40,6 +48,7 @@ DEFAULT_LIMIT = 1 << 20
 LEFTOVER_WAIT = 0.2  # how long to wait for children that keep a finished command's pipes open
 
 _groups = set()  # process groups of running wait-mode commands
+_batches = 0  # input batches begun and not ended: keys or buttons may be held down for them
 _groups_lock = threading.Lock()
 _write_lock = threading.Lock()
 
@@ -168,7 +177,11 @@ def answer(request):
         reply = run(request)
     except Exception as error:  # a bad request must not end the channel
         reply = {"rc": 2, "stdout": "", "stderr": f"bad request: {error}"}
-    reply["id"] = request.get("id")
+    write_reply(reply, request.get("id"))
+
+
+def write_reply(reply, request_id):
+    reply["id"] = request_id
     line = json.dumps(reply, ensure_ascii=False) + "\n"
     with _write_lock:
         try:
@@ -176,6 +189,29 @@ def answer(request):
             sys.stdout.flush()
         except (BrokenPipeError, OSError):
             pass
+
+
+def take_input_note(request):
+    """An input batch's note (see the module's docstring), handled in the order it came: before
+    the end of stdin that may follow it."""
+    global _batches
+    kind = request.get("input")
+    if kind == "begin":
+        _batches += 1
+        return
+    _batches = max(0, _batches - 1)
+    if kind == "end":
+        return
+    if kind != "release":
+        reply = {"rc": 2, "stdout": "", "stderr": f"bad request: unknown input note {kind!r}"}
+    else:
+        try:
+            release_input()
+            reply = {"rc": 0, "stdout": "", "stderr": ""}
+        except Exception as error:  # the X server may be gone
+            reply = {"rc": 1, "stdout": "", "stderr": f"releasing the input failed: {error}"}
+    if "id" in request:
+        write_reply(reply, request["id"])
 
 
 def release_input():
@@ -223,7 +259,7 @@ def stop_everything(*_):
         groups = [pgid for pgid in _groups if _group_alive(pgid)]
     for pgid in groups:
         _kill_group(pgid)
-    if groups:
+    if groups or _batches:  # a killed xdotool, or a controller gone in the middle of a batch
         try:
             release_input()
         except Exception:
@@ -241,6 +277,9 @@ def serve():
                 raise ValueError("a request is a JSON object")
         except ValueError as error:
             answer({"argv": None, "bad": str(error)})
+            continue
+        if "input" in request:
+            take_input_note(request)
             continue
         threading.Thread(target=answer, args=(request,), daemon=True).start()
     stop_everything()  # stdin closed: the controller is gone

@@ -405,8 +405,9 @@ class Receipt(BaseModel):
 
 
 class Cancel(Protocol):
-    """What stops a batch between two chained bursts once it is set: a ``threading.Event``, or
-    anything with ``is_set()`` (the episode engine's stop also says when its time is up)."""
+    """What stops a batch between two chained bursts once it is set, or cuts its wait short: a
+    ``threading.Event``, or anything with ``is_set()`` (the episode engine's stop also says when
+    its time is up)."""
 
     def is_set(self) -> bool: ...
 

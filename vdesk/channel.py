@@ -13,6 +13,9 @@ running in the background keeps running, as after a shell's command (``echo hi |
 leaves xclip's server owning the clipboard), as do ``mode="detach"`` programs and the servers
 ``mode="outlive"`` programs fork.
 
+The channel also guards the input a batch holds (:meth:`Channel.input_batch`): a controller
+that dies in the middle of a batch, SIGKILL included, leaves no key or button down.
+
 Bounds: each output keeps its first ``limit`` bytes (default :data:`OUTPUT_LIMIT`); the reply
 says how many came (:attr:`Completed.stdout_bytes`). A reply longer than the bound allows is
 not read into memory: the channel is dropped and :class:`ChannelLost` says why.
@@ -24,12 +27,15 @@ import itertools
 import json
 import queue
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
 import docker
 
-from vdesk.errors import ChannelLost, CommandFailed, DesktopGone, DesktopTimeout, InvalidArgument
+from vdesk.errors import ChannelLost, CommandFailed, DesktopGone, DesktopTimeout, InvalidArgument, VdeskError
 from vdesk.execstream import ExecStream
 
 CHANNEL_PROGRAM = "/usr/local/bin/vdesk-channel"
@@ -37,6 +43,7 @@ OUTPUT_LIMIT = 1 << 20  # bytes of stdout (and of stderr) kept per command
 MAX_OUTPUT_LIMIT = 64 << 20
 JSON_GROWTH = 6  # a byte becomes at most 6 in the reply ("\u0000")
 REPLY_SLACK = 64 << 10
+RELEASE_TIMEOUT = 5.0  # seconds to let go of every key and button: a hung X server holds up a failed batch no longer
 Mode = Literal["wait", "detach", "outlive"]
 _CLOSED = object()
 
@@ -86,7 +93,8 @@ class Channel:
         self._api = api
         self._container_id = container_id
         self._name = name
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one exchange at a time
+        self._sending = threading.RLock()  # the stream: opened, written and dropped by one thread at a time
         self._ids = itertools.count(1)
         self._stream: ExecStream | None = None
         self._replies: queue.Queue[object] = queue.Queue()
@@ -118,6 +126,51 @@ class Channel:
                          str(reply.get("stderr", "")), int(reply.get("stdout_bytes", 0)),
                          int(reply.get("stderr_bytes", 0)), limit, bool(reply.get("timed_out")))
 
+    @contextmanager
+    def input_batch(self) -> Iterator[InputBatch]:
+        """Bracket a batch of input sent over X, so that nothing it pressed stays down: the
+        in-container end is told first that keys and buttons may be held from now on. A block
+        left after :meth:`InputBatch.sent` ends the batch; one left any other way (an error, a
+        cancel that stopped it short, Ctrl-C) asks the desktop to let go of every key and button
+        held, and returns once it has. A controller that dies inside the block (SIGKILL included)
+        closes the channel, and the in-container end then lets go of them itself. A batch that
+        completed leaves what it pressed on purpose (``press``, ``mouse_down``) held."""
+        self._note({"input": "begin"})
+        batch = InputBatch()
+        try:
+            yield batch
+        finally:
+            if batch.complete:
+                self._end_input()
+            else:
+                self._release_input()
+
+    def _note(self, note: dict) -> None:
+        """Write ``note`` to the in-container end, which answers none: not behind an exchange
+        that waits for its reply (a long command in another thread)."""
+        line = (json.dumps(note) + "\n").encode()
+        with self._sending:
+            try:
+                self._open().send(line)
+            except DesktopGone:
+                self._open(again=True).send(line)  # the channel dropped since the last request
+
+    def _end_input(self) -> None:
+        try:
+            self._note({"input": "end"})
+        except VdeskError:
+            pass  # the input all went; a channel that cannot be reached is not this batch's failure
+
+    def _release_input(self) -> None:
+        """Every key and button held in the desktop let go, by its channel; a desktop that cannot
+        be reached has nobody left to type into it, and its channel's end lets go too."""
+        request = {"id": next(self._ids), "input": "release"}
+        try:
+            with self._lock:
+                self._exchange(request, RELEASE_TIMEOUT, REPLY_SLACK)
+        except VdeskError:
+            pass
+
     def start(self) -> None:
         """Start the channel's program without waiting for it, so that the first command
         finds it running instead of waiting for its interpreter to start."""
@@ -129,51 +182,70 @@ class Channel:
             self._drop()
 
     def _exchange(self, request: dict, timeout: float, reply_cap: int) -> dict:
-        stream = self._open()
-        assert self._reader is not None
-        self._reader.cap = reply_cap
+        what = request["argv"][0] if "argv" in request else "the input's release"
         line = (json.dumps(request) + "\n").encode()
-        try:
-            stream.send(line)
-        except DesktopGone:
-            stream = self._open(again=True)  # the channel dropped since the last request
+        with self._sending:
+            stream = self._open()
             assert self._reader is not None
             self._reader.cap = reply_cap
-            stream.send(line)
+            try:
+                stream.send(line)
+            except DesktopGone:
+                self._open(again=True).send(line)  # the channel dropped since the last request
+                assert self._reader is not None
+                self._reader.cap = reply_cap
+            replies = self._replies
+        deadline = time.monotonic() + timeout
         try:
-            reply = self._replies.get(timeout=timeout)
+            reply = replies.get(timeout=timeout)
+            # An older in-container end answers the input's notes, which it does not know, with
+            # replies to no request: they answer nothing.
+            while isinstance(reply, dict) and reply.get("id") != request["id"]:
+                reply = replies.get(timeout=max(deadline - time.monotonic(), 0))
         except queue.Empty:
             self._drop()  # ends the command, and a late reply must not answer the next request
-            raise DesktopTimeout(f"{self._name}: {request['argv'][0]} gave no answer within {timeout:g} s") from None
+            raise DesktopTimeout(f"{self._name}: {what} gave no answer within {timeout:g} s") from None
         except BaseException:
             self._drop()  # interrupted (Ctrl-C): the command in the desktop ends with the channel
             raise
         if reply is _CLOSED or isinstance(reply, str):
             self._drop()
             why = reply if isinstance(reply, str) else "the channel closed"
-            raise ChannelLost(f"desktop {self._name}: {why} while running {request['argv'][0]}")
+            raise ChannelLost(f"desktop {self._name}: {why} while running {what}")
         assert isinstance(reply, dict)
         return reply
 
     def _open(self, again: bool = False) -> ExecStream:
-        if again:
-            self._drop()
-        if self._stream is None or self._stream.closed:
-            self._replies = queue.Queue()
-            self._reader = reader = ReplyLines(self._replies, self._name)
-            self._stream = ExecStream(
-                self._api, self._container_id, [CHANNEL_PROGRAM],
-                on_data=reader.feed, on_close=lambda: reader.replies.put(_CLOSED), label=self._name,
-            )
-            reader.stream = self._stream
-            self.reopened += self._opened  # every stream after the first replaces a dropped one
-            self._opened = 1
-        return self._stream
+        with self._sending:
+            if again:
+                self._drop()
+            if self._stream is None or self._stream.closed:
+                self._replies = queue.Queue()
+                self._reader = reader = ReplyLines(self._replies, self._name)
+                self._stream = ExecStream(
+                    self._api, self._container_id, [CHANNEL_PROGRAM],
+                    on_data=reader.feed, on_close=lambda: reader.replies.put(_CLOSED), label=self._name,
+                )
+                reader.stream = self._stream
+                self.reopened += self._opened  # every stream after the first replaces a dropped one
+                self._opened = 1
+            return self._stream
 
     def _drop(self) -> None:
-        if self._stream is not None:
-            self._stream.close()
-        self._stream = None
+        with self._sending:
+            if self._stream is not None:
+                self._stream.close()
+            self._stream = None
+
+
+@dataclass
+class InputBatch:
+    """A batch of input under :meth:`Channel.input_batch`: :meth:`sent` once all of it went."""
+
+    complete: bool = False
+
+    def sent(self) -> None:
+        self.complete = True
 
 
 class ReplyLines:

@@ -6,21 +6,24 @@ whole batch is validated and planned once (:mod:`vdesk.plan`, a pure planner of 
 and the planner's chained bursts are sent in order — pointer and keys over the desktop's X
 connection (:mod:`vdesk.xtest`, sub-millisecond), typing as exact Unicode through the command
 channel (:mod:`vdesk.keymap`), long text pasted when asked. A cancel stops a batch between two
-bursts, never inside one. Its receipt says which regions of the screen changed, read from the
-frames the screen part holds (:mod:`vdesk.screen`), at the cost of at most one round trip when
-the X server says something was drawn (:mod:`vdesk.damage`) and none when it says nothing was.
+bursts, never inside one, or cuts a wait short. A batch that does not run to its end, however it
+ends, leaves no key or button down (:meth:`vdesk.channel.Channel.input_batch`). Its receipt says
+which regions of the screen changed, read from the frames the screen part holds
+(:mod:`vdesk.screen`), at the cost of at most one round trip when the X server says something
+was drawn (:mod:`vdesk.damage`) and none when it says nothing was.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 from Xlib import display as xdisplay
 
 from vdesk.actions import Batch, Cancel, ExecuteResult, Receipt, parse_batch
-from vdesk.channel import Channel
+from vdesk.channel import Channel, InputBatch
 from vdesk.clipboard import Clipboard
 from vdesk.coords import ImageSpace, PhysicalPoint, image_pixel
 from vdesk.elements import DesktopElements
@@ -40,6 +43,7 @@ TYPING_RATE = 100  # characters a second xdotool types at least: a long text's t
 SETTLE_QUIET = 0.03  # seconds the screen must hold still after a batch run with settle=True
 SETTLE_TIMEOUT = 1.0  # seconds settle=True waits at most: a screen still changing then is taken as it is
 MAX_RECEIPT_WAIT = 3600.0
+CANCEL_POLL = 0.05  # seconds between two looks at a cancel during a wait
 
 
 class DesktopInput:
@@ -70,8 +74,14 @@ class DesktopInput:
         receipt's regions. A malformed action fails the whole batch before anything runs. What
         goes wrong with the batch comes back as ``status="failed"``, never raised (a bad
         ``image`` is an :class:`InvalidArgument`). ``cancel``, once set, stops the batch between
-        two chained bursts (``executed`` says how many actions ran; the result is failed).
-        ``completed_ms`` says when each action that ran had completed.
+        two chained bursts, or cuts a ``wait`` or a ``hold_key``'s hold short (``executed`` says
+        how many actions completed; the result is failed). ``completed_ms`` says when each
+        action that ran had completed.
+
+        A batch that does not run to its end (an error, a cancel, a lost connection, Ctrl-C,
+        its controller killed) lets go of every key and button held in the desktop before it
+        returns; one that completes leaves held what it pressed on purpose (``press``,
+        ``mouse_down``) for a later batch to release.
 
         With ``settle=True`` it returns once the screen held still for ``SETTLE_QUIET`` after
         the last action, or after ``SETTLE_TIMEOUT`` (and a round trip) on a screen that never
@@ -105,14 +115,18 @@ class DesktopInput:
             if sends:
                 self._before = before  # a batch without a receipt leaves nothing to read later
             bursts = list(chained(planned.steps))
-            for number, step in enumerate(self._run(bursts, cancel), 1):
-                _completed(result, step.action + 1, started)
-                if isinstance(step, Report) and step.kind == "finished":
-                    result.finished, result.finished_content = True, step.content
-                elif isinstance(step, Report):
-                    result.call_user = step.content or ""
-                if number == len(bursts):  # actions with nothing to send (a screenshot) complete here
-                    _completed(result, len(batch), started)
+            # How many actions have completed once each burst ran: those before the next burst's
+            # first action; after the last, all of them (a screenshot sends nothing).
+            done = [after.action for after in bursts[1:]] + [len(batch)]
+            with self._channel.input_batch() if sends else nullcontext(InputBatch()) as holding:
+                for number, step in enumerate(self._run(bursts, cancel)):
+                    _completed(result, done[number], started)
+                    if isinstance(step, Report) and step.kind == "finished":
+                        result.finished, result.finished_content = True, step.content
+                    elif isinstance(step, Report):
+                        result.call_user = step.content or ""
+                    if number + 1 == len(bursts):
+                        holding.sent()
             if not bursts:
                 _completed(result, len(batch), started)
             if result.executed < len(batch):
@@ -178,8 +192,8 @@ class DesktopInput:
                 self._clipboard.paste(burst.text)
             elif isinstance(burst, TypeText):
                 self._guard(lambda: self._type(burst.text))
-            elif isinstance(burst, Sleep):
-                time.sleep(burst.seconds)
+            elif isinstance(burst, Sleep) and not _wait(burst.seconds, cancel):
+                return  # cancelled during the wait: it did not complete
             yield burst
 
     def _xdotool(self, args: tuple[str, ...]) -> None:
@@ -223,6 +237,19 @@ def _completed(result: ExecuteResult, actions: int, started: float) -> None:
     now = round((time.perf_counter() - started) * 1000, 3)
     result.completed_ms += [now] * (actions - len(result.completed_ms))
     result.executed = actions
+
+
+def _wait(seconds: float, cancel: Cancel | None) -> bool:
+    """Wait ``seconds``, or less when ``cancel`` is set meanwhile: then False."""
+    if cancel is None:
+        time.sleep(seconds)
+        return True
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if cancel.is_set():
+            return False
+        time.sleep(min(left, CANCEL_POLL))
+    return True
 
 
 def _first_difference(frames: LiveFramebuffer, before: Frame, wait: float) -> Frame:

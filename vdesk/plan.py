@@ -242,17 +242,19 @@ def _presses(button: int, times: int) -> tuple[Button, ...]:
 
 
 def chained(steps: list[Step]) -> Iterator[Step]:
-    """Merge runs of consecutive input steps into one."""
+    """Merge runs of consecutive input steps into one, which carries the index of the first
+    action among them: the actions before it have completed once the steps before it ran (its
+    first events may end an action begun earlier: a ``hold_key``'s release)."""
     pending: list[InputEvent] = []
-    last = 0
+    first: int | None = None
     for step in steps:
         if isinstance(step, Input):
             pending.extend(step.events)
-            last = step.action
+            first = step.action if first is None else first
             continue
-        if pending:
-            yield Input(tuple(pending), last)
-            pending = []
+        if first is not None:
+            yield Input(tuple(pending), first)
+            pending, first = [], None
         yield step
-    if pending:
-        yield Input(tuple(pending), last)
+    if first is not None:
+        yield Input(tuple(pending), first)

@@ -164,8 +164,8 @@ class XConnection:
         must not be repeated (input events). A connection that closed while idle (its tunnel
         died) is replaced before ``send`` starts. One that drops while ``send`` runs raises
         :class:`ChannelLost`, and one whose server does not answer within ``timeout`` seconds is
-        cut and raises :class:`DesktopTimeout`; how much of it arrived is unknown either way.
-        The next request opens a new connection."""
+        cut and raises :class:`DesktopTimeout`; how much of it arrived is unknown either way, and
+        so when ``send`` is interrupted (Ctrl-C). The next request opens a new connection."""
         with self._lock:
             if self._closed:
                 raise DesktopGone("the desktop's X connection is closed")
@@ -178,6 +178,9 @@ class XConnection:
                     if late.is_set():
                         raise DesktopTimeout(f"{self._label}: the X server did not take input within {timeout:g} s") from None
                     raise ChannelLost(f"{self._label}: the X connection dropped while input was sent on it") from None
+                except BaseException:
+                    self._drop()  # cut off mid-request or mid-reply (Ctrl-C): the stream cannot go on
+                    raise
 
     def drawn(self) -> bool:
         """Whether anything was drawn on screen since the last call (see :mod:`vdesk.damage`); True

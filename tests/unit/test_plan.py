@@ -68,7 +68,7 @@ def test_consecutive_pointer_and_key_actions_chain_into_one_input_step() -> None
     batch = chained(act("click", point=[10, 20]), act("hotkey", key="ctrl+a"),
                     act("scroll", direction="down"), act("mouse_move", point=[5, 5]), act("press", key="shift"))
     assert len(batch) == 1 and isinstance(batch[0], Input)
-    assert batch[0].action == 4  # the last action it carries: a failure counts them all as begun
+    assert batch[0].action == 0  # the first action it carries: a failure counts none of them as done
 
 
 def test_typing_is_a_separate_step_between_chains() -> None:
@@ -125,7 +125,7 @@ def test_text_without_control_characters_is_one_typing_step_exactly() -> None:
 def test_the_keys_of_a_text_belong_to_its_action_and_chain_with_the_next_keys() -> None:
     batch = chained(act("click", point=[1, 1]), act("type", content="path\n"), act("hotkey", key="ctrl+s"))
     assert [type(step) for step in batch] == [Input, TypeText, Input]
-    assert batch[2].events[:3] == submit(enter()).events and batch[2].action == 2
+    assert batch[2].events[:3] == submit(enter()).events and batch[2].action == 1  # the text's Return ends it
     planned = steps(act("click", point=[1, 1]), act("type", content="a\nb\bc\n"))
     assert [step.action for step in planned] == [0, 1, 1, 1, 1]
 
