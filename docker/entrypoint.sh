@@ -73,7 +73,10 @@ start_x() {
   log "the X server did not answer within 30 s"; exit 1
 }
 
-start_wm() { openbox >/dev/null 2>&1 & wm_pid=$!; }
+# The window manager: openbox, or the command an image names in VDESK_WINDOW_MANAGER (words split
+# on spaces, never evaluated: the osworld image's GNOME Shell).
+read -ra window_manager <<< "${VDESK_WINDOW_MANAGER:-openbox}"
+start_wm() { "${window_manager[@]}" >/dev/null 2>&1 & wm_pid=$!; }
 
 # A window mapped before the window manager manages the screen stays unmanaged; wait for it
 # to announce itself on the root window.

@@ -1,6 +1,7 @@
 """The desktop images: building them, with a locally made base when no registry answers.
 
-Three images, named by :func:`resolve` (``"lean"``, ``"apps"``, ``"osworld"`` or any Docker image name):
+Four images, named by :func:`resolve` (``"lean"``, ``"apps"``, ``"osworld"``, ``"osworld-openbox"`` or
+any Docker image name):
 
 - ``vdesk/desktop:<version>`` (lean, the default) is built from ``docker/`` FROM
   ``debian:bookworm-slim``. When that base is neither present nor pullable (no registry,
@@ -8,14 +9,18 @@ Three images, named by :func:`resolve` (``"lean"``, ``"apps"``, ``"osworld"`` or
   ``vdesk/base:bookworm``.
 - ``vdesk/desktop-apps:<version>`` is built from ``docker/apps/`` FROM the lean image: real
   programs (a browser, an office suite, ...), a session D-Bus, the accessibility bus, a taskbar.
-- ``vdesk/desktop-osworld:<version>`` is built from ``docker/osworld/`` FROM the apps image:
-  what OSWorld's tasks assume (the user ``user``, ``python`` with pyautogui, ``google-chrome``,
-  GNOME's gsettings schemas, VLC's HTTP interface, sudo). Its desktops may gain privileges
-  (see :mod:`vdesk.container`); no other image's may.
+- ``vdesk/desktop-osworld-openbox:<version>`` is built from ``docker/osworld/`` FROM the apps
+  image: what OSWorld's tasks assume (the user ``user``, ``python`` with pyautogui,
+  ``google-chrome``, GNOME's gsettings schemas, VLC's HTTP interface, sudo), on the apps
+  image's openbox and taskbar: for speed over fidelity.
+- ``vdesk/desktop-osworld:<version>`` is built from ``docker/gnome/`` FROM that: the same
+  machine as OSWorld's agents see it, GNOME Shell with Ubuntu's top bar, dock and look, where
+  OSWorld's tasks run by default. The osworld desktops may gain privileges (see
+  :mod:`vdesk.container`); no other image's may.
 
 Every step is kept, so a second build reuses what the first made. Each image carries a hash
-of its own build context (the lean one's leaves out ``docker/apps/`` and ``docker/osworld/``;
-each other one's includes the hash of the image it is built FROM); a stale image is rebuilt.
+of its own build context (the lean one's leaves out the derived images' folders; each other
+one's includes the hash of the image it is built FROM); a stale image is rebuilt.
 """
 
 from __future__ import annotations
@@ -43,19 +48,26 @@ APPS_REPOSITORY = "vdesk/desktop-apps"
 APPS_IMAGE = f"{APPS_REPOSITORY}:{__version__}"
 OSWORLD_REPOSITORY = "vdesk/desktop-osworld"
 OSWORLD_IMAGE = f"{OSWORLD_REPOSITORY}:{__version__}"
+OPENBOX_OSWORLD_REPOSITORY = "vdesk/desktop-osworld-openbox"
+OPENBOX_OSWORLD_IMAGE = f"{OPENBOX_OSWORLD_REPOSITORY}:{__version__}"
 DEFAULT = "lean"  # the image a desktop gets when none is named
-# The apps image's taskbar clock (docker/apps/tint2rc), and so the osworld image's: the right
-# end of the bottom bar, width and height in logical pixels. It shows the minute now.
+# The apps image's taskbar clock (docker/apps/tint2rc), and so the openbox osworld image's: the
+# right end of the bottom bar, width and height in logical pixels. It shows the minute now.
 TASKBAR_CLOCK = (100, 30)
-IMAGE_NAMES = {DEFAULT: IMAGE, "apps": APPS_IMAGE, "osworld": OSWORLD_IMAGE}
+# The osworld image's clock: the middle of GNOME's top bar (27 px high), width and height.
+TOP_BAR_CLOCK = (240, 27)
+IMAGE_NAMES = {DEFAULT: IMAGE, "apps": APPS_IMAGE, "osworld": OSWORLD_IMAGE, "osworld-openbox": OPENBOX_OSWORLD_IMAGE}
 APPS_FOLDER = "apps"
 OSWORLD_FOLDER = "osworld"
+GNOME_FOLDER = "gnome"
 # Each derived image: the folder of its build context and the image it is built FROM.
-DERIVED = {APPS_IMAGE: (APPS_FOLDER, IMAGE), OSWORLD_IMAGE: (OSWORLD_FOLDER, APPS_IMAGE)}
+DERIVED = {APPS_IMAGE: (APPS_FOLDER, IMAGE), OPENBOX_OSWORLD_IMAGE: (OSWORLD_FOLDER, APPS_IMAGE),
+           OSWORLD_IMAGE: (GNOME_FOLDER, OPENBOX_OSWORLD_IMAGE)}
 REGISTRY_BASE = "debian:bookworm-slim"
 LOCAL_BASE = "vdesk/base:bookworm"
 CONTEXT_LABEL = "vdesk.context-hash"
 WHEELS_LIST = "wheels.txt"  # in a build context: Python packages the host downloads for it
+DOWNLOADS_LIST = "downloads.txt"  # in a build context: files the host downloads for it (URL SHA256)
 WHEELS_TIMEOUT = 300.0
 DEBIAN_MIRROR = os.environ.get("VDESK_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 
@@ -76,14 +88,27 @@ def resolve(name: str) -> str:
 
 
 def is_apps(image: str) -> bool:
-    """True for the apps image and the osworld one built FROM it, by name or by Docker name."""
-    return resolve(image) in (APPS_IMAGE, OSWORLD_IMAGE)
+    """True for the apps image and the osworld ones built FROM it, by name or by Docker name."""
+    return resolve(image) in (APPS_IMAGE, OSWORLD_IMAGE, OPENBOX_OSWORLD_IMAGE)
 
 
 def is_osworld(image: str) -> bool:
-    """True for the osworld image, by name or by its Docker name: the one profile that may gain
+    """True for the osworld images, by name or by their Docker names: the one profile that may gain
     privileges (sudo)."""
-    return resolve(image) == OSWORLD_IMAGE
+    return resolve(image) in (OSWORLD_IMAGE, OPENBOX_OSWORLD_IMAGE)
+
+
+def clock_box(image: str, size: tuple[int, int]) -> tuple[int, int, int, int] | None:
+    """Where ``image``'s desktops show the time on a screen of ``size`` (left, top, right,
+    bottom), which turns with the minute; None for an image that shows none (the lean one)."""
+    width, height = size
+    if resolve(image) == OSWORLD_IMAGE:
+        box_width, box_height = TOP_BAR_CLOCK
+        return (width - box_width) // 2, 0, (width + box_width) // 2, box_height
+    if is_apps(image):
+        box_width, box_height = TASKBAR_CLOCK
+        return width - box_width, height - box_height, width, height
+    return None
 
 
 def context_hash(image: str = IMAGE) -> str:
@@ -180,13 +205,59 @@ def build_derived(client: docker.DockerClient, image: str, progress: Progress = 
 
 
 def _build(client: docker.DockerClient, image: str, context: Path, base: str, progress: Progress) -> str:
-    if (context / WHEELS_LIST).is_file():
+    if (context / WHEELS_LIST).is_file() or (context / DOWNLOADS_LIST).is_file():
         with tempfile.TemporaryDirectory(prefix="vdesk-context-") as copied:
             built = Path(copied) / context.name
             shutil.copytree(context, built)
-            _download_wheels(built, progress)
+            if (built / WHEELS_LIST).is_file():
+                _download_wheels(built, progress)
+            if (built / DOWNLOADS_LIST).is_file():
+                _download_files(built, progress)
             return _build_context(client, image, built, base, progress)
     return _build_context(client, image, context, base, progress)
+
+
+def _download_files(context: Path, progress: Progress) -> None:
+    """Fill ``context/downloads/`` with the files its downloads.txt names (``URL SHA256`` a line),
+    fetched by this host and each checked against its hash; a file kept from an earlier build
+    (in the user's cache) is not fetched again."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vdesk" / "downloads"
+    target = context / "downloads"
+    target.mkdir(exist_ok=True)
+    for url, sha256 in _download_list(context / DOWNLOADS_LIST):
+        name = url.rsplit("/", 1)[-1]
+        kept = cache / f"{sha256}-{name}"
+        if not kept.is_file() or hashlib.sha256(kept.read_bytes()).hexdigest() != sha256:
+            progress(f"downloading {url} ...")
+            data = _fetch(url)
+            if hashlib.sha256(data).hexdigest() != sha256:
+                raise ImageError(f"downloading {url}: its SHA-256 is not the one {DOWNLOADS_LIST} names ({sha256})")
+            cache.mkdir(parents=True, exist_ok=True)
+            kept.write_bytes(data)
+        shutil.copyfile(kept, target / name)
+
+
+def _download_list(path: Path) -> list[tuple[str, str]]:
+    """The ``(URL, SHA256)`` lines of a downloads.txt (comments and blank lines skipped)."""
+    entries = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) != 2 or len(words[1]) != 64:
+            raise ImageError(f"{path}:{number}: expected 'URL SHA256', got {line.strip()!r}")
+        entries.append((words[0], words[1].lower()))
+    return entries
+
+
+def _fetch(url: str) -> bytes:
+    import urllib.request  # only a build that downloads needs it
+
+    try:
+        with urllib.request.urlopen(url, timeout=WHEELS_TIMEOUT) as answer:
+            return bytes(answer.read())
+    except OSError as error:
+        raise ImageError(f"downloading {url} failed: {error}") from None
 
 
 def _download_wheels(context: Path, progress: Progress) -> None:

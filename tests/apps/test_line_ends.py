@@ -177,7 +177,7 @@ def test_a_gtk2_location_bar_opens_the_folder_typed_with_a_line_end(desktop):
 
 def test_vlcs_open_media_dialog_takes_an_address_typed_with_a_line_end():
     """Qt (VLC on the osworld image): the dialog closes on the typed line end and VLC opens it."""
-    with Desktop.up(size=(1280, 800), image="osworld", timeout=180) as vlc_desktop:
+    with Desktop.up(size=(1280, 800), image="osworld-openbox", timeout=180) as vlc_desktop:
         home = vlc_desktop.programs.run(["sh", "-c", "echo $HOME"], wait=True).stdout.strip()
         tone = (f"import wave; w = wave.open('{home}/tone.wav', 'wb'); w.setnchannels(1); w.setsampwidth(2); "
                 "w.setframerate(8000); w.writeframes(bytes(2 * 8000 * 20)); w.close()")

@@ -120,7 +120,7 @@ def copy(source: Path | None, target: Path) -> None:
 
 
 def vdesk_scores(tree: Path, out: Path) -> dict[str, float]:
-    code = invoke(["eval", str(tree), "--image", "osworld", "--task-files", str(EXAMPLES / "cache"),
+    code = invoke(["eval", str(tree), "--image", "osworld-openbox", "--task-files", str(EXAMPLES / "cache"),
                    "--action-space", "pyautogui", "--parallel", "2", "--out", str(out)])
     assert code in (0, 1)  # 1: some task failed, as the wrong ones must
     return {p.parent.name: float(p.read_text()) for p in (out / "pyautogui" / "screenshot" / "scripted").glob("*/*/result.txt")}

@@ -19,7 +19,7 @@ BUS = "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus"
 
 @pytest.fixture(scope="module")
 def desktop() -> Iterator[Desktop]:
-    with Desktop.up(size=SIZE, image="osworld", timeout=180) as desktop:
+    with Desktop.up(size=SIZE, image="osworld-openbox", timeout=180) as desktop:
         yield desktop
 
 
@@ -155,7 +155,7 @@ def test_vdesk_up_image_osworld_starts_one_at_the_references_size():
     name = f"osworld-cli-{uuid.uuid4().hex[:6]}"
     vdesk = [str(Path(sys.executable).with_name("vdesk"))]
     try:
-        out = subprocess.run([*vdesk, "up", "--image", "osworld", "--name", name, "--ttl", "300", "--json"],
+        out = subprocess.run([*vdesk, "up", "--image", "osworld-openbox", "--name", name, "--ttl", "300", "--json"],
                              capture_output=True, text=True, timeout=240, check=True)
         assert json.loads(out.stdout)["size"] == "1920x1080"
     finally:

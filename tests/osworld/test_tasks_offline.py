@@ -137,13 +137,13 @@ def test_per_domain_totals_count_runs_and_tasks_per_kind_of_reason(tree: Path, c
     assert "DOMAIN" in table and "NOT READ" in table and "PROXY" in table and "GETTER" not in table
 
 
-def test_an_osworld_task_runs_on_the_osworld_image_unless_one_is_picked(tmp_path: Path) -> None:
+def test_an_osworld_task_runs_on_an_osworld_image_unless_one_is_picked(tmp_path: Path) -> None:
     write(tmp_path / "vlc" / "v.json", task_data("v"))
     write(tmp_path / "os" / "o.json", task_data("o"))
     (tmp_path / "os" / "y.yaml").write_text("id: y\ninstruction: x\ndesktop: {image: apps}\nchecks: [{file: ~/x}]\n")
     (tmp_path / "os" / "z.yaml").write_text("id: z\ninstruction: x\nchecks: [{file: ~/x}]\n")
     images = {task.id: task.desktop.image for task in load_tasks(tmp_path)}
-    assert images == {"o": "osworld", "v": "osworld", "y": "apps", "z": None}
+    assert images == {"o": "osworld-openbox", "v": "osworld-openbox", "y": "apps", "z": None}
     picked = {task.id: task.desktop.image for task in load_tasks(tmp_path, image="apps")}
     assert picked["o"] == picked["v"] == "apps" and picked["z"] is None
 

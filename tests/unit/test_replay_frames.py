@@ -65,12 +65,22 @@ def test_another_minute_on_the_taskbar_clock_is_the_same_frame_only_where_there_
     later = screen()
     ImageDraw.Draw(later).text((later.width - TASKBAR_CLOCK[0] + 40, later.height - 20), "09:01", fill=(255, 255, 255))
     a, b = episode(tmp_path / "a", screen()), episode(tmp_path / "b", later)
-    assert frame_difference(tmp_path / "a", tmp_path / "b", a, b, clock=True) == 0
+    assert frame_difference(tmp_path / "a", tmp_path / "b", a, b, image="apps") == 0
+    assert frame_difference(tmp_path / "a", tmp_path / "b", a, b, image="osworld-openbox") == 0
     assert frame_difference(tmp_path / "a", tmp_path / "b", a, b) > FRAME_TOLERANCE  # the lean image has no clock
+    assert frame_difference(tmp_path / "a", tmp_path / "b", a, b, image="osworld") > FRAME_TOLERANCE  # its clock is on top
     typed = screen()
     ImageDraw.Draw(typed).text((20, 60), "x", fill=(60, 64, 67))
     c = episode(tmp_path / "c", typed)
-    assert frame_difference(tmp_path / "a", tmp_path / "c", a, c, clock=True) > FRAME_TOLERANCE
+    assert frame_difference(tmp_path / "a", tmp_path / "c", a, c, image="apps") > FRAME_TOLERANCE
+
+
+def test_another_minute_on_the_top_bar_clock_of_the_gnome_desktop_is_the_same_frame(tmp_path):
+    later = screen()
+    ImageDraw.Draw(later).text((later.width // 2 - 20, 5), "09:01", fill=(255, 255, 255))
+    a, b = episode(tmp_path / "a", screen()), episode(tmp_path / "b", later)
+    assert frame_difference(tmp_path / "a", tmp_path / "b", a, b, image="osworld") == 0
+    assert frame_difference(tmp_path / "a", tmp_path / "b", a, b, image="apps") > FRAME_TOLERANCE
 
 
 def test_a_mismatch_says_what_each_side_saw():

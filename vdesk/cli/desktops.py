@@ -17,13 +17,13 @@ DEFAULT_TTL = 2 * 3600
 def build(
     apps: Annotated[bool, typer.Option("--apps", help="Also build the apps image (browser, office suite, ...).")] = False,
     osworld: Annotated[bool, typer.Option("--osworld", help=(
-        "Also build the osworld image (the apps image plus what OSWorld's tasks assume)."))] = False,
+        "Also build the osworld images (the apps image plus what OSWorld's tasks assume, on openbox and on GNOME)."))] = False,
 ) -> None:
     """Build the desktop image (reuses what an earlier build made)."""
     from vdesk import engine as engines, images as desktop_image
 
     client = engines.connect(OPTIONS.engine)
-    for image in ("lean", "apps", "osworld")[:3 if osworld else 2 if apps else 1]:
+    for image in ("lean", "apps", "osworld-openbox", "osworld")[:4 if osworld else 2 if apps else 1]:
         if desktop_image.is_current(client, image):
             say(f"{desktop_image.resolve(image)} is up to date")
             continue
@@ -40,7 +40,8 @@ def up(
     network: Annotated[str, typer.Option(metavar="MODE", help="'none' (default) or 'bridge'.")] = "none",
     apps: Annotated[bool, typer.Option("--apps", help="The apps image: a browser, an office suite, a taskbar, ...")] = False,
     image: Annotated[Optional[str], typer.Option(metavar="IMAGE", help=(
-        "'lean', 'apps', 'osworld' (OSWorld's machine: user, google-chrome, sudo, ...) or a Docker image."))] = None,
+        "'lean', 'apps', 'osworld' (OSWorld's machine as its agents see it: GNOME, user, google-chrome, sudo, ...), "
+        "'osworld-openbox' (the same machine on openbox: faster, not as the agents see it) or a Docker image."))] = None,
     clock: Annotated[Optional[str], typer.Option(metavar="'YYYY-MM-DD HH:MM:SS'", help=(
         "The desktop's time at the start (UTC; apps image)."))] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -59,7 +60,7 @@ def up(
 
     chosen = _image_choice(image, apps)
     if size is None:
-        size = "1920x1080" if chosen == "osworld" else "1280x800"
+        size = "1920x1080" if chosen in ("osworld", "osworld-openbox") else "1280x800"
     Desktop.up(parse_size(size), scale=scale, name=name, ttl=ttl or None, lease=False, engine=OPTIONS.engine,
                network=network, image=chosen, clock=clock,  # type: ignore[arg-type]
                announce=announce).close()

@@ -14,9 +14,9 @@ the same thing. Two final frames are the same when their pixels are equal or no 
 pixel is more than :data:`FRAME_TOLERANCE` levels apart; anything a person or a model could
 tell apart (a character, a cursor, a colour) is far more.
 
-And the apps and osworld desktops show a clock in their taskbar: a task's clock starts where it
+And the apps and osworld desktops show a clock (in the taskbar, in GNOME's top bar): a task's clock starts where it
 says, but runs on, so a replay on a loaded machine (GIMP taking 70 s to start where it took 20)
-ends in another minute. On those images the clock's corner (:data:`vdesk.images.TASKBAR_CLOCK`)
+ends in another minute. On those images the clock's box (:func:`vdesk.images.clock_box`)
 is left out of the comparison; nothing of a task is drawn there.
 """
 
@@ -34,7 +34,7 @@ from vdesk.harness.record import FINAL_FRAME, Outcome, episode_folders, load_run
 from vdesk.harness.folders import Existing
 from vdesk.harness.runner import run_suite
 from vdesk.harness.suite import SuiteEvent, SuiteSummary
-from vdesk.images import DEFAULT as DEFAULT_IMAGE, TASKBAR_CLOCK, is_apps
+from vdesk.images import DEFAULT as DEFAULT_IMAGE, clock_box
 
 FRAME_TOLERANCE = 2  # levels (of 255) a channel of a final frame's pixel may differ by
 
@@ -127,15 +127,15 @@ def replay(run: str | Path, *, out: Path | None = None, parallel: int = 1, image
     replayed = {outcome.task_id: outcome for outcome in summary.episodes}
     comparisons = [ReplayComparison(o.task.id, o.outcome, replayed[o.task.id],
                                     frame_difference(o.folder, out / o.task.id, o.outcome, replayed[o.task.id],
-                                                     clock=is_apps(o.task.desktop.image or image)))
+                                                     image=o.task.desktop.image or image or DEFAULT_IMAGE))
                    for o in originals if o.task.id in replayed]
     return ReplayReport(comparisons, summary, out)
 
 
 def frame_difference(original: Path, replay: Path, before: Outcome | None, after: Outcome, *,
-                     clock: bool = False) -> int | None:
+                     image: str = DEFAULT_IMAGE) -> int | None:
     """How far apart two episodes' final frames are: 0 for equal pixels, else the largest
-    difference of a channel of a pixel (outside the taskbar's clock with ``clock``); None when
+    difference of a channel of a pixel (outside the clock ``image``'s desktops show); None when
     either has no final frame or their sizes differ."""
     if before is None or before.final_hash is None or after.final_hash is None:
         return None
@@ -148,8 +148,7 @@ def frame_difference(original: Path, replay: Path, before: Outcome | None, after
             difference = ImageChops.difference(first.convert("RGB"), second.convert("RGB"))
     except OSError:  # a frame file missing or unreadable: nothing to compare
         return None
-    if clock:
-        width, height = TASKBAR_CLOCK
-        difference.paste((0, 0, 0), (difference.width - width, difference.height - height,
-                                     difference.width, difference.height))
+    clock = clock_box(image, difference.size)
+    if clock is not None:
+        difference.paste((0, 0, 0), clock)
     return max(high for _, high in difference.getextrema())
