@@ -251,7 +251,7 @@ def test_the_import_registers_vdesk_beside_desktop_envs_own_names(tmp_path: Path
     assert run.returncode == 0, run.stderr[-2000:]
     answer = json.loads(run.stdout.strip().splitlines()[-1])
     assert answer == {"types": ["VdeskVMManager", "VdeskProvider"], "other": "nonesuch not implemented!",
-                      "wrapped_once": True, "registered": True, "size": [1920, 1080], "path": "osworld"}
+                      "wrapped_once": True, "registered": True, "size": [1920, 1080], "path": "osworld-openbox"}
 
 
 COMPUTER_13_SCRIPT = """
