@@ -11,13 +11,7 @@
 set -uo pipefail
 log() { echo "vdesk-session: $*" >&2; }
 
-if [ -n "${VDESK_FAKETIME:-}" ]; then
-  if [[ "$VDESK_FAKETIME" =~ ^[+-][0-9]+$ ]]; then
-    export LD_PRELOAD=/usr/local/lib/libfaketime.so.1 FAKETIME="$VDESK_FAKETIME" FAKETIME_DONT_FAKE_MONOTONIC=1
-  else
-    log "VDESK_FAKETIME is not an offset in seconds: '$VDESK_FAKETIME' (the clock stays real)"
-  fi
-fi
+. /usr/local/lib/vdesk/clock.sh  # the desktop's clock (VDESK_FAKETIME)
 
 # tint2 looks each launcher's icon up through the icon themes (some thousand file tests, about
 # 0.1 s) unless its cache names the file; the image ships that cache (an entry whose file is

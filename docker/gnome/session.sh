@@ -9,13 +9,7 @@
 set -uo pipefail
 log() { echo "vdesk-session: $*" >&2; }
 
-if [ -n "${VDESK_FAKETIME:-}" ]; then
-  if [[ "$VDESK_FAKETIME" =~ ^[+-][0-9]+$ ]]; then
-    export LD_PRELOAD=/usr/local/lib/libfaketime.so.1 FAKETIME="$VDESK_FAKETIME" FAKETIME_DONT_FAKE_MONOTONIC=1
-  else
-    log "VDESK_FAKETIME is not an offset in seconds: '$VDESK_FAKETIME' (the clock stays real)"
-  fi
-fi
+. /usr/local/lib/vdesk/clock.sh  # the desktop's clock (VDESK_FAKETIME)
 
 export DBUS_SYSTEM_BUS_ADDRESS=unix:path=/tmp/vdesk/system-bus  # see vdesk-gnome-shell
 # These need the X server (the accessibility bus announces itself on its root window): wait for

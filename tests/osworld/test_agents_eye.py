@@ -159,10 +159,10 @@ def test_a_place_of_a_program_debian_lacks_says_so_in_a_window(desktop: Desktop)
 
 def test_activities_then_a_programs_name_and_enter_starts_it(desktop: Desktop) -> None:
     end_programs(desktop)
-    click(desktop, 35, 13)  # "Activities"
-    desktop.text.wait_for("Type to search", timeout=60)
+    click(desktop, 35, 13)  # "Activities": the overview, its search focused
+    desktop.screen.settle(quiet=0.5, timeout=60)
     desktop.input.execute([{"type": "type", "inputs": {"content": "terminal"}}])
-    desktop.text.wait_for("Terminal", timeout=60)
+    desktop.screen.settle(quiet=0.5, timeout=60)  # the search's results shown
     desktop.input.execute([{"type": "press", "inputs": {"key": "enter"}}])
     window = placed(desktop, main_window(desktop, "gnome-terminal"))
     assert_centred(window)
