@@ -5,17 +5,19 @@ The state is a terminal showing text (lean image), Chromium showing a local page
 showing a document (apps image). For each: the checkpoint, its size, a fork until its first frame, the same state
 reached by ``Desktop.up`` plus starting the program and waiting for its window, the memory of
 a fork, and (for the terminal) eight forks started at once. Every desktop and checkpoint made is removed.
+The osworld bench (:mod:`vdesk.bench.osworld`) takes the same rows of its desktops with Chrome open.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import docker
 
 from vdesk import forks
-from vdesk.bench.apps import UP_TIMEOUT as APPS_UP_TIMEOUT
 from vdesk.bench.machine import around
 from vdesk.bench.speed import IDLE_SECONDS, MEMORY_NOTE, Measurement
 from vdesk.container import DEFAULT_SIZE
@@ -25,16 +27,18 @@ from vdesk.usage import container_memory_mib
 
 AT_ONCE = 8
 FORK_TIMEOUT = 120.0  # a fork of a few hundred MB on a busy 2-core machine takes many seconds
+UP_TIMEOUT = 180.0  # a GNOME osworld desktop takes many seconds to come up on a busy 2-core machine
 
 
 @dataclass(frozen=True)
 class State:
-    """A state to fork: the image, the program that makes it and its window's title."""
+    """A state to fork: the image, the program that makes it, its window's title and the screen's size."""
 
     label: str
     image: str
     argv: tuple[str, ...]
     title: str
+    size: tuple[int, int] = DEFAULT_SIZE
 
 
 STATES = (
@@ -55,19 +59,27 @@ def fork_measurements(client: docker.DockerClient, repeats: int, progress: Progr
     results: list[Measurement] = []
     for state in STATES if apps else STATES[:1]:
         progress(f"forks: {state.label} desktop, {repeats} times each")
-        results += around(client, lambda: _fresh(state, repeats))
-        with Desktop.up(size=DEFAULT_SIZE, image=state.image, timeout=APPS_UP_TIMEOUT) as desktop:
-            _reach(desktop, state)
-            checkpoint_rows, checkpoint = _checkpoints(desktop, state, repeats)
-            results += around(client, lambda: checkpoint_rows)
-            try:
-                results += around(client, lambda: _forks(checkpoint, state, repeats))
-                if state.image == "lean":  # Chromium's ~230 MB eight times over: minutes, the same story
-                    progress(f"forks: {AT_ONCE} forks of the {state.label} desktop at once")
-                    results += around(client, lambda: _at_once(checkpoint, state))
-            finally:
-                forks.remove(client, checkpoint.name)
+        results += fresh_setup(client, state, repeats)
+        with checkpointed(client, state, repeats) as (checkpoint_rows, checkpoint):
+            results += checkpoint_rows
+            results += fork_rows(client, checkpoint, state, repeats)
+            if state.image == "lean":  # Chromium's ~230 MB eight times over: minutes, the same story
+                progress(f"forks: {AT_ONCE} forks of the {state.label} desktop at once")
+                results += around(client, lambda: _at_once(checkpoint, state))
     return results
+
+
+@contextmanager
+def checkpointed(client: docker.DockerClient, state: State, repeats: int) -> Iterator[tuple[list[Measurement], forks.Checkpoint]]:
+    """A desktop brought to ``state`` and checkpointed ``repeats`` times: the checkpoints' rows
+    and the last checkpoint, removed (with the desktop) on leaving."""
+    with Desktop.up(size=state.size, image=state.image, timeout=UP_TIMEOUT) as desktop:
+        _reach(desktop, state)
+        checkpoint_rows, checkpoint = _checkpoints(desktop, state, repeats)
+        try:
+            yield around(client, lambda: checkpoint_rows), checkpoint
+        finally:
+            forks.remove(client, checkpoint.name)
 
 
 def _reach(desktop: Desktop, state: State) -> None:
@@ -76,11 +88,16 @@ def _reach(desktop: Desktop, state: State) -> None:
     desktop.screen.settle(quiet=0.3, timeout=30)
 
 
+def fresh_setup(client: docker.DockerClient, state: State, repeats: int) -> list[Measurement]:
+    """The alternative to a fork, ``repeats`` times: a new desktop brought to ``state``."""
+    return around(client, lambda: _fresh(state, repeats))
+
+
 def _fresh(state: State, repeats: int) -> list[Measurement]:
     samples = []
     for _ in range(repeats):
         started = time.perf_counter()
-        with Desktop.up(size=DEFAULT_SIZE, image=state.image, timeout=APPS_UP_TIMEOUT) as desktop:
+        with Desktop.up(size=state.size, image=state.image, timeout=UP_TIMEOUT) as desktop:
             _reach(desktop, state)
             desktop.screen.shot()
             samples.append((time.perf_counter() - started) * 1000 - 300)  # the quiet period is not the work
@@ -103,6 +120,11 @@ def _checkpoints(desktop: Desktop, state: State, repeats: int) -> tuple[list[Mea
                            note="desktop.checkpoint(), the desktop left running (its connections closed and reopened)"),
             Measurement.of(f"fork_{state.label}_checkpoint_size", "MiB", [kept.size / 2**20],
                            note="CRIU's image: the processes' memory and the tmpfs contents")], kept
+
+
+def fork_rows(client: docker.DockerClient, checkpoint: forks.Checkpoint, state: State, repeats: int) -> list[Measurement]:
+    """``repeats`` forks of ``checkpoint``, one after another: until each one's first frame, and its memory."""
+    return around(client, lambda: _forks(checkpoint, state, repeats))
 
 
 def _forks(checkpoint: forks.Checkpoint, state: State, repeats: int) -> list[Measurement]:

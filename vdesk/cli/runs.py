@@ -227,8 +227,8 @@ def bench(
     forks: Annotated[bool, typer.Option("--forks", help=(
         "Also measure checkpoints and forks (fork_* rows; with --apps, of Chromium too)."))] = False,
     osworld: Annotated[bool, typer.Option("--osworld", help=(
-        "Also measure the osworld desktop (osworld_* rows): up, idle memory, the browser, Writer and "
-        "Thunderbird open."))] = False,
+        "Also measure the osworld desktops, GNOME and openbox (osworld_* and osworld_openbox_* rows): up, "
+        "idle memory and CPU, a step, the browser, Writer and Thunderbird open, a fork with Chrome open."))] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Measure speed and memory on real desktops (medians and p90); --fleet measures capacity."""
