@@ -24,7 +24,13 @@ runc_options() {
   [ "$(id -u)" = 0 ] || return 0
   mkdir -p "$(dirname "$RUNC_CONF")" && touch "$RUNC_CONF"
   local option
-  for option in "irmap-scan-path /usr/share/dbus-1" "ghost-limit 256M" "file-locks"; do
+  local scan
+  for scan in /usr/share/dbus-1 /usr/share/fonts /usr/share/poppler /usr/local/share /etc /usr/share/applications \
+      /usr/share/desktop-directories /usr/share/backgrounds /usr/share/thumbnailers /usr/lib/gnome-settings-daemon-3.0; do
+    option="irmap-scan-path $scan"
+    grep -qx "$option" "$RUNC_CONF" || echo "$option" >>"$RUNC_CONF"
+  done
+  for option in "ghost-limit 256M" "file-locks"; do
     grep -qx "$option" "$RUNC_CONF" || echo "$option" >>"$RUNC_CONF"
   done
   echo "network-lock skip" >"$CHECKPOINT_CONF"
