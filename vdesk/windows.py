@@ -144,12 +144,8 @@ class Windows:
         """The process id the window's program gave it (``_NET_WM_PID``, in the desktop's
         process namespace); None when it gave none or the window is gone."""
         def ask(display: xdisplay.Display) -> int | None:
-            resource = display.create_resource_object("window", window.id)
-            try:
-                reply = resource.get_property(display.get_atom("_NET_WM_PID"), Xatom.CARDINAL, 0, 1)
-            except (xerror.BadWindow, xerror.BadDrawable):
-                return None
-            return int(reply.value[0]) if reply is not None and len(reply.value) else None
+            value = self._first(display, window, "_NET_WM_PID", Xatom.CARDINAL)
+            return None if value is None else int(value)
 
         return self.connection.request(ask)
 
@@ -163,6 +159,15 @@ class Windows:
             except (xerror.BadWindow, xerror.BadDrawable):
                 return None
             return ".".join(reply.value.decode("latin-1").rstrip("\0").split("\0")) if reply else ""
+
+        return self.connection.request(ask)
+
+    def window_type(self, window: Window) -> str | None:
+        """The window's kind as its program declares it (``_NET_WM_WINDOW_TYPE``, the first
+        one): ``"normal"``, ``"dialog"``, ``"splash"`` …; None when it declares none or is gone."""
+        def ask(display: xdisplay.Display) -> str | None:
+            atom = self._first(display, window, "_NET_WM_WINDOW_TYPE", Xatom.ATOM)
+            return None if atom is None else display.get_atom_name(atom).removeprefix("_NET_WM_WINDOW_TYPE_").lower()
 
         return self.connection.request(ask)
 
@@ -184,6 +189,16 @@ class Windows:
     def request(self, send: Callable[[xdisplay.Display], T]) -> T:
         """Run ``send(display)`` on the desktop's X connection (see :meth:`XConnection.request`)."""
         return self.connection.request(send)
+
+    @staticmethod
+    def _first(display: xdisplay.Display, window: Window, name: str, kind: int) -> int | None:
+        """The first 32-bit value of the window's property ``name``; None when it has none or is gone."""
+        resource = display.create_resource_object("window", window.id)
+        try:
+            reply = resource.get_property(display.get_atom(name), kind, 0, 1)
+        except (xerror.BadWindow, xerror.BadDrawable):
+            return None
+        return int(reply.value[0]) if reply is not None and len(reply.value) else None
 
     @staticmethod
     def _property(display: xdisplay.Display, window: Any, name: str, kind: int) -> builtins.list[int] | None:

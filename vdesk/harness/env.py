@@ -9,8 +9,10 @@
     env.close()                                  # the desktop goes away
 
 Each ``reset`` opens a fresh desktop for the task (releasing the previous one), runs the task's
-setup and observes once the screen has settled; with ``video`` the screen is recorded into that
-file until the desktop is released.
+setup and observes once the programs the setup started show their windows and have settled
+(:mod:`vdesk.started`; ``info["setup_note"]`` names what had not within the bound) and the
+screen has settled; with ``video`` the screen is recorded into that file until the desktop is
+released.
 
 From a checkpoint (``DesktopEnv(checkpoint=...)`` or ``reset(options={"checkpoint": ...})``, a
 :class:`~vdesk.forks.Checkpoint` or its name) no setup runs: the checkpoint is the state the
@@ -71,6 +73,7 @@ from vdesk.images import DEFAULT as DEFAULT_IMAGE
 from vdesk.encoding import encode
 from vdesk.integrations.operator import ScreenContext, screen_context
 from vdesk.spec import DesktopSpec
+from vdesk.started import PROBE_TIMEOUT, START_TIMEOUT, Before, snapshot, wait_started
 from vdesk.video import record
 
 ENV_ID = "vdesk/Desktop-v0"
@@ -100,13 +103,15 @@ CHECKPOINT_TIMEOUT = FORK_TIMEOUT + 60.0
 @dataclass(frozen=True)
 class Opening:
     """How the current episode's desktop came to be, for the results: ``setup_s`` from asking
-    for a desktop to the task set up and the screen settled (None when it started from a
-    checkpoint, which holds the setup), ``fork_s`` the fork (or the restore in place) of
-    ``checkpoint`` until the screen settled."""
+    for a desktop to the task set up, the programs its setup started settled (see
+    :mod:`vdesk.started`) and the screen settled (None when it started from a checkpoint, which
+    holds the setup), ``fork_s`` the fork (or the restore in place) of ``checkpoint`` until the
+    screen settled; ``setup_note`` what of the setup's programs had not settled within the bound."""
 
     setup_s: float | None = None
     fork_s: float | None = None
     checkpoint: str | None = None
+    setup_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -289,6 +294,8 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         info = self._info(observation)
         if self.opening is not None and self.opening.fork_s is not None:
             info["fork_s"] = self.opening.fork_s
+        if self.opening is not None and self.opening.setup_note is not None:
+            info["setup_note"] = self.opening.setup_note
         return self._gym_observation(observation), info
 
     def step(self, action: str | Sequence[BaseAction | dict[str, Any]]
@@ -349,14 +356,16 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
                 self._record(self._desktop, self.video)
         self._image = image_space or self._desktop.screen.image()
         self._task, self._step = task, 0
+        note = None
         if start is None:
-            self._set_up(self._desktop, task)
+            note = self._set_up(self._desktop, task)
         elif task is not None and task.extension is not None:  # its own setup ran before the checkpoint
             self._open_extension(self._desktop, task).resume()
         self._settle(SETUP_QUIET)
         took = round(time.monotonic() - began, 3)
         name = start if isinstance(start, str) else start.name if start is not None else None
-        self.opening = Opening(setup_s=took, checkpoint=name) if start is None else Opening(fork_s=took, checkpoint=name)
+        self.opening = (Opening(setup_s=took, checkpoint=name, setup_note=note) if start is None
+                        else Opening(fork_s=took, checkpoint=name))
         steps, limit = (task.max_steps, task.time_limit) if task else NO_TASK_LIMITS
         self._episode = Episode(self.execute, EpisodeLimits(max_steps or self.max_steps or steps,
                                                      time_limit or self.time_limit or limit))
@@ -445,14 +454,17 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], str]):
         return results
 
     # -- inside -------------------------------------------------------------------------------
-    def _set_up(self, desktop: DesktopHost, task: Task | None) -> None:
-        """The window manager, then the task's setup, and its extension's own steps."""
+    def _set_up(self, desktop: DesktopHost, task: Task | None) -> str | None:
+        """The window manager, then the task's setup and its extension's own steps, then a wait
+        for the programs they started to show their windows and settle, as the first frame of
+        OSWorld's machine shows them (:mod:`vdesk.started`); what had not settled, or None."""
         if task is None:
             desktop.call(prepare_blank, timeout=WM_READY_TIMEOUT + 10)
-            return
-        desktop.call(prepare, task, packed(task), timeout=setup_timeout(task))
+            return None
+        before = desktop.call(prepare, task, packed(task), timeout=setup_timeout(task))
         if task.extension is not None:  # e.g. an OSWorld task's config steps, run from here
             self._open_extension(desktop, task).setup()
+        return desktop.call(wait_started, before, START_TIMEOUT, timeout=START_TIMEOUT + PROBE_TIMEOUT + 10).note
 
     def _open_extension(self, desktop: DesktopHost, task: Task) -> ExtensionSession:
         assert task.extension is not None
@@ -524,11 +536,14 @@ def observe_screen(desktop: Desktop, mode: str, image: ImageSpace
     return frame, linearize(desktop.elements.tree()), None, ()
 
 
-def prepare(desktop: Desktop, task: Task, files: Mapping[str, bytes] | None = None) -> None:
+def prepare(desktop: Desktop, task: Task, files: Mapping[str, bytes] | None = None) -> Before:
     """Get a fresh desktop ready for ``task``: the window manager, then the task's setup;
-    ``files`` are what its serve and upload steps copy in (see :func:`packed`)."""
+    ``files`` are what its serve and upload steps copy in (see :func:`packed`). What ran
+    before the setup comes back, for :func:`~vdesk.started.wait_started`."""
     desktop.programs.wait_for_window_manager(WM_READY_TIMEOUT)
+    before = snapshot(desktop)
     run_setup(desktop, task, files or {})
+    return before
 
 
 def prepare_blank(desktop: Desktop) -> None:
@@ -574,8 +589,9 @@ def execute_batch(desktop: Desktop, image: ImageSpace, batch: list[BaseAction], 
 
 
 def setup_timeout(task: Task) -> float:
-    """A bound on :func:`prepare`: the window manager's wait, then each step's own."""
-    return WM_READY_TIMEOUT + 10 + sum(getattr(step, "timeout", STEP_TIMEOUT) for step in task.setup)
+    """A bound on :func:`prepare`: the window manager's wait, a look at what runs, then each
+    step's own."""
+    return WM_READY_TIMEOUT + PROBE_TIMEOUT + 10 + sum(getattr(step, "timeout", STEP_TIMEOUT) for step in task.setup)
 
 
 def action_timeout(action: BaseAction) -> float:

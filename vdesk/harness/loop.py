@@ -75,7 +75,7 @@ class _Episode:
                  cancel: threading.Event) -> None:
         self.agent, self.task, self.env, self.recorder, self.cancel = agent, task, env, recorder, cancel
         self.clock = _Clock()
-        self.opened: dict[str, float | str] = {}  # how its desktop came to be (Outcome's setup_s, fork_s, forked_from)
+        self.opened: dict[str, float | str] = {}  # how its desktop came to be (Outcome's setup_s, fork_s, forked_from, setup_note)
 
     def drive(self, observation: Observation) -> tuple[Status, str | None]:
         """Step until the episode ends; returns the status and call_user's request."""
@@ -217,7 +217,8 @@ def _finish(episode: _Episode, out: Path | None, drive: Callable[[], tuple[Statu
 
 def opening_record(opening: Opening) -> dict[str, float | str]:
     """An :class:`Opening` as the fields of an :class:`Outcome` (those it has)."""
-    fields = {"setup_s": opening.setup_s, "fork_s": opening.fork_s, "forked_from": opening.checkpoint}
+    fields = {"setup_s": opening.setup_s, "fork_s": opening.fork_s, "forked_from": opening.checkpoint,
+              "setup_note": opening.setup_note}
     return {key: value for key, value in fields.items() if value is not None}
 
 

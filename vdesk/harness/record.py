@@ -115,6 +115,7 @@ class Outcome(_Record):
     checkpoint_s: float | None = None
     fork_s: float | None = None
     forked_from: str | None = None
+    setup_note: str | None = None    # what the setup started and had not settled when the agent began
     repeat_of: str | None = None     # the task's own id, when this episode is one of its repeats
 
     @computed_field  # type: ignore[prop-decorator]

@@ -1,6 +1,8 @@
 """OSWorld's evaluator, scored as the reference scores it.
 
-1. The ``postconfig`` steps run first (saving documents, closing programs).
+1. The ``postconfig`` steps run first (saving documents, closing programs), and what they
+   started is waited for until it shows its windows and settles (:mod:`vdesk.started`), as the
+   first frame of a task is; what had not settled within the bound is in the detail's notes.
 2. ``infeasible`` (the whole ``func``, a string): 1 when the agent's last action was FAIL, else
    0. Any other task: 0 when the agent's last action was FAIL. Inside a list of metrics
    ``infeasible`` is no metric: the reference calls it with a result and raises, so vdesk skips
@@ -29,6 +31,7 @@ from vdesk.osworld.getters import check_relative_time, getter
 # imports the environment, which imports this; names are looked up when a task is judged.
 from vdesk.osworld import metrics
 from vdesk.osworld.steps import Context, run_steps
+from vdesk.started import PROBE_TIMEOUT, START_TIMEOUT, snapshot, wait_started
 
 INFEASIBLE = "infeasible"
 
@@ -80,7 +83,11 @@ def _lacking(kind: SkipKind, check: Callable[[], object]) -> list[Skip]:
 def evaluate(context: Context, agent_failed: bool) -> Evaluation:
     """Run the postconfig steps, then score the task (see the module's docstring)."""
     evaluator = context.spec.file.evaluator
-    run_steps(context, evaluator.postconfig, "postconfig")
+    if evaluator.postconfig:
+        before = context.call(snapshot, timeout=PROBE_TIMEOUT + 10)
+        run_steps(context, evaluator.postconfig, "postconfig")
+        started = context.call(wait_started, before, START_TIMEOUT, timeout=START_TIMEOUT + PROBE_TIMEOUT + 10)
+        context.notes.extend(started.notes)
     entries = evaluator.metrics()
     if evaluator.func == INFEASIBLE:
         return Evaluation(1.0 if agent_failed else 0.0,
