@@ -48,6 +48,7 @@ NOT_RUN = {
     "from vdesk.osworld.server import serve": "an osworld desktop at 1920x1080; tests/osworld/test_server.py",
     "VDESK_BIN=": "needs a model service and .venv-osworld; tests/osworld/test_desktop_env.py runs the script against a scripted one",
     '{"mcpServers"': "an MCP client's configuration; tests/protocols/test_mcp_stdio.py and test_mcp_http.py use both",
+    '{"name": "run_command"': "an MCP call's arguments; tests/protocols/test_mcp_stdio.py starts a program so",
     "vdesk --engine ssh://": "needs a remote engine; tests/desktop/test_remote_engine.py",
     "VDESK_VNC_PASSWORD=$(openssl rand -hex 4) docker-compose up": "tests/desktop/test_compose.py runs compose.yaml",
     'with Desktop.up(engine="tcp://': "needs a remote engine; tests/desktop/test_remote_engine.py",
@@ -63,6 +64,8 @@ NOT_RUN = {
     "vdesk fork ": "tests/desktop/test_forks.py (the forks it starts are its own to remove)",
     "vdesk ls  # desktops, then checkpoints": "tests/desktop/test_forks.py",
     "vdesk prune  # also removes checkpoints": "tests/desktop/test_forks.py (a bare prune here would touch others' checkpoints)",
+    "vdesk down ready": "tests/desktop/test_branching.py removes checkpoints by name from a shell",
+    "vdesk prune ready": "tests/desktop/test_branching.py prunes a checkpoint by name, in use and unused",
     'summary = run_suite(load_suite("examples/suite"), ScriptedAgent, out=Path("runs/rollouts")': "eight episodes of each example task; tests/harness/test_forked_suite.py runs a suite so",
     "start = env.unwrapped.save_checkpoint()": "tests/protocols/test_gymnasium.py resets to a checkpoint and checks what is back",
 }
