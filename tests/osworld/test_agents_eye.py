@@ -5,6 +5,7 @@ coordinate here is the VM's, on a 1920x1080 screen."""
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -183,11 +184,9 @@ def test_a_tasks_document_opens_where_the_vm_shows_it_centred_and_not_maximised(
     end_programs(desktop)
     book = openpyxl.Workbook()
     book.active["A1"] = "centred"
-    path = "/home/user/centred.xlsx"
-    local = "/tmp/vdesk-eye-centred.xlsx"
-    book.save(local)
-    with open(local, "rb") as saved:
-        desktop.files.write_file(path, saved.read())
+    path, saved = "/home/user/centred.xlsx", io.BytesIO()
+    book.save(saved)
+    desktop.files.write_file(path, saved.getvalue())
     inside.open_path(desktop, path, 120)  # as a task's "open" step opens it
     window = placed(desktop, main_window(desktop, "libreoffice-calc"))
     left, top, right, _ = WORK_AREA
