@@ -53,7 +53,7 @@ from docker.models.containers import Container
 from pydantic import BaseModel, ConfigDict
 
 from vdesk.clock import ClockSettings
-from vdesk.container import LABEL, RunOptions, check_name, container_options, remove_container
+from vdesk.container import LABEL, RunOptions, check_name, container_options, name_taken, remove_container
 from vdesk.errors import CheckpointError, CheckpointUnavailable, DesktopNotFound, DesktopTimeout, InvalidArgument
 from vdesk.execstream import ExecStream, Prelude
 from vdesk.spec import DesktopSpec, Limits, parse_size
@@ -282,12 +282,6 @@ def check_not_a_desktop(client: docker.DockerClient, name: str) -> None:
     raise InvalidArgument(f"{name!r} is a desktop's name: give the checkpoint a name no desktop has")
 
 
-def check_not_a_checkpoint(client: docker.DockerClient, name: str) -> None:
-    """Refuse ``name`` for a new desktop when a checkpoint has it (see :func:`check_not_a_desktop`)."""
-    if any(checkpoint.name == name for checkpoint in list_checkpoints(client)):
-        raise InvalidArgument(f"{name!r} is a checkpoint's name: give the desktop a name no checkpoint has")
-
-
 def _recipe(client: docker.DockerClient, container: Container) -> dict[str, Any]:
     """What a fork of ``container`` is created with, read from the container itself."""
     container.reload()
@@ -503,7 +497,7 @@ def start(client: docker.DockerClient, checkpoint: Checkpoint, options: RunOptio
                               f"({checkpoint.image[:19]}) is gone") from None
     except docker.errors.APIError as error:
         if error.status_code == 409:
-            raise InvalidArgument(f"a container named {options.name!r} already exists") from None
+            raise name_taken(client, options.name) from None
         raise CheckpointError(f"creating fork {options.name} failed: {error.explanation}") from None
     mark, fork = MARKS / container.id, root / "containers" / container.id / FORK_DIR
     try:
@@ -572,13 +566,15 @@ def fork_names(source: str, n: int, names: list[str] | None) -> list[str]:
 
 def check_names_free(client: docker.DockerClient, names: list[str]) -> None:
     """Refuse fork names a desktop or a checkpoint already has, before anything is dumped or started."""
+    checkpoints = {checkpoint.name for checkpoint in list_checkpoints(client)}
     for name in names:
         try:
             client.containers.get(name)
         except docker.errors.NotFound:
-            check_not_a_checkpoint(client, name)
+            if name in checkpoints:
+                raise InvalidArgument(f"{name!r} is a checkpoint's name: give the desktop a name no checkpoint has")
             continue
-        raise InvalidArgument(f"a desktop named {name!r} already exists: give the fork another name")
+        raise name_taken(client, name)
 
 
 def step_aside(container: Container) -> None:
