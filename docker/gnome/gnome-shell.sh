@@ -7,4 +7,14 @@ set -u
 export DBUS_SYSTEM_BUS_ADDRESS=unix:path=/tmp/vdesk/system-bus XDG_SESSION_TYPE=x11 \
   XDG_CURRENT_DESKTOP=ubuntu:GNOME XDG_SESSION_DESKTOP=ubuntu GNOME_SHELL_SESSION_MODE=ubuntu
 [ -S /tmp/vdesk/system-bus ] || dbus-daemon --config-file=/etc/vdesk/system-bus.conf --fork --nopidfile
-exec gnome-shell --x11 --mode=ubuntu
+# The shell takes no keybinding (ctrl+alt+t, Super) until its start-up is complete, which it tells
+# only in a log line: a reader marks it in $XDG_RUNTIME_DIR/shell-started (the session waits for
+# it) and drops the rest of the shell's output, as the supervisor did.
+started="$XDG_RUNTIME_DIR/shell-started"
+rm -f "$started"
+mark_started() {
+  while IFS= read -r line; do
+    [[ "$line" == *"GNOME Shell started at "* ]] && touch "$started"
+  done
+}
+exec gnome-shell --x11 --mode=ubuntu 2> >(mark_started) >/dev/null
