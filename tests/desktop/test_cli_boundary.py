@@ -103,7 +103,7 @@ def busy_commands(name: str, tmp: Path) -> list[list[str]]:
 def progress_notes(command: str) -> set[str]:
     """What a busy command of :func:`busy_commands` says on stderr while it works."""
     return {"view": {"the link works once, within 300 s; view-only (Ctrl-C to stop)"},
-            "osworld-serve": {"vdesk osworld-serve: starting a 1920x1080 osworld-openbox desktop"}}.get(command, set())
+            "osworld-serve": {"vdesk osworld-serve: starting a 1920x1080 osworld desktop"}}.get(command, set())
 
 
 DELAYS = (0.05, 0.1, 0.2, 0.3, 0.45, 0.8)

@@ -120,7 +120,7 @@ def copy(source: Path | None, target: Path) -> None:
 
 
 def vdesk_scores(tree: Path, out: Path) -> dict[str, float]:
-    code = invoke(["eval", str(tree), "--image", "osworld-openbox", "--task-files", str(EXAMPLES / "cache"),
+    code = invoke(["eval", str(tree), "--task-files", str(EXAMPLES / "cache"),
                    "--action-space", "pyautogui", "--parallel", "2", "--out", str(out)])
     assert code in (0, 1)  # 1: some task failed, as the wrong ones must
     return {p.parent.name: float(p.read_text()) for p in (out / "pyautogui" / "screenshot" / "scripted").glob("*/*/result.txt")}
@@ -251,7 +251,7 @@ def test_the_import_registers_vdesk_beside_desktop_envs_own_names(tmp_path: Path
     assert run.returncode == 0, run.stderr[-2000:]
     answer = json.loads(run.stdout.strip().splitlines()[-1])
     assert answer == {"types": ["VdeskVMManager", "VdeskProvider"], "other": "nonesuch not implemented!",
-                      "wrapped_once": True, "registered": True, "size": [1920, 1080], "path": "osworld-openbox"}
+                      "wrapped_once": True, "registered": True, "size": [1920, 1080], "path": "osworld"}
 
 
 COMPUTER_13_SCRIPT = """

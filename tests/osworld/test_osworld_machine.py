@@ -30,7 +30,7 @@ VOLUME = ("pulseaudio --start\npactl list sinks | grep '^[[:space:]]Volume:' | h
 
 @pytest.fixture(scope="module")
 def desktop() -> Iterator[Desktop]:
-    with Desktop.up(size=(1920, 1080), image="osworld-openbox", timeout=180) as desktop:
+    with Desktop.up(size=(1920, 1080), image="osworld", timeout=180) as desktop:
         yield desktop
 
 

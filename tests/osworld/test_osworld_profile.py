@@ -19,7 +19,7 @@ BUS = "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus"
 
 @pytest.fixture(scope="module")
 def desktop() -> Iterator[Desktop]:
-    with Desktop.up(size=SIZE, image="osworld-openbox", timeout=180) as desktop:
+    with Desktop.up(size=SIZE, image="osworld", timeout=180) as desktop:
         yield desktop
 
 
@@ -127,7 +127,7 @@ def test_vlc_answers_on_its_http_interface(desktop):
 
 
 def test_wmctrl_and_the_mime_defaults(desktop):
-    assert "Openbox" in sh(desktop, "wmctrl -m").stdout
+    assert "Name: GNOME Shell" in sh(desktop, "wmctrl -m").stdout
     assert sh(desktop, "xdg-mime query default video/mp4").stdout.strip() == "org.gnome.Totem.desktop"  # a fresh Ubuntu's
     assert sh(desktop, "xdg-mime query default audio/mpeg").stdout.strip() == "vlc.desktop"
     assert sh(desktop, "xdg-mime query default text/html").stdout.strip() == "google-chrome.desktop"
@@ -146,7 +146,10 @@ def test_files_written_to_the_home_land_in_home_user(desktop, tmp_path):
     assert sh(desktop, "cat ~/Documents/up.txt").stdout == "uploaded"
 
 
-def test_vdesk_up_image_osworld_starts_one_at_the_references_size():
+@pytest.mark.parametrize(("image", "manager"), [("osworld", "GNOME Shell"), ("osworld-openbox", "Openbox")])
+def test_vdesk_up_image_osworld_starts_one_at_the_references_size(image: str, manager: str) -> None:
+    """Both desktops of OSWorld's machine, through the CLI: the VM's screen size, each its own
+    window manager."""
     import json
     import subprocess
     import sys
@@ -155,8 +158,10 @@ def test_vdesk_up_image_osworld_starts_one_at_the_references_size():
     name = f"osworld-cli-{uuid.uuid4().hex[:6]}"
     vdesk = [str(Path(sys.executable).with_name("vdesk"))]
     try:
-        out = subprocess.run([*vdesk, "up", "--image", "osworld-openbox", "--name", name, "--ttl", "300", "--json"],
+        out = subprocess.run([*vdesk, "up", "--image", image, "--name", name, "--ttl", "300", "--json"],
                              capture_output=True, text=True, timeout=240, check=True)
         assert json.loads(out.stdout)["size"] == "1920x1080"
+        told = subprocess.run([*vdesk, "run", "--wait", name, "--", "wmctrl", "-m"], capture_output=True, text=True, timeout=60)
+        assert f"Name: {manager}" in told.stdout, told.stdout + told.stderr
     finally:
         subprocess.run([*vdesk, "down", name], capture_output=True, timeout=120)

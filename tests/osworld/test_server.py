@@ -38,7 +38,7 @@ VDESK = [str(Path(sys.executable).with_name("vdesk"))]
 
 @pytest.fixture(scope="module")
 def desktop() -> Iterator[Desktop]:
-    with Desktop.up(size=SIZE, image="osworld-openbox", timeout=180) as desktop:
+    with Desktop.up(size=SIZE, image="osworld", timeout=180) as desktop:
         yield desktop
 
 

@@ -143,7 +143,7 @@ def test_an_osworld_task_runs_on_an_osworld_image_unless_one_is_picked(tmp_path:
     (tmp_path / "os" / "y.yaml").write_text("id: y\ninstruction: x\ndesktop: {image: apps}\nchecks: [{file: ~/x}]\n")
     (tmp_path / "os" / "z.yaml").write_text("id: z\ninstruction: x\nchecks: [{file: ~/x}]\n")
     images = {task.id: task.desktop.image for task in load_tasks(tmp_path)}
-    assert images == {"o": "osworld-openbox", "v": "osworld-openbox", "y": "apps", "z": None}
+    assert images == {"o": "osworld", "v": "osworld", "y": "apps", "z": None}
     picked = {task.id: task.desktop.image for task in load_tasks(tmp_path, image="apps")}
     assert picked["o"] == picked["v"] == "apps" and picked["z"] is None
 

@@ -24,7 +24,7 @@ TONE = ("import math, os, wave\n"
 
 @pytest.fixture(scope="module")
 def desktop() -> Iterator[Desktop]:
-    with Desktop.up(size=(1280, 720), image="osworld-openbox", timeout=180) as desktop:
+    with Desktop.up(size=(1280, 720), image="osworld", timeout=180) as desktop:
         yield desktop
 
 

@@ -85,8 +85,8 @@ def osworld_serve(
         "Serve this existing desktop (see `vdesk ls`) instead of starting one; it is left running."))] = None,
     name: Annotated[Optional[str], typer.Option(metavar="NAME", help="Name of the desktop it starts.")] = None,
     image: Annotated[str, typer.Option(metavar="IMAGE", help=(
-        "Image of the desktop it starts (osworld-openbox; osworld: GNOME, as OSWorld's agents see their machine; "
-        "apps or a Docker image)."))] = "osworld-openbox",
+        "Image of the desktop it starts (osworld: GNOME, as OSWorld's agents see their machine; osworld-openbox: "
+        "the same machine on openbox, faster; apps or a Docker image)."))] = "osworld",
     host: Annotated[Optional[str], typer.Option(metavar="ADDRESS", help=(
         "Loopback address to listen on (default: a random one in 127.0.0.0/8)."))] = None,
     port: Annotated[int, typer.Option(metavar="PORT", help="The server's port (0: a random free one).")] = 0,

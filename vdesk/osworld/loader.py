@@ -45,10 +45,10 @@ from vdesk.osworld.task_files import TaskFiles
 
 DEFAULT_META = "test_all.json"
 DEFAULT_SCREEN = "1920x1080"   # the reference VM's screen
-# OSWorld's tasks assume its machine (user, google-chrome, VLC, ...). They run on the openbox
-# desktop until every example passes on the GNOME one ("osworld", as OSWorld's agents see their
-# machine), which a task or `--image osworld` chooses: docs/osworld.md says which still differ.
-OSWORLD_IMAGE = "osworld-openbox"
+# OSWorld's tasks assume its machine (user, google-chrome, VLC, ...) as its agents see it: GNOME's
+# top bar and dock where the VM has them. `--image osworld-openbox` (or a task's desktop.image)
+# trades that fidelity for speed (docs/osworld.md).
+OSWORLD_IMAGE = "osworld"
 CACHE_FOLDER = "cache"         # a tree's own task-files folder, used when none is given
 
 

@@ -12,7 +12,7 @@
 Each DesktopEnv runs ``vdesk osworld-serve`` from vdesk's virtualenv (``$VDESK_BIN``, else
 ``vdesk`` on PATH), a vdesk desktop with OSWorld's machine server in front of it, and
 desktop-env's own controllers talk to that server as they talk to OSWorld's VM.
-``path_to_vm`` names the vdesk image (default ``osworld-openbox``). Importing this package patches the
+``path_to_vm`` names the vdesk image (default ``osworld``, GNOME). Importing this package patches the
 two places in desktop-env that know provider names (see :mod:`.registry`).
 """
 

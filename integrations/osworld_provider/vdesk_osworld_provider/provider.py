@@ -1,7 +1,7 @@
 """desktop-env's Provider and VMManager for vdesk desktops.
 
 A "VM" here is one vdesk desktop served by ``vdesk osworld-serve`` (:mod:`.served`);
-``path_to_vm`` names the vdesk image it starts from (``osworld-openbox`` unless given; any image
+``path_to_vm`` names the vdesk image it starts from (``osworld``, GNOME, unless given; any image
 ``vdesk up --image`` takes). There is no VM file to find, register or lock: every start is a new
 container from the image, so the manager is bookkeeping-free, like the docker provider's.
 
@@ -25,9 +25,9 @@ from vdesk_osworld_provider.served import ServedDesktop, VdeskServeError
 
 logger = logging.getLogger("desktopenv.providers.vdesk")
 
-# What OSWorld's tasks assume of their machine (vdesk build --osworld): the openbox desktop, as
-# vdesk's own task runs use, until every example passes on the GNOME one ("osworld").
-DEFAULT_IMAGE = "osworld-openbox"
+# What OSWorld's tasks assume of their machine, as its agents see it (vdesk build --osworld): the
+# GNOME desktop, as vdesk's own task runs use.
+DEFAULT_IMAGE = "osworld"
 _LIVE: weakref.WeakSet[VdeskProvider] = weakref.WeakSet()
 
 
