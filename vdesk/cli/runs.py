@@ -39,7 +39,8 @@ def eval_command(
         "Record each episode into video.mp4 in its folder (shown by `vdesk report`)."))] = False,
     domain: Annotated[Optional[list[str]], typer.Option("--domain", metavar="DOMAIN", help=(
         "OSWorld tasks: only this domain (repeatable)."))] = None,
-    ids: Annotated[Optional[str], typer.Option("--ids", metavar="ID,ID,…", help="Only these task ids.")] = None,
+    ids: Annotated[Optional[str], typer.Option("--ids", metavar="ID,ID,…", help=(
+        "Only these task ids; an id no task has fails the run."))] = None,
     task_files: Annotated[Optional[Path], typer.Option("--task-files", metavar="DIR", help=(
         "OSWorld tasks: the folder their downloads come from, in OSWorld's cache layout "
         "(DIR/<task id>/…; default: SUITE/cache, else $VDESK_CACHE/osworld-files). A file not "

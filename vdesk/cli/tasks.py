@@ -37,23 +37,27 @@ def check_command(
 ) -> None:
     """Validate tasks and list what each needs (apps, files, network) and every reason it would
     be skipped, without running them; then the totals per domain (runs, skipped, tasks per kind
-    of reason). A file vdesk cannot model is that task's skip reason. Exit 1 when one would be
-    skipped. OSWorld tasks run on the osworld image unless `vdesk eval --image` picks another.
-    Files `vdesk eval` would fetch are listed as such; nothing is fetched here."""
+    of reason). Every file gets its verdict: a file that is wrong (not valid JSON, a typo in a
+    metric, getter, option, step or key) is listed with its errors, and the rest are still
+    checked. A field vdesk cannot model is that task's skip reason. Exit 1 when a file is wrong
+    or a task would be skipped. OSWorld tasks run on the osworld image unless `vdesk eval
+    --image` picks another. Files `vdesk eval` would fetch are listed as such; nothing is
+    fetched here."""
     from dataclasses import asdict
 
     from vdesk.osworld.extension import spec_of
     from vdesk.osworld.fetch import FetchSettings
-    from vdesk.osworld.loader import load_tasks
+    from vdesk.osworld.loader import read_tasks
     from vdesk.osworld.needs import WILL_FETCH, needs_of, totals
 
-    tasks = load_tasks(path, task_files=task_files, fetch=None if offline else FetchSettings(), network=network)
+    read = read_tasks(path, task_files=task_files, fetch=None if offline else FetchSettings(), network=network)
+    tasks = read.tasks
     found = [needs_of(task) for task in tasks]
     fetching = sorted({f for needs in found if not needs.skip for f in needs.files if f.endswith(WILL_FETCH)})
     counted = totals(found)
     if as_json:
-        say(json.dumps({"tasks": [asdict(needs) for needs in found], "totals": [asdict(row) for row in counted]},
-                       indent=2))
+        say(json.dumps({"tasks": [asdict(needs) for needs in found], "totals": [asdict(row) for row in counted],
+                        "errors": [{"file": str(file), "error": error} for file, error in read.errors]}, indent=2))
     else:
         rows = [[n.task_id, n.kind, ", ".join(n.apps) or "-", "; ".join(n.files) or "-", ", ".join(n.network) or "none",
                  n.skip or "runs"] for n in found]
@@ -64,7 +68,12 @@ def check_command(
             folders = sorted({spec.task_files or "" for spec in map(spec_of, tasks) if spec is not None})
             say(f"will fetch {len(fetching)} file{'' if len(fetching) == 1 else 's'} into {', '.join(folders)} "
                 "(vdesk eval fetches them; --offline would skip their tasks)")
-    if any(needs.skip for needs in found):
+        if read.errors:  # each names its file and every problem in it
+            say("")
+            say(f"{len(read.errors)} wrong file{'' if len(read.errors) == 1 else 's'}, not read:")
+            for _, error in read.errors:
+                say(f"  {error}")
+    if read.errors or any(needs.skip for needs in found):
         raise typer.Exit(1)
 
 

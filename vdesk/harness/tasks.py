@@ -63,10 +63,18 @@ def _known_keys(data: Any, known: Iterable[str], what: str) -> Any:
         known = list(known)
         for key in data:
             if isinstance(key, str) and key not in known:
-                close = difflib.get_close_matches(key, known, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(known)})"
-                raise ValueError(f"unknown key {key!r} in {what}{hint}")
+                raise ValueError(f"unknown key {key!r} in {what}{did_you_mean(key, known)}")
     return data
+
+
+def did_you_mean(name: str, known: Iterable[str], *, listed: bool = True) -> str:
+    """`` (did you mean 'stdout'?)`` for the known name closest to ``name``; without one, every
+    known name (``listed``) or nothing."""
+    known = list(known)
+    close = difflib.get_close_matches(name, known, n=1)
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    return f" (known: {', '.join(known)})" if listed and known else ""
 
 
 # -- setup steps ------------------------------------------------------------------------------

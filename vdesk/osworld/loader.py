@@ -11,9 +11,13 @@ A task that needs what vdesk cannot offer is kept, with every reason in
 ``spec_of(task).skips`` (the suite reports it skipped): a ``googledrive``/``login`` step,
 ``proxy`` (unless ``network`` grants its desktop the web), each file missing from the
 task-files folder that is not to be fetched (``fetch``: see :mod:`vdesk.osworld.fetch`), each
-metric, option or getter vdesk lacks. So is an OSWorld file vdesk cannot model (a field of an
-odd type, not valid JSON): that is its skip reason, and the rest of the tree is read
-(``strict``: a :class:`TaskError` instead).
+metric, option or getter OSWorld has and vdesk lacks. So is an OSWorld file vdesk cannot model
+(a field of an odd type): that is its skip reason (``strict``: a :class:`TaskError` instead).
+
+A file that cannot pass as written is a :class:`TaskError`, never a skip: one that is not valid
+JSON, or names a metric, getter, option, step or key neither vdesk nor OSWorld knows (a typo:
+:mod:`vdesk.osworld.typos`), and an id in ``ids`` no task has. Every file is read first, and the
+error names every bad one; :func:`read_tasks` gives each file's verdict instead of raising.
 
 An OSWorld task runs on the osworld desktop image (OSWorld's machine) unless ``image`` names
 another; vdesk's own tasks keep their ``desktop.image``. With ``network`` every OSWorld task's
@@ -26,6 +30,7 @@ The task-files folder is ``task_files``, else the tree's own ``cache`` folder, e
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,7 +39,7 @@ from pydantic import ValidationError
 
 from vdesk.actions import validation_message
 from vdesk.errors import InvalidAction, TaskError
-from vdesk.harness.tasks import TASK_SUFFIXES, Task, load_task
+from vdesk.harness.tasks import TASK_SUFFIXES, Task, did_you_mean, load_task
 from vdesk.osworld.evaluator import unsupported_all
 from vdesk.osworld.fetch import FetchSettings, default_folder, wanted
 from vdesk.osworld.extension import OSWorldExtension, spec_of
@@ -42,6 +47,7 @@ from vdesk.osworld.format import ActionSpace, OSWorldSpec, OSWorldTask, Skip
 from vdesk.osworld.solution import parse_step
 from vdesk.osworld.steps import OFFLINE, STEPS
 from vdesk.osworld.task_files import TaskFiles
+from vdesk.osworld.typos import misspelt_keys, near_field, typos
 
 DEFAULT_META = "test_all.json"
 DEFAULT_SCREEN = "1920x1080"   # the reference VM's screen
@@ -52,9 +58,15 @@ OSWORLD_IMAGE = "osworld"
 CACHE_FOLDER = "cache"         # a tree's own task-files folder, used when none is given
 
 
+# Keys only OSWorld's task files have (vdesk's tasks have checks instead of an evaluator).
+OSWORLD_KEYS = frozenset(OSWorldTask.model_fields) - frozenset(Task.model_fields)
+
+
 def is_osworld(data: Any) -> bool:
-    """An OSWorld task file's data (it has an evaluator; vdesk tasks have checks)."""
-    return isinstance(data, dict) and "evaluator" in data and "instruction" in data and "checks" not in data
+    """An OSWorld task file's data: an instruction and a key only OSWorld's files have (an
+    evaluator, or a near miss of its name), no checks."""
+    return (isinstance(data, dict) and "instruction" in data and "checks" not in data
+            and any(key in OSWORLD_KEYS or near_field(str(key), ["evaluator"]) for key in data))
 
 
 def load_tasks(path: Path, *, domains: Sequence[str] | None = None, ids: Sequence[str] | None = None,
@@ -66,14 +78,17 @@ def load_tasks(path: Path, *, domains: Sequence[str] | None = None, ids: Sequenc
     file vdesk cannot model an error rather than a skipped task; ``fetch``: the files missing
     from the task-files folder are to be fetched (nothing is fetched here); ``network``: the
     OSWorld tasks' desktops get the web."""
-    if not path.exists():
-        raise TaskError(f"{path}: no such task file or folder")
-    if task_files is not None and not task_files.is_dir():
-        raise TaskError(f"--task-files {task_files}: no such folder")
-    if task_files is None:
-        task_files = path / CACHE_FOLDER if (path / CACHE_FOLDER).is_dir() else default_folder()
-    online = {"fetch": fetch, "network": network}
-    tasks = [_load(file, domain, task_files, screen, image, strict, online) for file, domain in _files(path, meta)]
+    read = read_tasks(path, task_files=task_files, meta=meta, screen=screen, image=image, strict=strict, fetch=fetch,
+                      network=network)
+    if read.errors:
+        count = f"{len(read.errors)} task files are wrong: " if len(read.errors) > 1 else ""
+        raise TaskError(count + "; ".join(error for _, error in read.errors))
+    tasks = read.tasks
+    unknown = [task_id for task_id in dict.fromkeys(ids or ()) if task_id not in {task.id for task in tasks}]
+    if unknown:
+        known = sorted(task.id for task in tasks)
+        raise TaskError(f"--ids: no task in {path} has the id " + ", ".join(
+            f"{task_id!r}{did_you_mean(task_id, known, listed=False)}" for task_id in unknown))
     tasks = [task for task in tasks if _kept(task, domains, ids)]
     if not tasks:
         raise TaskError(f"{path}: no task matches" + (" the --domain/--ids filters" if domains or ids else ""))
@@ -82,6 +97,35 @@ def load_tasks(path: Path, *, domains: Sequence[str] | None = None, ids: Sequenc
     if repeated:
         raise TaskError(f"{path}: task ids must be unique; repeated: {', '.join(repeated)}")
     return tasks
+
+
+@dataclass
+class Reading:
+    """What :func:`read_tasks` read: the tasks, and each file that could not be read with why."""
+
+    tasks: list[Task]
+    errors: list[tuple[Path, str]]
+
+
+def read_tasks(path: Path, *, task_files: Path | None = None, meta: str | None = None, screen: str = DEFAULT_SCREEN,
+               image: str | None = None, strict: bool = False, fetch: FetchSettings | None = None,
+               network: bool = False) -> Reading:
+    """Every task file under ``path``, each read on its own (see :func:`load_tasks`): a file that
+    cannot be read is an error of its own, and the rest are still read."""
+    if not path.exists():
+        raise TaskError(f"{path}: no such task file or folder")
+    if task_files is not None and not task_files.is_dir():
+        raise TaskError(f"--task-files {task_files}: no such folder")
+    if task_files is None:
+        task_files = path / CACHE_FOLDER if (path / CACHE_FOLDER).is_dir() else default_folder()
+    online = {"fetch": fetch, "network": network}
+    read = Reading([], [])
+    for file, domain in _files(path, meta):
+        try:
+            read.tasks.append(_load(file, domain, task_files, screen, image, strict, online))
+        except TaskError as error:
+            read.errors.append((file, str(error)))
+    return read
 
 
 def _kept(task: Task, domains: Sequence[str] | None, ids: Sequence[str] | None) -> bool:
@@ -142,10 +186,7 @@ def _load(file: Path, domain: str | None, task_files: Path | None, screen: str, 
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        if strict:
-            raise TaskError(f"{file}: not valid JSON: {error}") from None
-        # Which kind it is cannot be told; in a tree of OSWorld's it is one of its tasks.
-        return osworld_task({}, **place, unread=[f"not valid JSON: {error}"])  # type: ignore[arg-type]
+        raise TaskError(f"{file}: not valid JSON: {error}") from None
     if not is_osworld(data):
         return load_task(file)
     return osworld_task(data, **place)  # type: ignore[arg-type]
@@ -153,13 +194,17 @@ def _load(file: Path, domain: str | None, task_files: Path | None, screen: str, 
 
 def osworld_task(data: Any, *, source: str, base_dir: Path, domain: str, task_files: Path | None = None,
                  screen: str = DEFAULT_SCREEN, image: str | None = None, strict: bool = False,
-                 unread: Sequence[str] = (), fetch: FetchSettings | None = None, network: bool = False) -> Task:
+                 fetch: FetchSettings | None = None, network: bool = False) -> Task:
     """A vdesk task holding an OSWorld task file's data. A field vdesk cannot model (a list where
     OSWorld's format has a string, ...) is a skip reason of the task, and the rest of it is kept;
-    with ``strict`` it is a :class:`TaskError` naming the field. ``unread`` are reasons already
-    found (the file was not valid JSON). ``fetch`` and ``network``: see :func:`load_tasks`."""
-    file, skips = _read(data, source, strict)
-    skips = [Skip(kind="not read", reason=f"not read: {reason}") for reason in unread] + skips
+    with ``strict`` it is a :class:`TaskError` naming the field. A name neither vdesk nor OSWorld
+    knows (a metric, getter, option, step or key: :mod:`vdesk.osworld.typos`) is always a
+    :class:`TaskError`, naming each. ``fetch`` and ``network``: see :func:`load_tasks`."""
+    misspelt = misspelt_keys(data)
+    file, skips = _read(data, source, strict and not misspelt)
+    wrong = misspelt + typos(file)
+    if wrong:
+        raise TaskError(f"{source}: " + "; ".join(wrong))
     solutions: dict[str, list[list[dict[str, Any]]] | None] = {}
     for key in ("solution", "wrong_solution"):
         steps = _solution(file, source, wrong=key == "wrong_solution")

@@ -58,6 +58,10 @@ OFFLINE = {
     "googledrive": "needs Google Drive (the googledrive step)",
     "login": "needs a Google account login (the login step)",
 }
+# The steps of OSWorld's setup controller (the pinned desktop-env's) vdesk does not run: a task
+# using one is skipped. A type in neither list is a typo, which fails the task file.
+OSWORLD_ONLY = frozenset({"act", "change_wallpaper", "execute_with_verification", "proxy", "replay", "tidy_desktop",
+                          *OFFLINE})
 
 
 @dataclass

@@ -19,7 +19,7 @@ from vdesk.osworld import relative_time
 from vdesk.osworld.getters import browser, commands, files, pages, slides, system
 from vdesk.osworld.getters.registry import Getter, registered
 
-__all__ = ["Getter", "check_relative_time", "getter", "names"]
+__all__ = ["Getter", "check_relative_time", "getter", "known", "names"]
 
 _FAMILIES = (files, commands, browser, pages, system, slides)  # imported for their registrations
 
@@ -34,6 +34,17 @@ NOT_YET = {
 }
 
 
+# The getters of OSWorld's own (the pinned desktop-env's) that vdesk does not implement: a task
+# using one is skipped. A type in neither list is a typo, which fails the task file.
+OSWORLD_ONLY = frozenset({
+    "chrome_language", "conference_city_in_order", "enabled_experiments", "macys_product_url_parse",
+    "number_of_search_results", "replay", "time_diff_range", "vscode_config", *NOT_YET,
+})
+
+
+def known() -> frozenset[str]:
+    """Every getter type a task file may use: vdesk's and OSWorld's."""
+    return frozenset(registered()) | OSWORLD_ONLY
 
 
 def getter(name: str) -> Getter:
