@@ -115,7 +115,7 @@ class Desktop:
     def up(cls, size: tuple[int, int] | DesktopSpec = DEFAULT_SIZE, *, scale: float | None = None,
            name: str | None = None, image: str | None = None, engine: str | None = None,
            network: Network | None = None, ttl: float | None = None, lease: bool = True,
-           limits: Limits | None = None, timeout: float = 30.0,
+           limits: Limits | None = None, timeout: float | None = None,
            environment: dict[str, str] | None = None, clock: str | datetime | None = None,
            announce: Callable[[Desktop], None] | None = None) -> Desktop:
         """Start a desktop and return once X answers and the first VNC frame arrived (on the
@@ -125,8 +125,10 @@ class Desktop:
         (``Desktop.up(DesktopSpec(size=(1024, 768), image="apps"))``) or as its keywords
         (``Desktop.up((1024, 768), image="apps")``), not both; what a keyword left out means
         is the spec's default. ``image`` is ``"lean"`` (xterm and openbox, the default),
-        ``"apps"`` (a browser, an office suite and more), ``"osworld"`` (the apps plus what
-        OSWorld's tasks assume, see :mod:`vdesk.images`) or a Docker image name.
+        ``"apps"`` (a browser, an office suite and more), ``"osworld"`` (OSWorld's machine as its
+        agents see it: GNOME), ``"osworld-openbox"`` (that machine on openbox; see
+        :mod:`vdesk.images`) or a Docker image name. ``timeout`` bounds the start (by default
+        30 s, 120 s for the GNOME desktop: :func:`vdesk.images.start_timeout`).
         ``network="none"`` (the default) gives it no network at all. ``ttl`` (seconds) stops it
         after that long regardless. ``clock`` (``"2026-01-01 00:00:00"``, UTC) sets the time
         every program in the desktop sees at the start; it runs on from there (needs an image
@@ -151,6 +153,7 @@ class Desktop:
         options = RunOptions(name=name or f"vdesk-{secrets.token_hex(4)}", spec=spec, leased=lease,
                              password=secrets.token_urlsafe(12)[:8])  # VNC authentication uses at most 8 characters
         start = spec.start_time()
+        timeout = desktop_image.start_timeout(spec.image_name) if timeout is None else timeout
         client = engines.connect(engine)
         image_name = desktop_image.ensure(client, spec.image_name, source=_local_engine() if engine else None)
         image_labels = client.images.get(image_name).labels or {}

@@ -56,6 +56,9 @@ DEFAULT = "lean"  # the image a desktop gets when none is named
 TASKBAR_CLOCK = (100, 30)
 # The osworld image's clock: the middle of GNOME's top bar (27 px high), width and height.
 TOP_BAR_CLOCK = (240, 27)
+# Desktop.up's default wait for a start (start_timeout).
+START_TIMEOUT = 30.0
+GNOME_START_TIMEOUT = 120.0
 IMAGE_NAMES = {DEFAULT: IMAGE, "apps": APPS_IMAGE, "osworld": OSWORLD_IMAGE, "osworld-openbox": OPENBOX_OSWORLD_IMAGE}
 APPS_FOLDER = "apps"
 OSWORLD_FOLDER = "osworld"
@@ -96,6 +99,13 @@ def is_osworld(image: str) -> bool:
     """True for the osworld images, by name or by their Docker names: the one profile that may gain
     privileges (sudo)."""
     return resolve(image) in (OSWORLD_IMAGE, OPENBOX_OSWORLD_IMAGE)
+
+
+def start_timeout(image: str) -> float:
+    """How long ``Desktop.up`` waits for ``image``'s desktop by default: GNOME's session (the
+    osworld image) takes 3 s to ready on a quiet machine, but over 30 s when four start at once on
+    two cores; the others take 1-2 s."""
+    return GNOME_START_TIMEOUT if resolve(image) == OSWORLD_IMAGE else START_TIMEOUT
 
 
 def clock_box(image: str, size: tuple[int, int]) -> tuple[int, int, int, int] | None:

@@ -57,3 +57,10 @@ def test_a_task_may_ask_for_the_apps_image_and_a_clock():
     assert DesktopSpec().image is None and DesktopSpec().clock is None
     with pytest.raises(ValueError, match="invalid clock"):
         DesktopSpec.model_validate({"clock": "soon"})
+
+
+def test_the_gnome_desktop_is_given_longer_to_start_than_the_others() -> None:
+    assert images.start_timeout("osworld") == images.start_timeout(images.OSWORLD_IMAGE) == images.GNOME_START_TIMEOUT
+    assert {images.start_timeout(name) for name in ("lean", "apps", "osworld-openbox", "some/other:image")} == \
+        {images.START_TIMEOUT}
+    assert images.GNOME_START_TIMEOUT > images.START_TIMEOUT
