@@ -350,7 +350,8 @@ def test_an_id_no_task_has_fails_the_run_before_anything_runs(tmp_path: Path) ->
     out = tmp_path / "run"
     suite = EXAMPLES.parent / "suite"
     ran = subprocess.run([str(Path(sys.executable).parent / "vdesk"), "eval", str(suite), "--out", str(out),
-                          "--ids", "terminal-echo,terminal-ecko,no-such-task"], capture_output=True, text=True, timeout=120)
+                          "--ids", "terminal-echo,terminal-ecko,no-such-task"],
+                         capture_output=True, text=True, timeout=120)
     assert ran.returncode == 2 and ran.stdout == "" and len(ran.stderr.splitlines()) == 1, ran.stderr
     assert "'terminal-ecko' (did you mean 'terminal-echo'?)" in ran.stderr and "'no-such-task'" in ran.stderr
     assert not out.exists()

@@ -33,7 +33,8 @@ def check_command(
     network: Annotated[bool, typer.Option("--network", help=(
         "As `vdesk eval --network`: tasks with proxy: true would run."))] = False,
     as_json: Annotated[bool, typer.Option("--json", help=(
-        'Print JSON instead of tables: {"tasks": [...], "totals": [...]}.'))] = False,
+        'Print JSON instead of tables: {"tasks": [...], "totals": [...], '
+        '"errors": [{"file": ..., "error": ...}, ...]}.'))] = False,
 ) -> None:
     """Validate tasks and list what each needs (apps, files, network) and every reason it would
     be skipped, without running them; then the totals per domain (runs, skipped, tasks per kind
