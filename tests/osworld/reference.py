@@ -115,10 +115,7 @@ def reference_python() -> Path:
 
 def reference_scores(cases: list[Case], timeout: float = 600) -> list[float]:
     """Each case's score by OSWorld's own code; a case it raises on scores 0, as its runner does."""
-    payload = json.dumps([{"metric": c.metric, "result": c.result, "expected": c.expected,
-                           "options": c.options, "pass_expected": c.pass_expected} for c in cases])
-    answers = _ORACLE.scores(payload, timeout)
-    return [0.0 if "error" in a or a["score"] is None else a["score"] for a in answers]
+    return [0.0 if verdict.score is None else verdict.score for verdict in reference_verdicts(cases, timeout)]
 
 
 def vdesk_scores(cases: list[Case]) -> list[float]:
@@ -141,6 +138,58 @@ def assert_same_verdicts(cases: list[Case]) -> None:
     differ = [f"{case}: vdesk {a!r}, reference {b!r}" for case, a, b in zip(cases, ours, theirs)
               if abs(a - b) > 1e-6]
     assert not differ, "verdicts differ from OSWorld's own code:\n" + "\n".join(differ)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one side gave for a case: a score, or the text of the error it raised (OSWorld's
+    harness records an error there, not a score)."""
+
+    score: float | None = None
+    error: str | None = None
+
+    def agrees(self, other: Verdict) -> bool:
+        if self.score is None or other.score is None:
+            return self.score is None and other.score is None
+        return abs(self.score - other.score) <= 1e-6
+
+    def __str__(self) -> str:
+        return f"error ({self.error})" if self.error is not None else repr(self.score)
+
+
+def reference_verdicts(cases: list[Case], timeout: float = 600) -> list[Verdict]:
+    """Each case's verdict by OSWorld's own code: its score (None for NaN), or the error it raised."""
+    payload = json.dumps([{"metric": c.metric, "result": c.result, "expected": c.expected,
+                           "options": c.options, "pass_expected": c.pass_expected} for c in cases])
+    return [Verdict(error=a["error"]) if "error" in a else Verdict(score=a["score"])
+            for a in _ORACLE.scores(payload, timeout)]
+
+
+def vdesk_verdicts(cases: list[Case]) -> list[Verdict]:
+    """Each case's verdict by vdesk's metric: its score, or the error it raised (those
+    :func:`vdesk.osworld.evaluator.safe_evaluate` reports instead of a score)."""
+    from vdesk.errors import VdeskError
+    from vdesk.osworld.metrics import lookup
+    verdicts = []
+    for case in cases:
+        metric = lookup(case.metric)
+        try:
+            score = metric(case.result, case.expected, **case.options) if case.pass_expected \
+                else metric(case.result, **case.options)
+            verdicts.append(Verdict(score=score))
+        except (VdeskError, OSError, ValueError, TypeError) as error:
+            verdicts.append(Verdict(error=f"{type(error).__name__}: {error}"[:300]))
+    return verdicts
+
+
+def assert_same_outcomes(cases: list[Case]) -> list[tuple[Case, Verdict, Verdict]]:
+    """Every case given the same verdict by both: the same score, or an error on both sides;
+    the failure lists every case that differs, with both sides' error texts. Returns each case
+    with vdesk's and the reference's verdicts, the errors' texts kept."""
+    both = list(zip(cases, vdesk_verdicts(cases), reference_verdicts(cases)))
+    differ = [f"{case}: vdesk {ours}, reference {theirs}" for case, ours, theirs in both if not ours.agrees(theirs)]
+    assert not differ, f"{len(differ)} of {len(cases)} verdicts differ from OSWorld's own code:\n" + "\n".join(differ)
+    return both
 
 
 def write_file(path: Path, data: str | bytes) -> str:
