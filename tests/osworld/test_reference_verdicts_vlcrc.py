@@ -145,7 +145,8 @@ ISSUE_CASES: list[tuple[str, bytes, dict[str, Any]]] = [
 
 # Each other kind of disagreement the generated files found, one case each.
 FOUND_CASES: list[tuple[str, bytes, Any]] = [
-    ("check_qt_bgcone", "[qt]\n# Fond d'écran\nqt-bgcone=0\n".encode("latin-1"), {"expected_qt_bgcone": 0}),  # an error
+    ("check_qt_bgcone", "[qt]\n# Fond d'écran\nqt-bgcone=0\n".encode("latin-1"),   # not UTF-8: an error
+     {"expected_qt_bgcone": 0}),
     ("check_qt_max_volume", b"qt-max-volume=125\n", {"expected_qt_max_volume": 125.0}),
     ("check_qt_minimal_view", b"qt-minimal-view=01\n", {"expected_qt_minimal_view": 1}),
     ("check_qt_minimal_view", b"", {"expected_qt_minimal_view": None}),

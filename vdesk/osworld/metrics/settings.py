@@ -82,14 +82,16 @@ def check_qt_max_volume(result: Any, expected: Any) -> float:
 @metric("check_qt_minimal_view")
 def check_qt_minimal_view(result: Any, expected: Any) -> float:
     """VLC's minimal view is on (1) or off (0, the default), as expected."""
-    return _vlc_setting_is(result, expected, "qt-minimal-view", "expected_qt_minimal_view", "0", "check_qt_minimal_view")
+    return _vlc_setting_is(result, expected, "qt-minimal-view", "expected_qt_minimal_view", "0",
+                           "check_qt_minimal_view")
 
 
 @metric("check_one_instance_when_started_from_file")
 def check_one_instance_when_started_from_file(result: Any, expected: Any) -> float:
     """VLC reuses its running instance for a file opened from the file manager (1, the default) or not."""
     return _vlc_setting_is(result, expected, "one-instance-when-started-from-file",
-                           "expected_one_instance_when_started_from_file", "1", "check_one_instance_when_started_from_file")
+                           "expected_one_instance_when_started_from_file", "1",
+                           "check_one_instance_when_started_from_file")
 
 
 @metric("check_global_key_play_pause")
