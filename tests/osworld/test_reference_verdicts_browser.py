@@ -148,26 +148,125 @@ PREFERENCES = {
     "extension without path": {"extensions": {"settings": {"abc": {"manifest": {"name": "x"}}}}},
     "extensions as a list": {"extensions": {"settings": ["abc"]}},
     "a list": ["not", "an", "object"],
+    # what the other Preferences readers read, as the browser writes it and as it does not
+    "restores the last session": {"session": {"restore_on_startup": 1}},
+    "opens the new-tab page": {"session": {"restore_on_startup": 5, "startup_urls": []}},
+    "start-up page as a float": {"session": {"restore_on_startup": 5.0}},
+    "session without a start-up choice": {"session": {"startup_urls": ["https://a.example/"]}},
+    "session null": {"session": None},
+    "session a string": {"session": "restore"},
+    "search engine chosen": {"default_search_provider_data": {"template_url_data": {"short_name": "Bing"}}},
+    "search engine not a string": {"default_search_provider_data": {"template_url_data": {"short_name": 7}}},
+    "search engine null": {"default_search_provider_data": {"template_url_data": {"short_name": None}}},
+    "search engine data a list": {"default_search_provider_data": {"template_url_data": ["Bing"]}},
+    "search provider null": {"default_search_provider_data": None},
+    "profile named": {"profile": {"name": "Thomas"}},
+    "profile a string": {"profile": "Thomas"},
+    "font sizes chosen": {"webkit": {"webprefs": {"default_font_size": 20, "minimum_font_size": 7}}},
+    "font sizes with others": {"webkit": {"webprefs": {"default_fixed_font_size": 13, "default_font_size": 16,
+                                                       "minimum_font_size": 13, "fonts": {"standard": "Arial"}}}},
+    "font sizes not an object": {"webkit": {"webprefs": [20]}},
+    "webkit without webprefs": {"webkit": {}},
+    "webkit a string": {"webkit": "x"},
+    "do not track on": {"enable_do_not_track": True},
+    "do not track off": {"enable_do_not_track": False},
+    "do not track as a number": {"enable_do_not_track": 1},
+    "enhanced safe browsing only": {"safebrowsing": {"enhanced": True}},
+    "safe browsing null": {"safebrowsing": None},
+    "null": None,
+    "a number": 5,
 }
 PREFERENCE_GETTERS = ("enable_safe_browsing", "data_delete_automacally", "find_unpacked_extension_path",
-                      "find_installed_extension_name")
+                      "find_installed_extension_name", "new_startup_page", "default_search_engine", "profile_name",
+                      "chrome_font_size", "enable_do_not_track", "enable_enhanced_safety_browsing")
+# Preferences files in bytes no JSON-from-text reading takes as the reference's JSON-from-bytes does.
+PREFERENCE_BYTES = {
+    "not JSON": b"{not json",
+    "empty": b"",
+    "not UTF-8": b'{"profile": {"name": "Ren\xe9"}, "session": {"restore_on_startup": 5}}',
+    "a byte-order mark": b"\xef\xbb\xbf" + json.dumps({"profile": {"name": "René"}}).encode(),
+    "UTF-16": json.dumps({"profile": {"name": "René"}, "enable_do_not_track": True}).encode("utf-16"),
+    "nested too deep": b"[" * 100_000 + b"]" * 100_000,
+}
+
+
+def _preference_files(tmp_path: Path) -> dict[str, dict[str, str]]:
+    """Each profile's label → its files: every Preferences above, and none at all."""
+    files = {label: {f"{PROFILE}/Preferences": _file(tmp_path, f"prefs-{n}.json", json.dumps(prefs))}
+             for n, (label, prefs) in enumerate(PREFERENCES.items())}
+    files |= {label: {f"{PROFILE}/Preferences": _file(tmp_path, f"prefs-bytes-{n}", data)}
+              for n, (label, data) in enumerate(PREFERENCE_BYTES.items())}
+    files["no Preferences"] = {}
+    return files
 
 
 def test_preference_getters(tmp_path: Path) -> None:
-    cases: list[tuple[str, str, dict[str, Any], dict[str, str], str | None]] = []
-    files: dict[str, dict[str, str]] = {label: {f"{PROFILE}/Preferences": _file(tmp_path, f"prefs-{n}.json", prefs)}
-                                        for n, (label, prefs) in enumerate(PREFERENCES.items())}
-    files["not JSON"] = {f"{PROFILE}/Preferences": _file(tmp_path, "prefs-bad.json", "{not json")}
-    files["no Preferences"] = {}
-    for label, present in files.items():
-        for kind in PREFERENCE_GETTERS:
-            cases.append((label, kind, {}, present, None))
+    cases = [(label, kind, {}, present, None)
+             for label, present in _preference_files(tmp_path).items() for kind in PREFERENCE_GETTERS]
     values = _compare(tmp_path, cases)
     by_case = {(case[0], case[1]): value for case, value in zip(cases, values)}
     assert by_case[("enhanced safe browsing", "enable_safe_browsing")] == "true"
     assert by_case[("site data cleared on exit", "data_delete_automacally")] == "true"
     assert by_case[("extensions", "find_unpacked_extension_path")] == ["/home/user/Desktop/helloExtension", "def/1.0_0"]
     assert by_case[("no Preferences", "find_installed_extension_name")] == "Google"
+    assert by_case[("opens the new-tab page", "new_startup_page")] == "true"
+    assert by_case[("restores the last session", "new_startup_page")] == "false"
+    assert by_case[("search engine chosen", "default_search_engine")] == "Bing"
+    assert by_case[("UTF-16", "profile_name")] == "René"
+
+
+# Where vdesk's Preferences readers answered otherwise than the reference (each kept: it failed
+# before they read as the reference reads): profile label, getter.
+DISAGREEMENTS = [
+    ("standard safe browsing", "new_startup_page"),            # no session entry: the new-tab page
+    ("session a string", "new_startup_page"),                   # not an object: the fallback
+    ("a list", "new_startup_page"),
+    ("not JSON", "new_startup_page"),
+    ("search engine not a string", "default_search_engine"),     # the value as is, not its text
+    ("search engine null", "default_search_engine"),
+    ("font sizes chosen", "chrome_font_size"),                  # webprefs whole, no defaults added
+    ("font sizes with others", "chrome_font_size"),
+    ("font sizes not an object", "chrome_font_size"),
+    ("no Preferences", "chrome_font_size"),                     # the fallback has no minimum size
+    ("no Preferences", "enable_enhanced_safety_browsing"),      # its fallback is "Google"
+    ("safe browsing not an object", "enable_enhanced_safety_browsing"),
+    ("not UTF-8", "profile_name"),                              # not UTF-8 is no JSON
+    ("not UTF-8", "new_startup_page"),
+    ("a byte-order mark", "profile_name"),                      # JSON from bytes takes the mark
+    ("UTF-16", "enable_do_not_track"),
+    ("UTF-16", "find_unpacked_extension_path"),
+    ("nested too deep", "enable_safe_browsing"),                # raised: the fallback
+]
+
+
+@pytest.mark.parametrize(("label", "kind"), DISAGREEMENTS, ids=[f"{kind}[{label}]" for label, kind in DISAGREEMENTS])
+def test_preference_getters_where_they_differed(tmp_path: Path, label: str, kind: str) -> None:
+    _compare(tmp_path, [(label, kind, {}, _preference_files(tmp_path)[label], None)])
+
+
+BOOKMARKS = {
+    "folders": {"roots": {"bookmark_bar": {"children": [{"type": "url", "name": "Kaggle", "url": "https://kaggle.com/"},
+                                                        {"type": "folder", "name": "Liked", "children": []}]},
+                          "other": {"children": []}}, "version": 1},
+    "no roots": {"version": 1},
+    "roots a list": {"roots": ["x"]},
+    "a list": ["not", "an", "object"],
+    "null": None,
+}
+BOOKMARK_BYTES = {"empty": b"", "not JSON": b"{not json", "not UTF-8": b'{"roots": {"a": "\xe9"}}'}
+
+
+def test_bookmarks(tmp_path: Path) -> None:
+    """The reference's getter raises on a file that is no JSON object: vdesk's must fail too."""
+    files = {label: _file(tmp_path, f"bookmarks-{n}.json", json.dumps(data))
+             for n, (label, data) in enumerate(BOOKMARKS.items())}
+    files |= {label: _file(tmp_path, f"bookmarks-bytes-{n}", data) for n, (label, data) in enumerate(BOOKMARK_BYTES.items())}
+    cases: list[tuple[str, str, dict[str, Any], dict[str, str], str | None]] = [
+        (label, "bookmarks", {}, {f"{PROFILE}/Bookmarks": path}, None) for label, path in files.items()]
+    cases.append(("no Bookmarks", "bookmarks", {}, {}, None))
+    values = _compare(tmp_path, cases)
+    assert values[0]["bookmark_bar"]["children"][0]["name"] == "Kaggle"
+    assert values[-1] == [] and values[list(files).index("empty")] == []
 
 
 def _database(tmp_path: Path, name: str, script: str, rows: dict[str, list[tuple[Any, ...]]]) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from vdesk.errors import DocumentError
 from vdesk.osworld import inside
 from vdesk.osworld.getters.files import READ_LIMIT
 from vdesk.osworld.getters.registry import getter
@@ -34,40 +35,21 @@ def _profile_bytes(context: Context, name: str) -> bytes | None:
     return None
 
 
-def _profile_file(context: Context, name: str) -> str | None:
-    data = _profile_bytes(context, name)
-    return None if data is None else data.decode("utf-8", "replace")
-
-
-# What reading a Preferences file the browser did not write as expected raises.
-_UNEXPECTED = (TypeError, ValueError, AttributeError, KeyError)
+# What reading a Preferences file the browser did not write as expected raises: no JSON, not
+# UTF-8, no object, a value of another type than the browser writes, nesting too deep to parse.
+_UNEXPECTED = (TypeError, ValueError, AttributeError, KeyError, RecursionError)
 
 
 def _from_preferences(context: Context, read: Callable[[Any], Any], fallback: Any) -> Any:
-    """``read(preferences)``, or ``fallback`` when the file is missing, is no JSON, or lacks
-    what ``read`` looks for (the reference answers its fixed value then)."""
-    text = _profile_file(context, "Preferences")
+    """``read(preferences)``, or ``fallback`` when the file is missing, is no JSON, or is not
+    shaped as ``read`` expects (the reference answers its fixed value then). The bytes are
+    parsed as JSON parses bytes (UTF-8, -16 or -32, a byte-order mark allowed), as the
+    reference does: a file that is not valid UTF-8 is no JSON, not text with replaced bytes."""
+    data = _profile_bytes(context, "Preferences")
     try:
-        return read(json.loads(text)) if text is not None else fallback
+        return read(json.loads(data)) if data is not None else fallback
     except _UNEXPECTED:
         return fallback
-
-
-def _preferences(context: Context) -> dict[str, Any]:
-    text = _profile_file(context, "Preferences")
-    try:
-        value = json.loads(text) if text else {}
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _dig(data: Any, *keys: str, default: Any = None) -> Any:
-    for key in keys:
-        if not isinstance(data, dict) or key not in data:
-            return default
-        data = data[key]
-    return data
 
 
 @getter("active_tab_info")
@@ -94,46 +76,66 @@ def shown_address(context: Context, settings: dict[str, Any]) -> str | None:
 
 @getter("bookmarks")
 def bookmarks(context: Context, settings: dict[str, Any]) -> Any:
-    text = _profile_file(context, "Bookmarks")
-    try:
-        return json.loads(text).get("roots", {}) if text else []
-    except (json.JSONDecodeError, AttributeError):
+    """The ``roots`` of the profile's Bookmarks; [] when the file is missing or empty. A file
+    that is no JSON object fails the evaluation, as the reference's getter raises there."""
+    data = _profile_bytes(context, "Bookmarks")
+    if not data:
         return []
+    try:
+        roots = json.loads(data)
+    except (ValueError, RecursionError) as error:
+        raise DocumentError(f"the browser's Bookmarks file is no JSON: {error}") from error
+    if not isinstance(roots, dict):
+        raise DocumentError(f"the browser's Bookmarks file holds a JSON {type(roots).__name__}, not an object")
+    return roots.get("roots", {})
 
 
+# The Preferences readers take each value as the reference does: a missing key is its default,
+# a value of another type is answered as is, and a container of the wrong type (a step of the
+# path that is no object) gives the getter's fallback.
 @getter("default_search_engine")
-def default_search_engine(context: Context, settings: dict[str, Any]) -> str:
-    return str(_dig(_preferences(context), "default_search_provider_data", "template_url_data", "short_name",
-                    default="Google"))
+def default_search_engine(context: Context, settings: dict[str, Any]) -> Any:
+    """The default search engine's short name ("Google" when none is set)."""
+    return _from_preferences(context, lambda prefs: prefs.get("default_search_provider_data", {})
+                             .get("template_url_data", {}).get("short_name", "Google"), "Google")
 
 
 @getter("profile_name")
 def profile_name(context: Context, settings: dict[str, Any]) -> Any:
-    return _dig(_preferences(context), "profile", "name")
+    return _from_preferences(context, lambda prefs: prefs.get("profile", {}).get("name"), None)
+
+
+_FONT_SIZES = {"default_fixed_font_size": 13, "default_font_size": 16, "minimum_font_size": 13}
 
 
 @getter("chrome_font_size")
-def chrome_font_size(context: Context, settings: dict[str, Any]) -> dict[str, Any]:
-    prefs = _dig(_preferences(context), "webkit", "webprefs", default={})
-    return {"default_fixed_font_size": prefs.get("default_fixed_font_size", 13),
-            "default_font_size": prefs.get("default_font_size", 16),
-            "minimum_font_size": prefs.get("minimum_font_size", 13)}
+def chrome_font_size(context: Context, settings: dict[str, Any]) -> Any:
+    """The profile's ``webkit.webprefs`` whole (the browser's defaults when it has none); for an
+    unreadable profile the reference's fallback, which leaves out the minimum size."""
+    return _from_preferences(context, lambda prefs: prefs.get("webkit", {}).get("webprefs", dict(_FONT_SIZES)),
+                             {"default_fixed_font_size": 13, "default_font_size": 16})
 
 
 @getter("enable_do_not_track")
 def enable_do_not_track(context: Context, settings: dict[str, Any]) -> str:
-    return "true" if _dig(_preferences(context), "enable_do_not_track", default=False) else "false"
+    return _from_preferences(context, lambda prefs: "true" if prefs.get("enable_do_not_track") else "false", "false")
 
 
 @getter("enable_enhanced_safety_browsing")
 def enable_enhanced_safety_browsing(context: Context, settings: dict[str, Any]) -> str:
-    return "true" if _dig(_preferences(context), "safebrowsing", "enhanced", default=False) else "false"
+    return _from_preferences(
+        context, lambda prefs: "true" if prefs.get("safebrowsing", {}).get("enhanced") else "false", "Google")
 
 
 @getter("new_startup_page")
 def new_startup_page(context: Context, settings: dict[str, Any]) -> str:
-    prefs = _preferences(context)
-    return "true" if _dig(prefs, "session", "restore_on_startup") == 5 or not prefs else "false"
+    """Whether the browser opens the new-tab page at start: "true" for a profile with no
+    ``session`` entry (never given another choice) or ``session.restore_on_startup`` 5."""
+    def read(prefs: Any) -> str:
+        if "session" not in prefs.keys():
+            return "true"
+        return "true" if prefs["session"].get("restore_on_startup") == 5 else "false"
+    return _from_preferences(context, read, "Google")
 
 
 @getter("enable_safe_browsing")
