@@ -22,6 +22,7 @@ pytestmark = pytest.mark.desktop
 SCREEN = (1920, 1080)
 TOP_BAR = 27  # rows 0-26
 TOP_BAR_COLOUR = (19, 19, 19)
+UBUNTU_ORANGE = (233, 84, 32)  # the dock's running dot
 DOCK = 70  # columns 0-69
 DOCK_X = 35  # the icons' centre column
 # The VM's dock, top to bottom: each place's centre row. VS Code, Ubuntu Software and Help are not
@@ -148,6 +149,24 @@ def test_a_click_on_a_dock_place_opens_its_program(desktop: Desktop, place: str)
     click(desktop, DOCK_X, PLACES[place])
     window = main_window(desktop, OPENS[place])
     assert window.viewable
+    end_programs(desktop)
+
+
+def test_a_running_program_gets_the_docks_dot_and_a_hovered_place_shows_its_name(desktop: Desktop) -> None:
+    end_programs(desktop)
+    dot = (2, PLACES["Google Chrome"] - 5, 9, PLACES["Google Chrome"] + 5)  # left of the icon
+
+    def orange_in_dot(frame: Image.Image) -> bool:
+        return any(close_to(colour, UBUNTU_ORANGE, tolerance=40) for colour in frame.crop(dot).getdata())
+
+    assert not orange_in_dot(desktop.screen.settle(quiet=0.5, timeout=60).convert("RGB"))
+    click(desktop, DOCK_X, PLACES["Google Chrome"])
+    main_window(desktop, OPENS["Google Chrome"])
+    desktop.input.execute([{"type": "move", "inputs": {"point": {"raw": {"x": DOCK_X, "y": PLACES["Thunderbird"]}}}}])
+    shown = desktop.text.wait_for("Thunderbird", region=(DOCK, PLACES["Thunderbird"] - 30, 400,
+                                                          PLACES["Thunderbird"] + 30), timeout=30)
+    assert shown and all(box.bounds.left > DOCK for box in shown)  # the label, beside the dock
+    assert orange_in_dot(desktop.screen.shot().convert("RGB"))
     end_programs(desktop)
 
 
