@@ -1,7 +1,10 @@
 """vdesk's getters that turn a desktop's file into a value give what OSWorld's own getters give:
 ``content_from_vm_file`` (a spreadsheet's last row as text, which the reference reads with pandas)
 is run by the reference's getter in its virtualenv, over a stand-in machine that serves the same
-workbook, and by vdesk's reader; the answers must be equal."""
+workbook, and by vdesk's reader; the answers must be equal. So are the getters that hand a file
+on (``vm_file`` with ``multi`` and ``gives``, ``vlc_config``, ``gimp_config_file``,
+``cache_file``) and ``rule``, over the fake desktop of
+:mod:`tests.osworld.test_reference_verdicts_browser`."""
 
 from __future__ import annotations
 
@@ -78,3 +81,70 @@ def test_content_from_vm_file_last_row(tmp_path: Path) -> None:
             ours.append({"error": "IndexError"})
     differ = [f"{label}: vdesk {a!r}, reference {b!r}" for label, a, b in zip(SHEETS, ours, theirs) if a != b]
     assert not differ, "\n".join(differ)
+
+
+# The getters that bring a file of the desktop (or of the cache) to the metric, over the fake
+# desktop of the browser getters' differential; a path out of either side's cache is compared as
+# the file's name and bytes.
+HOME = "/home/user"
+VLCRC = f"{HOME}/.config/vlc/vlcrc"
+GIMPRC = f"{HOME}/.config/GIMP/2.10/gimprc"
+
+
+FileCase = tuple[str, str, dict[str, Any], dict[str, str], str | None]
+CACHED = {"out.txt": b"saved\n"}
+
+
+def _file_cases(tmp_path: Path) -> list[FileCase]:
+    """(label, getter, config, the desktop's files, no shown address) for each case."""
+    from tests.osworld.test_reference_verdicts_browser import _file
+
+    a, b = f"{HOME}/Desktop/a.txt", f"{HOME}/Desktop/b.csv"
+    both = {a: _file(tmp_path, "a.txt", "first\n"), b: _file(tmp_path, "b.csv", "x,y\n1,2\n")}
+    empty = _file(tmp_path, "empty", b"")
+    pair = {"path": [a, b], "dest": ["a.txt", "b.csv"], "multi": True}
+    gimprc = {"file_name": "gimprc", "dest": "gimprc"}
+    return [
+        ("one file", "vm_file", {"path": a, "dest": "a.txt"}, both, None),
+        ("one file missing", "vm_file", {"path": f"{HOME}/none.txt", "dest": "none.txt"}, both, None),
+        ("an empty file", "vm_file", {"path": a, "dest": "a.txt"}, {a: empty}, None),
+        ("two given", "vm_file", {**pair, "gives": [0, 1]}, both, None),
+        ("two, the first given by default", "vm_file", pair, both, None),
+        ("two, the second given", "vm_file", {**pair, "gives": [1]}, both, None),
+        ("two, none given", "vm_file", {**pair, "gives": []}, both, None),
+        ("two given, one missing", "vm_file", {**pair, "gives": [0, 1]}, {b: both[b]}, None),
+        ("a list of one", "vm_file", {"path": [a], "dest": ["a.txt"], "multi": True}, both, None),
+        ("vlcrc", "vlc_config", {"dest": "vlcrc"}, {VLCRC: _file(tmp_path, "vlcrc", "[qt]\nqt-bgcone=0\n")}, None),
+        ("empty vlcrc", "vlc_config", {"dest": "vlcrc"}, {VLCRC: empty}, None),
+        ("no vlcrc", "vlc_config", {"dest": "vlcrc"}, {}, None),
+        ("gimprc", "gimp_config_file", gimprc, {GIMPRC: _file(tmp_path, "gimprc", "(undo-levels 100)\n")}, None),
+        ("empty gimprc", "gimp_config_file", gimprc, {GIMPRC: empty}, None),
+        ("no gimprc", "gimp_config_file", gimprc, {}, None),
+        ("a cached file", "cache_file", {"path": "out.txt"}, {}, None),
+        ("no cached file", "cache_file", {"path": "never-written.txt"}, {}, None),
+        ("a rule", "rule", {"rules": {"expected": ["a", 1], "type": "x"}}, {}, None),
+    ]
+
+
+def test_file_getters(tmp_path: Path) -> None:
+    from tests.osworld.test_reference_verdicts_browser import _compare
+
+    cases = _file_cases(tmp_path)
+    values = dict(zip((case[0] for case in cases), _compare(tmp_path, cases, cached=CACHED)))
+    first, second = {"file": "a.txt", "hex": b"first\n".hex()}, {"file": "b.csv", "hex": b"x,y\n1,2\n".hex()}
+    assert values["two given"] == [first, second] and values["two, the first given by default"] == first
+    assert values["two given, one missing"] == [None, second] and values["empty gimprc"] is None
+
+
+# Where vdesk's file getters answered otherwise than the reference (each failed before):
+# ``multi`` lists handed on whole, not the files ``gives`` picks; a missing vlcrc or cached
+# file None, where the reference raises; an empty gimprc a path, where it answers None.
+FILE_DISAGREEMENTS = ["two, the first given by default", "two, the second given", "two, none given", "a list of one",
+                      "no vlcrc", "empty gimprc", "no cached file"]
+
+
+@pytest.mark.parametrize("label", FILE_DISAGREEMENTS)
+def test_file_getters_where_they_differed(tmp_path: Path, label: str) -> None:
+    from tests.osworld.test_reference_verdicts_browser import _compare
+
+    _compare(tmp_path, [case for case in _file_cases(tmp_path) if case[0] == label], cached=CACHED)

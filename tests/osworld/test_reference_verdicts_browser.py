@@ -97,26 +97,44 @@ def _address_bar(url: str) -> str:
             f'<entry name="Address and search bar">{escape(shown)}</entry></frame></application></desktop-frame>')
 
 
-def _compare(tmp_path: Path, cases: list[tuple[str, str, dict[str, Any], dict[str, str], str | None]]) -> list[Any]:
-    """Run every case (label, getter, config, files, shown url) through both; assert equal outputs."""
+def _cached(value: Any, cache: Path) -> Any:
+    """A getter's output with each path into its cache folder given as that file's name and
+    bytes: the two sides' caches differ, what they hold must not."""
+    if isinstance(value, list):
+        return [_cached(item, cache) for item in value]
+    if isinstance(value, dict):
+        return {key: _cached(item, cache) for key, item in value.items()}
+    if isinstance(value, str) and any(value.startswith(f"{folder}/") for folder in (cache, cache.resolve())):
+        return {"file": Path(value).name, "hex": Path(value).read_bytes().hex()}
+    return value
+
+
+def _compare(tmp_path: Path, cases: list[tuple[str, str, dict[str, Any], dict[str, str], str | None]],
+             cached: dict[str, bytes] | None = None) -> list[Any]:
+    """Run every case (label, getter, config, files, shown url) through both, each side's cache
+    holding ``cached`` (name → bytes) first; assert equal outputs."""
     from vdesk.osworld.getters import getter
     from vdesk.osworld.steps import Context
 
     payload, ours = [], []
     for number, (_, kind, config, files, url) in enumerate(cases):
+        for side in ("reference", "vdesk"):
+            (tmp_path / f"{side}-{number}").mkdir()
+            for name, data in (cached or {}).items():
+                (tmp_path / f"{side}-{number}" / name).write_bytes(data)
         cache = tmp_path / f"reference-{number}"
-        cache.mkdir()
         payload.append({"getter": kind, "config": config, "files": files, "cache": str(cache),
                         "tree": _address_bar(url) if url else "<desktop-frame/>"})
         context = Context(_FakeDesktop(files, url), None, None, tmp_path / f"vdesk-{number}", home="/home/user")  # type: ignore[arg-type]
         try:
-            ours.append({"value": plain(getter(kind)(context, config))})
+            ours.append({"value": _cached(plain(getter(kind)(context, config)), tmp_path / f"vdesk-{number}")})
         except Exception as error:  # the reference raising is compared too: both must raise
-            ours.append({"error": type(error).__name__})
+            ours.append({"error": f"{type(error).__name__}: {error}"[:300]})
     done = subprocess.run([str(reference_python()), "-c", _CHILD], input=json.dumps(payload),
                           capture_output=True, text=True, timeout=600, cwd=REPO)
     assert done.returncode == 0, done.stderr[-2000:]
-    theirs = json.loads(done.stdout.strip().splitlines()[-1])
+    theirs = [_cached(answer, tmp_path / f"reference-{number}")
+              for number, answer in enumerate(json.loads(done.stdout.strip().splitlines()[-1]))]
     differ = [f"{case[0]} ({case[1]}): vdesk {a!r:.300}, reference {b!r:.300}" for case, a, b in zip(cases, ours, theirs)
               if ("error" in a) != ("error" in b) or a.get("value") != b.get("value")]
     assert not differ, "getters differ from OSWorld's own code:\n" + "\n".join(differ)

@@ -267,10 +267,19 @@ def test_infeasible_scores_one_only_after_fail_and_fail_on_a_feasible_task_score
     assert [s.kind for s in skip] == ["metric"] and "whole func" in skip[0].reason
 
 
-def test_a_missing_result_file_scores_zero(tmp_path: Path) -> None:
+def test_a_cache_file_no_step_saved_fails_the_evaluation_naming_it(tmp_path: Path) -> None:
+    # The reference's getter asserts the file is there: its harness records an error, not a score.
+    from vdesk.errors import DocumentError
+    from vdesk.osworld.evaluator import safe_evaluate
+
     missing = {"func": "diff_text_file", "result": {"type": "cache_file", "path": "never-written.txt"},
                "expected": {"type": "rule", "rules": "x"}}
-    assert judge(missing, tmp_path) == 0.0
+    with pytest.raises(DocumentError, match="never-written.txt"):
+        judge(missing, tmp_path)
+    task = osworld_task(task_data(evaluator=missing), source="t", base_dir=tmp_path, domain="os")
+    context = Context(NoDesktop(), spec_of(task), TaskFiles(tmp_path, "t1"), tmp_path)  # type: ignore[arg-type]
+    evaluation = safe_evaluate(context, agent_failed=False)
+    assert evaluation.score == 0.0 and "never-written.txt" in str(evaluation)
 
 
 def test_the_results_layout_and_the_rates_per_domain(tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
 """Getters that bring files to this machine: ``vm_file``, ``cloud_file``, ``cache_file``, and
 ``content_from_vm_file`` (a part of one: a spreadsheet's last row).
 
-Files come into the episode's cache folder and the metric gets their path (a list of paths for
-lists, None for a file that is not there, which scores 0).
+Files come into the episode's cache folder and the metric gets their path (with ``multi``, a list
+of those ``gives`` picks; None for a file that is not there, which scores 0).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from vdesk.errors import UnsupportedGetter
+from vdesk.errors import DocumentError, UnsupportedGetter
 from vdesk.osworld import inside
 from vdesk.osworld.getters.registry import getter
 from vdesk.osworld.steps import Context, _cache_path
@@ -21,12 +21,16 @@ READ_LIMIT = 64 * 1024 * 1024       # bytes of one file brought out of a desktop
 
 
 def _each(settings: dict[str, Any], one: Callable[[str, str], Any]) -> Any:
-    """``path``/``dest`` as one value or parallel lists (``multi``)."""
-    paths, dests = settings["path"], settings.get("dest", settings["path"])
-    if isinstance(paths, list):
-        dests = dests if isinstance(dests, list) else [Path(p).name for p in paths]
-        return [one(path, dest) for path, dest in zip(paths, dests)]
-    return one(paths, dests if isinstance(dests, str) else Path(paths).name)
+    """``one(path, dest)`` for ``path``/``dest``, or with ``multi`` for the pairs of their
+    parallel lists whose index ``gives`` lists (default [0]), as the reference hands files on:
+    one file as its value, several (or none) as a list."""
+    if settings.get("multi", False):
+        paths, dests = settings["path"], settings["dest"]
+    else:
+        paths, dests = [settings["path"]], [settings.get("dest", Path(settings["path"]).name)]
+    gives = set(settings.get("gives", [0]))
+    given = [one(path, dest) for index, (path, dest) in enumerate(zip(paths, dests)) if index in gives]
+    return given[0] if len(given) == 1 else given
 
 
 @getter("vm_file")
@@ -54,11 +58,13 @@ def cloud_file(context: Context, settings: dict[str, Any]) -> Any:
 
 
 @getter("cache_file")
-def cache_file(context: Context, settings: dict[str, Any]) -> Any:
-    def one(path: str, dest: str) -> str | None:
-        target = _cache_path(context, path)
-        return str(target) if target.is_file() else None
-    return _each(settings, one)
+def cache_file(context: Context, settings: dict[str, Any]) -> str:
+    """A file an earlier step saved in the cache (a command's output); one that is not there
+    fails the evaluation, as the reference's getter asserts it is there."""
+    target = _cache_path(context, settings["path"])
+    if not target.is_file():
+        raise DocumentError(f"cache_file: {settings['path']!r} is not in the episode's cache (no step saved it)")
+    return str(target)
 
 
 @getter("content_from_vm_file")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from vdesk.errors import DocumentError
 from vdesk.osworld import inside
 from vdesk.osworld.getters.files import vm_file
 from vdesk.osworld.getters.registry import getter
@@ -18,8 +19,13 @@ def default_video_player(context: Context, settings: dict[str, Any]) -> str:
 
 
 @getter("vlc_config")
-def vlc_config(context: Context, settings: dict[str, Any]) -> str | None:
-    return vm_file(context, {"path": "~/.config/vlc/vlcrc", "dest": settings.get("dest", "vlcrc")})
+def vlc_config(context: Context, settings: dict[str, Any]) -> str:
+    """VLC's vlcrc; none (VLC never saved its settings) fails the evaluation, as the reference's
+    getter raises there."""
+    local = vm_file(context, {"path": "~/.config/vlc/vlcrc", "dest": settings.get("dest", "vlcrc")})
+    if local is None:
+        raise DocumentError("vlc_config: the desktop has no ~/.config/vlc/vlcrc (VLC has not saved its settings)")
+    return str(local)
 
 
 @getter("vlc_playing_info")
@@ -35,8 +41,10 @@ def vlc_playing_info(context: Context, settings: dict[str, Any]) -> str | None:
 
 @getter("gimp_config_file")
 def gimp_config_file(context: Context, settings: dict[str, Any]) -> str | None:
+    """A file of GIMP's settings folder; None when it is missing or empty, as in the reference."""
     name = settings["file_name"]
-    return vm_file(context, {"path": f"~/.config/GIMP/2.10/{name}", "dest": settings.get("dest", name)})
+    local = vm_file(context, {"path": f"~/.config/GIMP/2.10/{name}", "dest": settings.get("dest", name)})
+    return None if local is None or Path(local).stat().st_size == 0 else str(local)
 
 
 @getter("vm_screen_size")
