@@ -4,12 +4,15 @@ is run by the reference's getter in its virtualenv, over a stand-in machine that
 workbook, and by vdesk's reader; the answers must be equal. So are the getters that hand a file
 on (``vm_file`` with ``multi`` and ``gives``, ``vlc_config``, ``gimp_config_file``,
 ``cache_file``) and ``rule``, over the fake desktop of
-:mod:`tests.osworld.test_reference_verdicts_browser`."""
+:mod:`tests.osworld.test_reference_verdicts_browser`, and ``rule_relativeTime`` from one frozen
+"now" on both sides."""
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +151,90 @@ def test_file_getters_where_they_differed(tmp_path: Path, label: str) -> None:
     from tests.osworld.test_reference_verdicts_browser import _compare
 
     _compare(tmp_path, [case for case in _file_cases(tmp_path) if case[0] == label], cached=CACHED)
+
+
+# rule_relativeTime counted from one frozen "now" on both sides: the reference's clock patched in
+# its child, vdesk's desktop answering `date` with it. The phrases are those the pinned reference
+# fills (vdesk reads more, from OSWorld's newer source), in the zone the rule names.
+_RELATIVE_CHILD = r"""
+import json, sys, logging, os
+answers = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)  # the reference prints the rules it filled
+logging.disable(logging.CRITICAL)
+from datetime import datetime
+from desktop_env.evaluators.getters import misc
+out = []
+for case in json.load(sys.stdin):
+    frozen = datetime.fromisoformat(case["now"])
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return frozen.astimezone(tz)
+    misc.datetime = Frozen
+    try:
+        out.append({"value": misc.get_rule_relativeTime(None, {"rules": case["rules"]})})
+    except Exception as error:
+        out.append({"error": f"{type(error).__name__}: {error}"[:300]})
+answers.write(json.dumps(out) + "\n")
+"""
+EVERY_PLACEHOLDER = "{DoW} {Month} {DayD} {Year} {Month0D} {month} {MonthFull} {Day0D} {MonthD}"
+ONE_DAY = ["tomorrow", "5th next month", "10th next month", "this month", "next Monday",
+           "first monday four months later", "first monday eight months later"]
+RANGES = [("this Saturday", "this Sunday"), ("10th next month", "11th next month"), ("next Monday", "next Friday"),
+          ("next Monday split", "next Friday split"), ("next Friday", "next Sunday"), ("next Saturday", "next Sunday"),
+          ("next week Friday", "next week Sunday"), ("next week Saturday", "next week Sunday"), ("tomorrow", "next Sunday")]
+SPLIT = {"puDay": "{DayD}", "puMonth": "{MonthD}", "puYear": "{Year}", "doDay": "{DayD}", "doMonth": "{MonthD}",
+         "doYear": "{Year}"}
+
+
+def _relative_cases() -> list[tuple[datetime, dict[str, Any]]]:
+    """Each day of one week, and the 15th of each month late in the evening."""
+    nows = [datetime(2026, 12, 7, 10, tzinfo=timezone.utc) + timedelta(days=days) for days in range(7)]
+    nows += [datetime(2026, month, 15, 23, 30, tzinfo=timezone.utc) for month in range(1, 13)]
+    cases = []
+    for now in nows:
+        for phrase in ONE_DAY:
+            # The pinned reference counts "N months later" as month (m + N) % 12, which is 0 (it
+            # raises) for August + 4 and April + 8; vdesk gives December there.
+            if phrase.startswith("first monday") and (now.month + (4 if "four" in phrase else 8)) % 12 == 0:
+                continue
+            cases.append((now, {"relativeTime": {"from": phrase}, "expected": {"time": EVERY_PLACEHOLDER},
+                                "timezone": "UTC"}))
+        for start, end in RANGES:
+            expected = dict(SPLIT) if "split" in start else {"from": EVERY_PLACEHOLDER, "to": EVERY_PLACEHOLDER}
+            cases.append((now, {"relativeTime": {"from": start, "to": end}, "expected": expected, "timezone": "UTC"}))
+    return cases
+
+
+class _Clock:
+    """A desktop whose ``date`` prints ``now``."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def call(self, function: Any, *args: Any, timeout: float = 0.0) -> Any:
+        from types import SimpleNamespace
+
+        from vdesk.osworld import inside
+
+        assert function is inside.run and args[0][0] == "date", function
+        return SimpleNamespace(stdout=self.now.isoformat(timespec="seconds") + "\n")
+
+
+def test_rule_relative_time(tmp_path: Path) -> None:
+    from vdesk.osworld.getters import getter
+    from vdesk.osworld.steps import Context
+
+    cases = _relative_cases()
+    done = subprocess.run([str(reference_python()), "-c", _RELATIVE_CHILD], capture_output=True, text=True,
+                          input=json.dumps([{"now": now.isoformat(), "rules": rules} for now, rules in cases]),
+                          timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    theirs = json.loads(done.stdout.strip().splitlines()[-1])
+    differ = []
+    for (now, rules), answer in zip(cases, theirs):
+        context = Context(_Clock(now), None, None, tmp_path, home=HOME)  # type: ignore[arg-type]
+        mine = {"value": getter("rule_relativeTime")(context, {"rules": copy.deepcopy(rules)})}
+        if mine != answer:
+            differ.append(f"{now:%a %Y-%m-%d} {rules['relativeTime']}: vdesk {mine!r:.300}, reference {answer!r:.300}")
+    assert not differ, f"{len(differ)} of {len(cases)} differ:\n" + "\n".join(differ)
