@@ -20,10 +20,11 @@ demo: venv engine image
 # parallel, a file to a worker (its module fixtures stay shared); the longest start first
 # (tests/conftest.py). On two cores: 43 min in one process, about 19 min with three workers and
 # 21.5 with four; but three drive the load to 24, where LibreOffice, CRIU and Chromium lose
-# races the tests then lose too (one to four a run), so two are the default.
+# races the tests then lose too (one to four a run), so two are the default. The 25 slowest tests
+# are listed at the end: where the 30 minutes go.
 TEST_WORKERS ?= 2
 test: venv osworld-venv engine image docs types
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile tests
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
 
 # Types ([tool.mypy] in pyproject.toml: strict on the pure core, the X connection and the MCP
 # server). Its cache (.mypy_cache) makes a run after a small change take seconds.
