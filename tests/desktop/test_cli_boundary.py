@@ -284,9 +284,10 @@ def test_an_unknown_agent_lists_every_agent_eval_accepts(tmp_path):
 def test_a_typo_in_a_task_file_is_one_line_with_the_key_it_meant(tmp_path):
     task = tmp_path / "typo.yaml"
     task.write_text("id: typo\ninstruction: x\nchecks:\n  - command: echo hi\n    stdot: \"hi\\n\"\n")
-    for argv in (["eval", str(task), "--out", str(tmp_path / "run")], ["tasks", "check", str(task)]):
-        line = assert_one_line_error(vdesk(*argv))
-        assert line == f"vdesk: {task}: checks.0: unknown key 'stdot' in a command check (did you mean 'stdout'?)"
+    said = f"{task}: checks.0: unknown key 'stdot' in a command check (did you mean 'stdout'?)"
+    assert assert_one_line_error(vdesk("eval", str(task), "--out", str(tmp_path / "run"))) == f"vdesk: {said}"
+    checked = vdesk("tasks", "check", str(task))  # a verdict for every file: the wrong ones listed last, exit 1
+    assert checked.returncode == 1 and f"1 wrong file, not read:\n  {said}\n" in checked.stdout, checked
 
 
 def test_the_tree_on_the_lean_image_is_refused_up_front_saying_why(shared_desktop, tmp_path):
