@@ -12,9 +12,4 @@ export DBUS_SYSTEM_BUS_ADDRESS=unix:path=/tmp/vdesk/system-bus XDG_SESSION_TYPE=
 # it) and drops the rest of the shell's output, as the supervisor did.
 started="$XDG_RUNTIME_DIR/shell-started"
 rm -f "$started"
-mark_started() {
-  while IFS= read -r line; do
-    [[ "$line" == *"GNOME Shell started at "* ]] && touch "$started"
-  done
-}
-exec gnome-shell --x11 --mode=ubuntu 2> >(mark_started) >/dev/null
+exec gnome-shell --x11 --mode=ubuntu 2> >(/usr/local/lib/vdesk/mark-lines "$started" "GNOME Shell started at ") >/dev/null

@@ -25,17 +25,9 @@ done
 # gsd-media-keys asks the shell for its keys (ctrl+alt+t) once the shell is up: started earlier, its
 # first request can meet the shell's bus name before its object ("Object does not exist at path
 # /org/gnome/Shell") and wait a second to retry. It tells that the shell took its keys only in a debug message
-# ("Grab call completed!", also printed before a retry it then announces): this reader marks the
+# ("Grab call completed!", also printed before a retry it then announces): mark-lines marks the
 # moment and drops the rest of its output.
 KEYS_HELD="$XDG_RUNTIME_DIR/keys-held"
-mark_keys_held() {
-  while IFS= read -r line; do
-    case "$line" in
-      *"Grab call completed!"*) touch "$KEYS_HELD" ;;
-      *"Failed to grab accelerators:"*) rm -f "$KEYS_HELD" ;;
-    esac
-  done
-}
 
 # Ready once the shell's start-up is complete (before, it takes no keys), its desktop (DING's
 # window) shows and the accessibility bus is announced; then, once the desktop icons are drawn
@@ -64,7 +56,8 @@ wait_until() {  # SECONDS WHAT TEST: TEST every 10 ms until it holds, or say WHA
   done
 }
 if wait_until 120 "GNOME Shell's start-up, its desktop or the accessibility bus did not show" shell_up; then
-  G_MESSAGES_DEBUG=media-keys-plugin /usr/libexec/gsd-media-keys 2>&1 | mark_keys_held &
+  G_MESSAGES_DEBUG=media-keys-plugin /usr/libexec/gsd-media-keys 2>&1 \
+    | /usr/local/lib/vdesk/mark-lines "$KEYS_HELD" "Grab call completed!" "Failed to grab accelerators:" &
   python3 /usr/local/lib/vdesk/icons-drawn.py 20 || log "the desktop icons were not drawn within 20 s"
   wait_until 20 "GNOME Shell did not take gsd-media-keys' keys (ctrl+alt+t)" keys_held
   wait_until 10 "GNOME Shell did not come to rest" shell_at_rest
